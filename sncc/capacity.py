@@ -1,0 +1,147 @@
+"""Per-device memory of one role: weights, KV cache, reserves, HCCL buffers.
+
+Used by the KV-fit check (SN4004/SN4008), by the simulator (KV pool size) and
+by the TPOT lower bound (SN7001).  All sizes are bytes.
+
+Model (simulator-modelling.md §3.9, domain-facts §3.6, §5.2)::
+
+    weights_per_device + kv + reserve + hccl ≤ hbm_bytes × memory_utilization
+
+* weights: attention, dense FFN, shared experts, embedding and LM head are
+  split over ``tp`` (one copy per attention group); routed experts over the
+  EP group ``tp × ep``, plus ``redundant_experts`` extra copies per device;
+  layers over ``pp``.  Linear weights take the quantization's bytes per
+  element; embedding and LM head stay 2 bytes (msModelSlim keeps them BF16).
+* KV per token per device from :func:`sncc.catalog.arch.kv_bytes_per_token_per_device`.
+* reserve: engine activation/workspace and runtime reserve, from
+  ``sncc/catalog/data/engines.toml`` (with its source).
+* HCCL: each communicator reserves 2 × ``HCCL_BUFFSIZE`` MB (send + receive),
+  one communicator per parallel group of size > 1 (TP, EP, PP).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sncc import catalog
+from sncc.catalog.engine_defaults import engine_defaults
+
+MB = 10**6
+
+
+@dataclass(frozen=True)
+class MemoryBreakdown:
+    """Memory of one device of a role, in bytes.
+
+    ``kv_per_seq`` is the KV of one sequence at ``context`` tokens;
+    ``seqs`` the sequences the device must hold (``max_num_seqs`` of its
+    attention group, or for a prefill role the prompts of one step).
+    """
+
+    budget: int
+    hbm: int
+    utilization: float
+    weights: int
+    reserve: int
+    hccl: int
+    kv_per_token: float
+    context: int
+    seqs: int
+
+    @property
+    def kv_per_seq(self) -> int:
+        """KV bytes of one sequence at full context."""
+        return int(self.kv_per_token * self.context)
+
+    @property
+    def kv_needed(self) -> int:
+        """KV bytes for ``seqs`` sequences at full context."""
+        return self.kv_per_seq * self.seqs
+
+    @property
+    def kv_budget(self) -> int:
+        """Bytes left for the KV cache after weights, reserve and HCCL buffers."""
+        return self.budget - self.weights - self.reserve - self.hccl
+
+    @property
+    def seqs_that_fit(self) -> int:
+        """How many full-context sequences the KV budget holds (≥ 0)."""
+        if self.kv_per_seq <= 0:
+            return self.seqs
+        return max(0, self.kv_budget // self.kv_per_seq)
+
+    @property
+    def context_that_fits(self) -> int:
+        """Longest context (tokens) one sequence may reach with ``seqs`` sequences admitted."""
+        if self.kv_per_token <= 0 or self.seqs <= 0:
+            return self.context
+        return max(0, int(self.kv_budget / (self.kv_per_token * self.seqs)))
+
+
+def hccl_buffsize_mb(env: dict[str, str]) -> int:
+    """``HCCL_BUFFSIZE`` in MB from the plan's env overrides, else the CANN default.
+
+    The default (200 MB) is from CANN's environment-variable reference
+    (domain-facts §3.6, engines.toml ``hccl_buffsize_default_mb``).
+    """
+    raw = env.get("HCCL_BUFFSIZE")
+    if raw is not None:
+        try:
+            return max(1, int(float(raw)))
+        except ValueError:
+            pass
+    return int(engine_defaults()["hccl_buffsize_default_mb"])
+
+
+def communicators(tp: int, ep: int, pp: int) -> int:
+    """Number of HCCL communicators one device joins (TP, EP and PP groups of size > 1, at least 1)."""
+    return max(1, int(tp > 1) + int(tp * ep > 1) + int(pp > 1))
+
+
+def weights_per_device(arch, quant: str, tp: int, ep: int, pp: int, redundant_experts: int = 0) -> int:
+    """Weight bytes held by one device (see the module docstring for the split)."""
+    from sncc.catalog.arch import param_breakdown
+
+    p = param_breakdown(arch)
+    wb = catalog.quant(quant).weight_bytes if quant else 2.0
+    emb_bytes = 2.0
+    attn_group = p["attention"] + p["dense_ffn"] + p["shared_experts"]
+    routed = p["routed_experts"]
+    moe_layers = p["moe_layers"]
+    per_expert_layer = p["routed_expert_one"]
+    total = (attn_group * wb + (p["embedding"] + p["lm_head"]) * emb_bytes) / tp
+    if routed:
+        total += routed * wb / (tp * ep)
+        total += redundant_experts * moe_layers * per_expert_layer * wb
+    return int(total / pp)
+
+
+def role_memory(plan, resolved, role_name: str, role) -> MemoryBreakdown | None:
+    """Memory breakdown of one device of ``role`` (None when the chip or model is unknown).
+
+    Decode and serve roles hold ``max_num_seqs`` sequences at ``max_model_len``;
+    a prefill role holds the prompts of one step: ``max(max_num_batched_tokens / ep,
+    max input)`` tokens per attention group.
+    """
+    from sncc.catalog.arch import kv_bytes_per_token_per_device
+
+    arch, chip = resolved.arch, resolved.chip
+    if arch is None or chip is None or not getattr(chip, "hbm_bytes", None):
+        return None
+    util = role.memory_utilization or plan.hardware.memory_utilization
+    budget = int(chip.hbm_bytes * util)
+    redundant = 0
+    if plan.optimize is not None and plan.optimize.omni_placement is not None:
+        redundant = plan.optimize.omni_placement.redundant_experts
+    w = weights_per_device(arch, resolved.quant or "bf16", role.tp, role.ep, role.pp,
+                           redundant if arch.is_moe else 0)
+    kv_tok = kv_bytes_per_token_per_device(arch, resolved.kv_dtype, role.tp) / role.pp
+    if role_name == "prefill":
+        context = max(role.max_num_batched_tokens // max(1, role.ep), plan.workload.input.max)
+        seqs = 1
+    else:
+        context = resolved.max_model_len
+        seqs = role.max_num_seqs
+    hccl = 2 * hccl_buffsize_mb(plan.env) * MB * communicators(role.tp, role.ep, role.pp)
+    reserve = int(engine_defaults()["activation_reserve_bytes"])
+    return MemoryBreakdown(budget, chip.hbm_bytes, util, w, reserve, hccl, kv_tok, context, seqs)

@@ -1,0 +1,270 @@
+"""Pure functions of a :class:`~sncc.catalog.ModelArch`: parameter counts and KV-cache sizes.
+
+Units: parameter counts are element counts (float, not bytes); KV sizes are bytes per token.
+Formulas and reference values: ``../shared/reference/domain-facts.md`` §5.1 (shapes) and §5.2
+(KV-cache bytes per token).  Sources of the layouts are cited per function.
+"""
+
+from __future__ import annotations
+
+from . import ModelArch, kv_dtype_bytes
+
+__all__ = [
+    "attention_params_per_layer",
+    "expert_params",
+    "param_breakdown",
+    "total_params",
+    "active_params_per_token",
+    "kv_bytes_per_token_per_layer",
+    "kv_bytes_per_token",
+    "kv_bytes_per_token_per_device",
+    "KV_LAYOUTS",
+]
+
+#: Bytes per element of the model dtype kept for the RoPE part of a quantized MLA cache (BF16).
+#: vllm-ascend C8 keeps rope in the model dtype (domain-facts §5.2, modelslim_config.py).
+_ROPE_MODEL_DTYPE = "bf16"
+#: vLLM fp8_ds_mla (FlashMLA sparse) per-token-per-layer size in bytes: 512 FP8 latent
+#: + 4 FP32 scales + 64 BF16 rope (domain-facts §5.2, vLLM FlashMLASparseBackend).
+_FP8_DS_MLA_SCALE_BYTES = 4  # one FP32 scale ...
+_FP8_DS_MLA_SCALE_BLOCK = 128  # ... per 128 latent elements (4 scales for 512)
+#: DSA lightning-indexer K cache: FP8 key + one FP32 scale per 128 elements (domain-facts §5.2).
+_INDEXER_DTYPE = "fp8"
+_INDEXER_SCALE_BYTES = 4
+_INDEXER_SCALE_BLOCK = 128
+#: DeepSeek-V4 per stored entry, SGLang sizing: qk_nope (fp8) + 2 x qk_rope (bf16) + 8 B scales
+#: (domain-facts §5.2, "448 + 128 + 8 = 584 B").
+_DSV4_ENTRY_SCALE_BYTES = 8
+
+KV_LAYOUTS = ("vllm", "vllm-ascend", "fp8_ds_mla", "packed")
+
+
+def _swiglu_params(hidden: int, inter: int) -> float:
+    """gate + up + down projections of a SwiGLU FFN: 3 × hidden × inter."""
+    return 3.0 * hidden * inter
+
+
+def attention_params_per_layer(m: ModelArch) -> float:
+    """Attention weights of one layer (element count; norms and biases are ignored except MLA norms).
+
+    * GQA/MHA: ``h·H·d`` (q) + ``2·h·n_kv·d`` (k, v) + ``H·d·h`` (o).
+    * MLA (DeepSeek-V3/R1, Kimi K2; HF DeepseekV3 modelling): ``h·q_lora + q_lora + q_lora·H·(nope+rope)``
+      + ``h·(kv_lora+rope) + kv_lora`` + ``kv_lora·H·(nope+v)`` + ``H·v·h``.
+    * mla-dsa (V3.2) adds the lightning indexer ``q_lora·Hi·di + h·di + 2·di + h·Hi`` (approximation
+      of the reference indexer: wq_b, wk, k_norm, weights_proj; I).
+    * dsv4: approximation (I) — ``h·q_lora + q_lora·H·d`` (q) + ``h·d`` (single shared KV head)
+      + grouped low-rank output ``H·d·o_lora/o_groups + o_groups·o_lora·h``; compressor and
+      indexer weights of CSA/HCA layers are not counted (≈1 % of V4-Flash).
+    Shapes: domain-facts §5.1.
+    """
+    h, H = m.hidden_size, m.num_attention_heads
+    if m.is_mla:
+        nope, rope, v = m.qk_nope_head_dim or 0, m.qk_rope_head_dim or 0, m.v_head_dim or 0
+        if m.q_lora_rank:
+            q = h * m.q_lora_rank + m.q_lora_rank + m.q_lora_rank * H * (nope + rope)
+        else:
+            q = h * H * (nope + rope)
+        kv_lora = m.kv_lora_rank or 0
+        kv = h * (kv_lora + rope) + kv_lora + kv_lora * H * (nope + v)
+        o = H * v * h
+        total = float(q + kv + o)
+        if m.architecture == "mla-dsa" and m.index_head_dim and m.index_n_heads:
+            di, Hi = m.index_head_dim, m.index_n_heads
+            total += (m.q_lora_rank or h) * Hi * di + h * di + 2 * di + h * Hi
+        return total
+    if m.is_dsv4:
+        d = m.attn_head_dim
+        q_lora = m.q_lora_rank or 0
+        q = h * q_lora + q_lora * H * d if q_lora else h * H * d
+        kv = h * d * m.num_key_value_heads
+        if m.o_lora_rank and m.o_groups:
+            o = H * d * m.o_lora_rank / m.o_groups + m.o_groups * m.o_lora_rank * h
+        else:
+            o = H * d * h
+        return float(q + kv + o)
+    d = m.attn_head_dim
+    return float(h * H * d + 2 * h * m.num_key_value_heads * d + H * d * h)
+
+
+def expert_params(m: ModelArch) -> float:
+    """Weights of one routed expert in one layer: 3 × hidden × moe_intermediate_size (SwiGLU)."""
+    if not m.is_moe or not m.moe_intermediate_size:
+        return 0.0
+    return _swiglu_params(m.hidden_size, m.moe_intermediate_size)
+
+
+def param_breakdown(m: ModelArch) -> dict[str, float]:
+    """Parameter counts (elements) of the main model, by part.
+
+    Keys: ``embedding`` (vocab × hidden), ``lm_head`` (vocab × hidden, untied), ``attention``
+    (all layers, see :func:`attention_params_per_layer`), ``dense_ffn`` (dense layers, SwiGLU
+    3·h·intermediate), ``shared_experts`` (all MoE layers), ``routed_experts`` (all experts, all
+    MoE layers), ``routed_expert_one`` (one expert, one layer), ``router`` (gate h × experts per
+    MoE layer), ``moe_layers`` (count), ``dense_layers`` (count) and ``mtp`` (the MTP module(s):
+    one extra decoder layer + eh_proj 2h×h per ``num_nextn_predict_layers``; embedding and head
+    shared, DeepSeek-V3 style; not included in ``total``).  ``total`` sums the main model.
+    Norm weights are ignored (< 0.01 %).  DeepSeek-V3 gives ≈671B total, ≈37B active
+    (domain-facts §5.1).
+    """
+    h = m.hidden_size
+    emb = float(m.vocab_size * h)
+    attn_layer = attention_params_per_layer(m)
+    n_layers = m.num_hidden_layers
+    moe_layers = m.n_moe_layers
+    dense_layers = n_layers - moe_layers
+    dense_inter = m.intermediate_size or 0
+    dense_ffn = dense_layers * _swiglu_params(h, dense_inter) if dense_inter else 0.0
+    one = expert_params(m)
+    routed = moe_layers * m.n_routed_experts * one
+    shared = moe_layers * m.n_shared_experts * one
+    router = float(moe_layers * m.n_routed_experts * h)
+    attention = n_layers * attn_layer
+    total = 2 * emb + attention + dense_ffn + routed + shared + router
+    mtp = 0.0
+    if m.num_nextn_predict_layers:
+        layer_ffn = (m.n_routed_experts + m.n_shared_experts) * one + m.n_routed_experts * h if m.is_moe else (
+            _swiglu_params(h, dense_inter) if dense_inter else 0.0
+        )
+        mtp = m.num_nextn_predict_layers * (attn_layer + layer_ffn + 2.0 * h * h)
+    return {
+        "embedding": emb,
+        "lm_head": emb,
+        "attention": attention,
+        "dense_ffn": dense_ffn,
+        "shared_experts": shared,
+        "routed_experts": routed,
+        "routed_expert_one": one,
+        "router": router,
+        "moe_layers": float(moe_layers),
+        "dense_layers": float(dense_layers),
+        "mtp": mtp,
+        "total": total,
+    }
+
+
+def total_params(m: ModelArch) -> float:
+    """Main-model parameter count (elements) computed from the shape (MTP excluded)."""
+    return param_breakdown(m)["total"]
+
+
+def active_params_per_token(m: ModelArch) -> float:
+    """Parameters touched per token (elements): everything except the non-selected routed experts.
+
+    = total − routed_experts + moe_layers × num_experts_per_tok × routed_expert_one.
+    Embedding and lm_head are included (DeepSeek-V3: ≈37.5B vs the stated 37B).
+    """
+    b = param_breakdown(m)
+    if not m.is_moe:
+        return b["total"]
+    active_routed = b["moe_layers"] * m.num_experts_per_tok * b["routed_expert_one"]
+    return b["total"] - b["routed_experts"] + active_routed
+
+
+def _check_layout(layout: str) -> None:
+    if layout not in KV_LAYOUTS:
+        raise ValueError(f"unknown KV layout {layout!r}; expected one of {KV_LAYOUTS}")
+
+
+def _indexer_bytes(m: ModelArch) -> float:
+    """DSA indexer K cache per token per indexed layer: di × 1 B (FP8) + di/128 × 4 B = 132 B for di=128."""
+    di = m.index_head_dim or 0
+    return di * kv_dtype_bytes(_INDEXER_DTYPE) + di / _INDEXER_SCALE_BLOCK * _INDEXER_SCALE_BYTES
+
+
+def _mla_latent_bytes(m: ModelArch, kv_dtype: str, layout: str) -> float:
+    lat, rope = m.kv_lora_rank or 0, m.qk_rope_head_dim or 0
+    b = kv_dtype_bytes(kv_dtype)
+    rope_b = kv_dtype_bytes(_ROPE_MODEL_DTYPE)
+    if layout == "fp8_ds_mla":
+        if b != 1:
+            raise ValueError("layout 'fp8_ds_mla' requires an 8-bit kv_dtype (fp8)")
+        return lat * b + lat / _FP8_DS_MLA_SCALE_BLOCK * _FP8_DS_MLA_SCALE_BYTES + rope * rope_b
+    if layout == "packed":
+        return (lat + rope) * b
+    quantized = b < rope_b
+    if quantized and (layout == "vllm-ascend" or (layout == "vllm" and kv_dtype.strip().lower() == "int8")):
+        return lat * b + rope * rope_b
+    return (lat + rope) * b
+
+
+def kv_bytes_per_token_per_layer(m: ModelArch, kv_dtype: str, *, layout: str = "vllm") -> float:
+    """KV-cache bytes for one token in one (average) layer; see :func:`kv_bytes_per_token`."""
+    return kv_bytes_per_token(m, kv_dtype, layout=layout) / m.num_hidden_layers
+
+
+def kv_bytes_per_token(m: ModelArch, kv_dtype: str, *, layout: str = "vllm", include_mtp: bool = False) -> float:
+    """KV-cache bytes per token summed over all layers (domain-facts §5.2).
+
+    * GQA/MHA: ``2 × n_kv × head_dim × b`` per layer (K and V), b = :func:`kv_dtype_bytes`.
+      Examples (BF16): Qwen3-235B 192,512; Qwen3-32B 262,144; GLM-4.5 376,832; Llama-3.1-70B
+      327,680; Llama-3.1-405B 516,096.
+    * MLA: one latent per layer shared by all heads, ``(kv_lora_rank + qk_rope_head_dim) × b``
+      (DeepSeek-V3 BF16: 1,152 B/layer, 70,272 B/token).  ``layout``:
+        - "vllm" (default): as deployed — bf16/fp16/fp8 store latent and rope in kv_dtype;
+          ``int8`` exists only as the vllm-ascend C8 cache, which keeps rope in BF16:
+          512 × 1 + 64 × 2 = 640 B/layer (DeepSeek-V3: 39,040 B/token);
+        - "vllm-ascend": any 8-bit kv_dtype (int8 on A2/A3, fp8 on A5) quantizes only the latent;
+          rope stays BF16 (640 B/layer) — vllm_ascend/quantization/modelslim_config.py;
+        - "fp8_ds_mla": vLLM FlashMLA sparse, 512 FP8 + 4 × FP32 scales + 64 BF16 = 656 B/layer;
+        - "packed": ``(kv_lora + rope) × b`` for every dtype (576 B/layer for 8-bit).
+    * mla-dsa (V3.2) adds the lightning-indexer K cache, 132 B/layer (FP8 + FP32 scale per 128),
+      whatever kv_dtype is (BF16 total 78,324 B/token).
+    * dsv4 (DeepSeek-V4): APPROXIMATION (I), amortized over long contexts.  Each stored entry
+      is ``qk_nope × b + 2 × qk_rope + 8`` bytes (SGLang sizing: 448 + 128 + 8 = 584 B for
+      8-bit; for 16-bit kv_dtype ``qk_nope × 2 + qk_rope × 2``).  CSA layers store one entry per
+      ``csa_compress_ratio`` (4) tokens plus indexer keys (132 B) per entry; HCA layers one
+      entry per ``hca_compress_ratio`` (128) tokens.  The 128-token sliding window of raw
+      entries (every layer, and the only cache of SWA-only layers) is a per-request constant
+      and is NOT included here.  ``layout`` is ignored for dsv4.
+    ``include_mtp`` adds ``num_nextn_predict_layers`` extra layers (vLLM gives the MTP draft
+    layer its own KV cache; domain-facts §5.2, I).  Result in bytes (float).
+    """
+    _check_layout(layout)
+    n_layers = m.num_hidden_layers + (m.num_nextn_predict_layers if include_mtp else 0)
+    if m.is_dsv4:
+        b = kv_dtype_bytes(kv_dtype)
+        nope = m.attn_head_dim - (m.qk_rope_head_dim or 0)
+        rope = m.qk_rope_head_dim or 0
+        rope_b = kv_dtype_bytes(_ROPE_MODEL_DTYPE)
+        if b < rope_b:
+            entry = nope * b + rope * rope_b + _DSV4_ENTRY_SCALE_BYTES
+        else:
+            entry = (nope + rope) * b
+        total = 0.0
+        if m.n_csa_layers and m.csa_compress_ratio:
+            total += m.n_csa_layers * (entry + _indexer_bytes(m)) / m.csa_compress_ratio
+        if m.n_hca_layers and m.hca_compress_ratio:
+            total += m.n_hca_layers * entry / m.hca_compress_ratio
+        return total
+    if m.is_mla:
+        per_layer = _mla_latent_bytes(m, kv_dtype, layout)
+        if m.architecture == "mla-dsa":
+            per_layer += _indexer_bytes(m)
+        return per_layer * n_layers
+    b = kv_dtype_bytes(kv_dtype)
+    return 2.0 * m.num_key_value_heads * m.attn_head_dim * b * n_layers
+
+
+def kv_bytes_per_token_per_device(
+    m: ModelArch, kv_dtype: str, tp: int, *, layout: str = "vllm", include_mtp: bool = False
+) -> float:
+    """KV-cache bytes per token held by ONE device of a tensor-parallel group of size ``tp``.
+
+    GQA: KV heads are split by TP, ``n_kv_per_rank = n_kv / tp`` when ``n_kv % tp == 0``, else 1
+    (replicated) when ``tp % n_kv == 0`` (vLLM QKVParallelLinear); other combinations raise
+    ValueError.  MLA and DSV4: the latent is not sharded — every TP rank stores the full cache
+    of its group's requests (vLLM get_num_kv_heads returns 1 for MLA; domain-facts §5.2).
+    """
+    if tp < 1:
+        raise ValueError(f"tp must be >= 1, got {tp}")
+    total = kv_bytes_per_token(m, kv_dtype, layout=layout, include_mtp=include_mtp)
+    if m.is_mla or m.is_dsv4:
+        return total
+    n_kv = m.num_key_value_heads
+    if n_kv % tp == 0:
+        per_rank = n_kv // tp
+    elif tp % n_kv == 0:
+        per_rank = 1
+    else:
+        raise ValueError(f"tp={tp} and num_key_value_heads={n_kv}: neither divides the other")
+    return total * per_rank / n_kv

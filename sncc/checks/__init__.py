@@ -1,0 +1,42 @@
+"""Constraint passes over a typed plan.
+
+``CHECKS`` is the pipeline: a plain tuple of functions, each
+``check(plan, resolved) -> Iterable[Diagnostic]``, pure and independent, in the
+order their diagnostics are most useful.  A check that lacks a fact it needs
+(an unknown chip, say) yields nothing: resolution already reported the cause.
+A new check goes in the module of its family and into this tuple.
+"""
+
+from __future__ import annotations
+
+from sncc.checks import context, gateway, memory, parallelism, quantization, scheduler, slo, software
+
+CHECKS = (
+    parallelism.check_roles,
+    parallelism.check_parallel_sizes,
+    parallelism.check_device_count,
+    parallelism.check_heads_divisible,
+    parallelism.check_experts_spread,
+    quantization.check_quant_matches_checkpoint,
+    quantization.check_quant_supported,
+    quantization.check_kv_dtype_supported,
+    software.check_cann_supports_chip,
+    software.check_engine_release,
+    scheduler.check_chunk_within_budget,
+    scheduler.check_budget_covers_context,
+    scheduler.check_seqs_within_budget,
+    context.check_context_within_model,
+    context.check_max_tokens_within_model,
+    memory.check_kv_fits,
+    gateway.check_model_id,
+    gateway.check_timeout,
+    slo.check_tpot_reachable,
+)
+
+
+def run_checks(plan, resolved) -> list:
+    """Run every check in :data:`CHECKS` and return all diagnostics."""
+    out = []
+    for check in CHECKS:
+        out.extend(check(plan, resolved))
+    return out

@@ -1,0 +1,52 @@
+"""KV-cache memory fit per device of each role (SN4004 error, SN4008 warning).
+
+The arithmetic is in :mod:`sncc.capacity`.  It is an error when the weights,
+reserves and HCCL buffers leave no room for even one sequence at full context
+(the engine fails at start-up, as vLLM does when ``max_model_len`` exceeds
+the KV capacity); a warning when ``max_num_seqs`` sequences at full context do
+not fit (the engine starts but must queue or preempt long requests).
+"""
+
+from __future__ import annotations
+
+from sncc.capacity import role_memory
+from sncc.diagnostics import codes
+from sncc.diagnostics.model import Related, diag
+from sncc.units import format_bytes_gib as gib
+from sncc.units import format_tokens
+
+
+def check_kv_fits(plan, r):
+    """Weights + KV + reserve + HCCL buffers ≤ HBM × utilization, per role."""
+    for name, role in plan.roles():
+        mem = role_memory(plan, r, name, role)
+        if mem is None:
+            continue
+        util_span = role.span_of("memory_utilization") if role.memory_utilization else plan.hardware.span_of("memory_utilization")
+        parts = (f"weights {gib(mem.weights)} + KV {gib(mem.kv_per_seq)} per sequence at {format_tokens(mem.context)} tokens"
+                 f" + reserve {gib(mem.reserve)} + HCCL buffers {gib(mem.hccl)}")
+        have = f"{gib(mem.budget)} ({gib(mem.hbm)} × {mem.utilization:g})"
+        related = [Related(r.max_model_len_span, r.max_model_len_note)] if r.max_model_len_span and name != "prefill" else []
+        if util_span:
+            related.append(Related(util_span, f"memory utilization {mem.utilization:g}"))
+        one = mem.weights + mem.reserve + mem.hccl + mem.kv_per_seq
+        if one > mem.budget:
+            fits_ctx = mem.context_that_fits if mem.seqs == 1 else max(0, int(mem.kv_budget / mem.kv_per_token)) if mem.kv_per_token else 0
+            if mem.kv_budget <= 0:
+                help_ = (f"the weights alone need {gib(mem.weights)} per device: spread them over more devices "
+                         f"(raise tp or ep), quantize further, or use a chip with more memory")
+            else:
+                help_ = f"at most {format_tokens(fits_ctx)} tokens of context fit per device; shorten max_model_len or spread the model over more devices"
+            yield diag(codes.KV_DOES_NOT_FIT,
+                       f"`{name}` device needs {gib(one)} for one full-context sequence but has {have}",
+                       role.span_of("devices"), related=related, notes=[parts], help=help_, path=(name,))
+            continue
+        if mem.seqs > 1 and mem.kv_needed > mem.kv_budget:
+            fit = mem.seqs_that_fit
+            yield diag(codes.KV_OVERCOMMITTED,
+                       f"`{name}`: {mem.seqs} sequences at {format_tokens(mem.context)} tokens need {gib(mem.kv_needed)} of KV cache per device; {gib(mem.kv_budget)} is left",
+                       role.span_of("max_num_seqs"), related=related,
+                       notes=[parts + f"; budget {have}"],
+                       help=f"at full context {fit} sequences fit per attention group (max_num_seqs ≤ {fit}), "
+                            f"or {format_tokens(mem.context_that_fits)} tokens of context with {mem.seqs} sequences",
+                       path=(name, "max_num_seqs"))

@@ -1,0 +1,59 @@
+"""Quantization checks (SN4001–SN4003): the plan's weight format matches the
+checkpoint's, and the chip runs the weight format and the KV-cache dtype."""
+
+from __future__ import annotations
+
+from sncc.diagnostics import codes
+from sncc.diagnostics.model import Edit, Fix, Related, diag
+
+
+def check_quant_matches_checkpoint(plan, r):
+    """``model.quant`` equals the checkpoint's quantization when the weights say (SN4001)."""
+    ck = r.checkpoint
+    mdl = plan.model
+    if ck is None or mdl.quant is None or ck.quant == mdl.quant:
+        return
+    yield diag(codes.QUANT_MISMATCH,
+               f"`quant = {mdl.quant}` but the checkpoint is `{ck.quant}`",
+               mdl.span_of("quant"), related=[Related(mdl.span_of("weights"), f"read from {ck.quant_source_file}")],
+               help=f"set `quant = {ck.quant}`, or point `weights` at a {mdl.quant} checkpoint",
+               fixes=[Fix(f"set quant = {ck.quant}", (Edit(mdl.span_of("quant"), ck.quant),), "unsafe")],
+               path=("model", "quant"))
+
+
+def _chip_label(r) -> str:
+    return f"`{r.chip.id}` ({r.chip.name})"
+
+
+def check_quant_supported(plan, r):
+    """The chip runs the weight format (SN4002): FP8/MXFP8/MXFP4 only on Ascend
+    950, INT8 formats on A2/A3, no BF16 on 910A (chips.toml ``weight_formats``)."""
+    if r.chip is None or r.quant is None:
+        return
+    formats = tuple(getattr(r.chip, "weight_formats", ()) or ())
+    if r.quant in formats:
+        return
+    alt = [q for q in ("w8a8", "w4a8", "bf16", "fp8", "mxfp8") if q in formats]
+    origin = {"plan": "", "checkpoint": " (from the checkpoint)", "catalog": " (the model's native dtype)"}[r.quant_origin or "plan"]
+    yield diag(codes.QUANT_UNSUPPORTED,
+               f"{_chip_label(r)} cannot run `{r.quant}` weights{origin}",
+               r.quant_span or plan.model.name_span,
+               related=[Related(plan.hardware.span_of("system") if plan.hardware.system else plan.hardware.span_of("chip"), "chip chosen here")],
+               help=("quantize to " + " or ".join(f"`{a}`" for a in alt[:2]) + f"; {r.chip.id} supports " + ", ".join(formats)) if alt else "choose another chip",
+               path=("model", "quant"))
+
+
+def check_kv_dtype_supported(plan, r):
+    """The chip holds the KV cache in the requested dtype (SN4003): FP8 KV only
+    on Ascend 950 and FP8-capable GPUs; A2/A3 quantize KV to INT8 (C8)."""
+    kv = plan.kv_cache
+    if r.chip is None or kv.dtype == "auto":
+        return
+    dtypes = tuple(getattr(r.chip, "kv_dtypes", ()) or ())
+    if kv.dtype in dtypes:
+        return
+    alt = "int8" if "int8" in dtypes else (dtypes[0] if dtypes else None)
+    fixes = [Fix(f"use {alt}", (Edit(kv.span_of("dtype"), alt),), "unsafe")] if alt and not kv.is_default("dtype") else []
+    yield diag(codes.KV_DTYPE_UNSUPPORTED, f"{_chip_label(r)} cannot hold a `{kv.dtype}` KV cache",
+               kv.span_of("dtype"), help=(f"use `dtype = {alt}`; supported: " + ", ".join(dtypes)) if alt else None,
+               fixes=fixes, path=("kv_cache", "dtype"))

@@ -1,0 +1,52 @@
+"""Scheduler checks (SN5001, SN5002, SN5005): the token budget, chunked prefill
+and ``max_num_seqs`` against the rules vLLM enforces at start-up
+(``vllm/config/scheduler.py``, domain-facts §3.2)."""
+
+from __future__ import annotations
+
+from sncc.diagnostics import codes
+from sncc.diagnostics.model import Related, diag
+from sncc.units import format_tokens
+
+
+def _prefilling_roles(plan):
+    return [(n, role) for n, role in plan.roles() if n in ("prefill", "serve")]
+
+
+def check_chunk_within_budget(plan, r):
+    """``chunked_prefill ≤ max_num_batched_tokens`` (SN5001)."""
+    for name, role in _prefilling_roles(plan):
+        if role.chunked_prefill is not None and role.chunked_prefill > role.max_num_batched_tokens:
+            yield diag(codes.CHUNK_EXCEEDS_BUDGET,
+                       f"`{name}`: chunked_prefill {format_tokens(role.chunked_prefill)} exceeds max_num_batched_tokens {format_tokens(role.max_num_batched_tokens)}",
+                       role.span_of("chunked_prefill"),
+                       related=[Related(role.span_of("max_num_batched_tokens"),
+                                        "token budget" + (" (default 8k)" if role.is_default("max_num_batched_tokens") else " set here"))],
+                       help=f"set chunked_prefill ≤ {format_tokens(role.max_num_batched_tokens)} or raise max_num_batched_tokens",
+                       path=(name, "chunked_prefill"))
+
+
+def check_budget_covers_context(plan, r):
+    """With chunked prefill off, ``max_num_batched_tokens ≥ max_model_len`` (SN5002)."""
+    if not r.max_model_len:
+        return
+    for name, role in _prefilling_roles(plan):
+        if role.chunked_prefill is None and role.max_num_batched_tokens < r.max_model_len:
+            yield diag(codes.BUDGET_BELOW_CONTEXT,
+                       f"`{name}`: max_num_batched_tokens {format_tokens(role.max_num_batched_tokens)} is smaller than max_model_len {format_tokens(r.max_model_len)} with chunked prefill off",
+                       role.span_of("max_num_batched_tokens"),
+                       related=[Related(r.max_model_len_span, r.max_model_len_note)] if r.max_model_len_span else [],
+                       help=f"turn chunked prefill on (`chunked_prefill = {format_tokens(min(role.max_num_batched_tokens, 16384))}`) or raise max_num_batched_tokens to {format_tokens(r.max_model_len)}",
+                       notes=["chunked prefill is off unless `chunked_prefill` is set"],
+                       path=(name, "max_num_batched_tokens"))
+
+
+def check_seqs_within_budget(plan, r):
+    """``max_num_batched_tokens ≥ max_num_seqs`` (SN5005)."""
+    for name, role in plan.roles():
+        if role.max_num_batched_tokens < role.max_num_seqs and not (name == "decode" and role.is_default("max_num_batched_tokens")):
+            yield diag(codes.MAX_NUM_SEQS_OVER_BUDGET,
+                       f"`{name}`: max_num_seqs {role.max_num_seqs} exceeds max_num_batched_tokens {role.max_num_batched_tokens}",
+                       role.span_of("max_num_seqs"),
+                       related=[Related(role.span_of("max_num_batched_tokens"), "token budget")],
+                       help="each sequence needs at least one token of the step budget", path=(name, "max_num_seqs"))

@@ -1,0 +1,58 @@
+"""SLO feasibility before simulation (SN7001).
+
+Lower bound on TPOT at batch 1: one decode step reads at least, on the busiest
+device, its share of the attention, dense-FFN and shared-expert weights, the
+LM head, and one routed expert per MoE layer for each expert group the token
+is routed to, at the chip's full HBM bandwidth (no efficiency factor: a bound,
+not an estimate).  Speculative decoding divides it by the expected tokens per
+step ``1 + acceptance × draft_tokens``.
+"""
+
+from __future__ import annotations
+
+import math
+
+from sncc import catalog
+from sncc.diagnostics import codes
+from sncc.diagnostics.model import Related, diag
+from sncc.units import format_duration
+
+
+def tpot_floor_s(plan, r, role) -> float | None:
+    """TPOT lower bound in seconds for ``role`` (None when facts are missing)."""
+    from sncc.catalog.arch import param_breakdown
+
+    a, chip = r.arch, r.chip
+    if a is None or chip is None or not getattr(chip, "hbm_bandwidth", None):
+        return None
+    p = param_breakdown(a)
+    wb = catalog.quant(r.quant).weight_bytes if r.quant else 2.0
+    bytes_ = (p["attention"] + p["dense_ffn"] + p["shared_experts"]) * wb / role.tp + p["lm_head"] * 2.0 / role.tp
+    if a.is_moe:
+        group = role.tp * role.ep
+        per_dev = math.ceil(a.num_experts_per_tok / group) if group > 0 else a.num_experts_per_tok
+        bytes_ += p["moe_layers"] * p["routed_expert_one"] * wb * per_dev
+    # pipeline stages run one after another for a token: the whole model is read per token
+    t = bytes_ / chip.hbm_bandwidth
+    if plan.speculative is not None:
+        t /= 1 + plan.speculative.acceptance * plan.speculative.draft_tokens
+    return t
+
+
+def check_tpot_reachable(plan, r):
+    """A TPOT target below the batch-1 floor of the decode (or serve) role is an error."""
+    targets = [t for t in plan.slo if t.metric == "tpot"]
+    role = plan.decode or plan.serve
+    if not targets or role is None:
+        return
+    floor = tpot_floor_s(plan, r, role)
+    if floor is None:
+        return
+    for t in targets:
+        if t.target < floor:
+            yield diag(codes.TPOT_UNREACHABLE,
+                       f"TPOT target {format_duration(t.target)} is below {format_duration(floor)}, the time one decode step needs just to read the weights at batch 1",
+                       t.span, related=[Related(role.span_of("tp"), "weights per device follow from tp and ep")],
+                       help="raise the target, spread weights over more devices (tp), quantize further, or add speculative decoding",
+                       notes=[f"{r.chip.id}: {r.chip.hbm_bandwidth / 1e12:g} TB/s HBM; weights `{r.quant}`"],
+                       path=("slo", t.label))

@@ -1,0 +1,95 @@
+"""One plan file through the pipeline, each phase a cached property (vyper's
+``CompilerData`` pattern): asking for an output computes only what it needs.
+
+    source → module (AST) → plan (typed) → resolved → diagnostics → outputs
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+from sncc.diagnostics import codes
+from sncc.diagnostics.model import Diagnostic, diag
+from sncc.source import SourceFile
+
+
+class Compilation:
+    """The phases of one source file.
+
+    ``diagnostics`` collects every problem from every phase that could run;
+    a phase whose input failed yields None and adds nothing.
+    """
+
+    def __init__(self, source: SourceFile) -> None:
+        self.source = source
+
+    @cached_property
+    def _parsed(self):
+        from sncc.syntax.parser import parse
+
+        return parse(self.source)
+
+    @cached_property
+    def module(self):
+        """The AST :class:`~sncc.syntax.ast.Module`, or None on a syntax error."""
+        return self._parsed[0]
+
+    @cached_property
+    def _built(self):
+        if self.module is None:
+            return None, []
+        from sncc.plan.build import build_plan
+
+        return build_plan(self.module)
+
+    @cached_property
+    def plan(self):
+        """The typed :class:`~sncc.plan.model.Plan`, or None."""
+        return self._built[0]
+
+    @cached_property
+    def resolved(self):
+        """:class:`~sncc.plan.resolve.Resolved` facts, or None without a plan."""
+        if self.plan is None:
+            return None
+        from sncc.plan.resolve import resolve
+
+        return resolve(self.plan)
+
+    @cached_property
+    def check_diagnostics(self) -> list[Diagnostic]:
+        """Diagnostics of the constraint passes."""
+        if self.plan is None:
+            return []
+        from sncc.checks import run_checks
+
+        return run_checks(self.plan, self.resolved)
+
+    @cached_property
+    def diagnostics(self) -> list[Diagnostic]:
+        """All diagnostics, sorted by file, offset and code."""
+        out: list[Diagnostic] = list(self._parsed[1]) + list(self._built[1])
+        if self.resolved is not None:
+            out += self.resolved.diagnostics
+        out += self.check_diagnostics
+        return sorted(out, key=Diagnostic.sort_key)
+
+    @property
+    def has_errors(self) -> bool:
+        """True when any diagnostic is an error."""
+        return any(d.is_error for d in self.diagnostics)
+
+
+def compile_file(source: SourceFile) -> Compilation:
+    """Start a :class:`Compilation`; nothing runs until a phase is asked for.
+
+    Internal failures are turned into an SN9001 diagnostic by the CLI, never
+    a traceback.
+    """
+    return Compilation(source)
+
+
+def internal_error(source: SourceFile, exc: BaseException) -> Diagnostic:
+    """An SN9001 diagnostic for an unexpected exception while processing ``source``."""
+    return diag(codes.INTERNAL_ERROR, f"internal error: {type(exc).__name__}: {exc}", source.span(0, 0),
+                help="this is a bug in sncc; please report it with the plan")

@@ -1,0 +1,262 @@
+"""The error-code registry: every diagnostic code sncc can emit, in one place.
+
+Codes are stable forever.  Groups: SN1xxx syntax, SN2xxx structure, keys,
+values and units, SN3xxx parallelism and device counts, SN4xxx quantization,
+memory and software versions, SN5xxx scheduler and context lengths, SN6xxx
+gateway, SN7xxx SLO feasibility, SN9xxx internal.  ``sncc explain CODE`` and
+``docs/codes.md`` are generated from this table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+DOCS_URL = "https://sncc.dev/codes/{code}"
+
+
+@dataclass(frozen=True)
+class ErrorCode:
+    """One registered code.
+
+    ``severity`` is the default; ``explanation`` is the long form shown by
+    ``sncc explain``; ``bad``/``good`` are a failing and a fixed plan excerpt.
+    """
+
+    code: str
+    name: str
+    severity: str
+    summary: str
+    explanation: str
+    bad: str
+    good: str
+
+    @property
+    def url(self) -> str:
+        """Documentation URL of this code."""
+        return DOCS_URL.format(code=self.code)
+
+
+REGISTRY: dict[str, ErrorCode] = {}
+BY_NAME: dict[str, ErrorCode] = {}
+
+
+def _code(code: str, name: str, severity: str, summary: str, explanation: str, bad: str, good: str) -> ErrorCode:
+    if code in REGISTRY or name in BY_NAME:
+        raise ValueError(f"duplicate error code {code} / {name}")
+    ec = ErrorCode(code, name, severity, summary, explanation.strip(), bad.strip("\n"), good.strip("\n"))
+    REGISTRY[code] = ec
+    BY_NAME[name] = ec
+    return ec
+
+
+def lookup(code_or_name: str) -> ErrorCode | None:
+    """Find a code by ``SN1234`` (case-insensitive) or by its kebab-case name."""
+    return REGISTRY.get(code_or_name.upper()) or BY_NAME.get(code_or_name.lower())
+
+
+# --- SN1xxx syntax ---------------------------------------------------------
+SYNTAX_ERROR = _code(
+    "SN1001", "syntax-error", "error", "the text is not valid plan syntax",
+    "The parser met a token it did not expect. Plans are blocks `name \"label\" { ... }` holding "
+    "`key = value` assignments, `key < value` comparisons (in `slo`) and nested blocks.",
+    'prefill { tp == 8 }', 'prefill { tp = 8 }')
+UNEXPECTED_CHARACTER = _code(
+    "SN1002", "unexpected-character", "error", "a character that cannot start any token",
+    "The lexer found a character that is not part of the plan language (for example `@` or a "
+    "stray quote). Strings use double quotes; comments start with `#`.",
+    "model 'deepseek-r1' { }", 'model "deepseek-r1" { }')
+UNCLOSED_BLOCK = _code(
+    "SN1003", "unexpected-end-of-file", "error", "the file ended inside a block",
+    "A block was opened with `{` and the file ended before its `}`.",
+    'plan "p" {\n  decode { tp = 1\n}', 'plan "p" {\n  decode { tp = 1 }\n}')
+INVALID_ENCODING = _code(
+    "SN1004", "invalid-encoding", "error", "the file is not valid UTF-8",
+    "Plan files are UTF-8 text. The byte at the reported position cannot be decoded.",
+    "(a file saved as GBK)", "(the same file saved as UTF-8)")
+
+# --- SN2xxx structure, keys, values, units ---------------------------------
+UNKNOWN_KEY = _code(
+    "SN2001", "unknown-key", "error", "a key that the enclosing block does not define",
+    "Every block has a fixed set of keys. A misspelt key would otherwise be ignored silently "
+    "and the default used instead; sncc suggests the closest known key.",
+    "decode { max_num_seq = 48 }", "decode { max_num_seqs = 48 }")
+DUPLICATE_KEY = _code(
+    "SN2002", "duplicate-key", "error", "a key or block given twice in the same block",
+    "A key may be set once per block; the second value would silently win in most tools.",
+    "prefill { tp = 8  tp = 4 }", "prefill { tp = 8 }")
+WRONG_UNIT = _code(
+    "SN2003", "wrong-unit", "error", "a quantity of the wrong kind or with an unknown unit",
+    "Quantities carry units: durations `ms s min h`, byte sizes `B KB MB GB TB KiB MiB GiB TiB`, "
+    "token counts `k` (1024) and `M` (1048576), bandwidths `GB/s TB/s`. A value of another kind "
+    "(a byte size where a duration is expected) is an error.",
+    "slo { ttft < 2GiB }", "slo { ttft < 2s }")
+INVALID_VALUE = _code(
+    "SN2004", "invalid-value", "error", "a value of the wrong type or outside the allowed choices",
+    "The key expects another type (integer, number, string, boolean, list) or one of a fixed set "
+    "of identifiers.",
+    "kv_cache { dtype = int9 }", "kv_cache { dtype = int8 }")
+MISSING_KEY = _code(
+    "SN2005", "missing-key", "error", "a required key or block is missing",
+    "Some keys have no sensible default (the model, the hardware, each role's device count).",
+    'plan "p" { hardware { nodes = 1 } }', 'plan "p" { model "qwen3-32b" {} hardware { system = "atlas-800-a2" nodes = 1 } ... }')
+UNKNOWN_BLOCK = _code(
+    "SN2006", "unknown-block", "error", "a block name that is not part of the plan language",
+    "The top level of a file holds `plan` blocks; a plan holds model, hardware, engine, prefill, "
+    "decode, serve, kv_cache, optimize, speculative, workload, slo, gateway and env.",
+    'plan "p" { prefil { } }', 'plan "p" { prefill { } }')
+LITERAL_SECRET = _code(
+    "SN2007", "literal-secret", "error", "a secret written as a literal",
+    "API keys and tokens must never be written into a plan (or into anything sncc emits). "
+    "Reference an environment variable with `env(\"NAME\")`; emitted files carry the reference only.",
+    'gateway { api_key = "sk-123" }', 'gateway { api_key = env("GATEWAY_API_KEY") }')
+UNKNOWN_CATALOG_ENTRY = _code(
+    "SN2008", "unknown-catalog-entry", "error", "a chip, system, model or engine sncc does not know",
+    "Chip, system and engine ids come from sncc's catalog. A model that is not catalogued can "
+    "still be used when `weights` points at a directory holding its Hugging Face `config.json`.",
+    'hardware { system = "atlas-900-a4" }', 'hardware { system = "atlas-900-a3-superpod" }')
+OUT_OF_RANGE = _code(
+    "SN2009", "out-of-range", "error", "a number outside its valid range",
+    "Counts are positive integers, ratios lie in their interval (for example "
+    "`memory_utilization` in (0, 1]).",
+    "decode { devices = 0 }", "decode { devices = 64 }")
+CHECKPOINT_UNREADABLE = _code(
+    "SN2010", "checkpoint-unreadable", "error", "the weights directory has an unreadable config",
+    "`weights` points at a directory whose `config.json` or `quant_model_description.json` is not "
+    "valid JSON or lacks the fields sncc needs to know the architecture.",
+    'model "m" { weights = "/data/broken" }', 'model "m" { weights = "/data/ok" }')
+ROLE_SHAPE = _code(
+    "SN2011", "invalid-roles", "error", "the plan's roles are neither disaggregated nor aggregated",
+    "A plan serves either with a `prefill` and a `decode` role (disaggregated) or with one "
+    "`serve` role (aggregated), not a mix.",
+    'plan "p" { prefill { ... } serve { ... } }', 'plan "p" { prefill { ... } decode { ... } }')
+
+# --- SN3xxx parallelism and devices -----------------------------------------
+PARALLEL_MISMATCH = _code(
+    "SN3001", "parallel-size-mismatch", "error", "tp × ep × pp does not equal the instance's devices",
+    "Each instance's devices are split as `tp × ep × pp`: attention is tensor-parallel over `tp` "
+    "devices and replicated `ep` times (vLLM data-parallel attention), routed experts spread over "
+    "all `tp × ep` devices, and `pp` pipeline stages multiply that. The product must equal "
+    "`devices` (seed 001: TP 8 × EP 8 needs 64 cards), or HCCL group initialisation fails.",
+    "decode { devices = 64  tp = 8  ep = 4 }", "decode { devices = 64  tp = 8  ep = 8 }")
+DEVICES_EXCEED = _code(
+    "SN3002", "devices-exceed-hardware", "error", "the roles need more devices than the hardware has",
+    "The sum over roles of instances × devices must fit in nodes × devices per node.",
+    "hardware { nodes = 10 } ... (176 devices needed)", "hardware { nodes = 11 }")
+IDLE_DEVICES = _code(
+    "SN3003", "idle-devices", "warning", "some devices of the hardware are not used by any role",
+    "The hardware has more devices than the roles use. This is legal but usually a mistake.",
+    "hardware { nodes = 12 } ... (176 of 192 used)", "hardware { nodes = 11 }")
+HEADS_NOT_DIVISIBLE = _code(
+    "SN3004", "heads-not-divisible-by-tp", "error", "tp does not divide the model's attention heads",
+    "vLLM requires `num_attention_heads % tp == 0`, and for KV heads either `num_kv_heads % tp == 0` "
+    "or `tp % num_kv_heads == 0` (KV heads replicated).",
+    "serve { devices = 5  tp = 5 }  # Qwen3-235B: 64 q heads, 4 kv heads", "serve { devices = 8  tp = 8 }")
+EXPERTS_NOT_DIVISIBLE = _code(
+    "SN3005", "experts-not-divisible-by-ep", "error", "routed experts do not spread evenly over the EP group",
+    "With static expert placement (Omni-Infer, vllm-ascend), routed experts plus redundant experts "
+    "must divide evenly by the expert-parallel group size `tp × ep`.",
+    "decode { devices = 6  tp = 2  ep = 3 }  # 128 experts", "decode { devices = 8  tp = 2  ep = 4 }")
+EP_ON_DENSE = _code(
+    "SN3006", "ep-on-dense-model", "error", "expert parallelism on a model with no experts",
+    "`ep > 1` only makes sense for mixture-of-experts models; for a dense model use `tp` (or "
+    "separate instances).",
+    'model "qwen3-32b" {} serve { devices = 8 tp = 4 ep = 2 }', 'model "qwen3-32b" {} serve { devices = 8 tp = 8 }')
+
+# --- SN4xxx quantization, memory, software --------------------------------
+QUANT_MISMATCH = _code(
+    "SN4001", "quant-mismatch-checkpoint", "error", "the plan's quantization differs from the checkpoint's",
+    "vLLM refuses to start when the `quantization` argument differs from the method recorded in "
+    "the checkpoint (`config.json` `quantization_config`, or msModelSlim's "
+    "`quant_model_description.json`).",
+    "quant = w4a8  # checkpoint is W8A8_DYNAMIC", "quant = w8a8")
+QUANT_UNSUPPORTED = _code(
+    "SN4002", "quant-unsupported-on-chip", "error", "the chip cannot run this weight format",
+    "FP8, MXFP8 and MXFP4 run only on Ascend 950 (device type A5); Atlas A2/A3 run INT8 formats "
+    "(W8A8, W4A8); Ascend 910A has no BF16.",
+    "quant = mxfp8  # on atlas-900-a3-superpod", "quant = w8a8")
+KV_DTYPE_UNSUPPORTED = _code(
+    "SN4003", "kv-dtype-unsupported-on-chip", "error", "the chip cannot hold the KV cache in this dtype",
+    "An FP8 KV cache needs Ascend 950 or an NVIDIA GPU with FP8; Atlas A2/A3 quantize the KV "
+    "cache to INT8 (C8) instead.",
+    "kv_cache { dtype = fp8 }  # on A3", "kv_cache { dtype = int8 }")
+KV_DOES_NOT_FIT = _code(
+    "SN4004", "kv-cache-does-not-fit", "error", "weights plus KV cache plus reserves exceed device memory",
+    "Per device of each role: weight shard + KV cache for the admitted sequences at full context "
+    "+ activation/workspace reserve + HCCL buffers (2 × HCCL_BUFFSIZE per communicator) must fit "
+    "in HBM × memory utilization.",
+    "decode { max_num_seqs = 512 }", "decode { max_num_seqs = 48 }")
+KV_OVERCOMMITTED = _code(
+    "SN4008", "kv-cache-overcommitted", "warning", "max_num_seqs sequences at full context do not fit in the KV cache",
+    "The engine starts, but when long requests arrive it cannot hold `max_num_seqs` sequences at "
+    "`max_model_len` at once: it queues or preempts them, and TTFT and TPOT suffer. The message "
+    "gives the largest concurrency that fits at full context.",
+    "decode { max_num_seqs = 256 }  # 48k context", "decode { max_num_seqs = 8 }")
+CANN_UNSUPPORTED_CHIP = _code(
+    "SN4005", "cann-unsupported-chip", "error", "the CANN release does not support the chip",
+    "Each CANN release lists the chips it supports; Atlas A3 first appears in CANN 8.1.RC1 and "
+    "Ascend 950 in CANN 9.0.0/9.1.0.",
+    'hardware { system = "atlas-900-a3-superpod"  cann = "8.0.RC3" }',
+    'hardware { system = "atlas-900-a3-superpod"  cann = "8.2.RC1" }')
+CANN_ENGINE_MISMATCH = _code(
+    "SN4006", "cann-engine-mismatch", "error", "the CANN release is not the one paired with the engine release",
+    "vllm-ascend, vLLM, torch, torch_npu and CANN form one compatibility set: pick a whole row of "
+    "the release matrix.",
+    'engine "vllm-ascend" { version = "v0.11.0" }  hardware { cann = "8.0.RC3" }',
+    'engine "vllm-ascend" { version = "v0.11.0" }  hardware { cann = "8.3.RC2" }')
+ENGINE_UNSUPPORTED_CHIP = _code(
+    "SN4007", "engine-unsupported-chip", "error", "the engine release does not support the chip",
+    "vllm-ascend supports Atlas A3 from v0.10.0rc1 and Ascend 950 from v0.17.0rc1; Ascend 910A "
+    "is not supported.",
+    'engine "vllm-ascend" { version = "v0.9.2rc1" }  # on A3', 'engine "vllm-ascend" { version = "v0.11.0" }')
+
+# --- SN5xxx scheduler and context -----------------------------------------
+CHUNK_EXCEEDS_BUDGET = _code(
+    "SN5001", "chunk-exceeds-batch-tokens", "error", "chunked_prefill is larger than max_num_batched_tokens",
+    "A prefill chunk must fit in one step's token budget.",
+    "prefill { max_num_batched_tokens = 8k  chunked_prefill = 16k }",
+    "prefill { max_num_batched_tokens = 32k  chunked_prefill = 16k }")
+BUDGET_BELOW_CONTEXT = _code(
+    "SN5002", "batch-tokens-below-max-model-len", "error",
+    "with chunked prefill off, max_num_batched_tokens is smaller than max_model_len",
+    "Without chunked prefill a whole prompt must fit in one step. vLLM raises `max_num_batched_tokens "
+    "(X) is smaller than max_model_len (Y)` at start-up.",
+    "serve { max_num_batched_tokens = 4k }  # max_model_len 32k", "serve { max_num_batched_tokens = 4k  chunked_prefill = 4k }")
+CONTEXT_EXCEEDS_MODEL = _code(
+    "SN5003", "max-model-len-exceeds-position", "error", "max_model_len exceeds the model's maximum position",
+    "`max_model_len` (max input + max output unless set) must not exceed the model's "
+    "`max_position_embeddings`.",
+    "workload { input { max = 128k }  output { max = 64k } }  # 163,840 positions",
+    "workload { input { max = 96k }  output { max = 32k } }")
+MAX_TOKENS_EXCEEDS_MODEL = _code(
+    "SN5004", "max-tokens-exceeds-model-output", "error", "the client's max_tokens exceeds the model's maximum output",
+    "A request whose `max_tokens` exceeds what the model may generate is rejected (seed 000: "
+    "DeepSeek-R1 outputs at most 32k).",
+    "gateway { max_tokens = 128k }", "gateway { max_tokens = 32k }")
+MAX_NUM_SEQS_OVER_BUDGET = _code(
+    "SN5005", "max-num-seqs-over-batch-tokens", "error", "max_num_seqs exceeds max_num_batched_tokens",
+    "vLLM requires `max_num_batched_tokens >= max_num_seqs`.",
+    "decode { max_num_seqs = 512  max_num_batched_tokens = 256 }", "decode { max_num_seqs = 256  max_num_batched_tokens = 256 }")
+
+# --- SN6xxx gateway ----------------------------------------------------------
+GATEWAY_MODEL_MISMATCH = _code(
+    "SN6001", "gateway-model-mismatch", "error", "the gateway's model_id is not the served model name",
+    "Requests name the model; a name the server does not serve returns `model not found`.",
+    'model "deepseek-r1" {} gateway { model_id = "deepseek-v3" }', 'model "deepseek-r1" {} gateway { model_id = "deepseek-r1" }')
+GATEWAY_TIMEOUT_SHORT = _code(
+    "SN6002", "gateway-timeout-too-short", "error", "the gateway timeout is shorter than the longest generation",
+    "The gateway must wait at least for the worst-case request: TTFT target + max output tokens × "
+    "TPOT target. Shorter timeouts cut long generations off mid-stream.",
+    "gateway { timeout = 120s }  # 32k tokens × 50 ms", "gateway { timeout = 30min }")
+
+# --- SN7xxx SLO feasibility ---------------------------------------------------
+TPOT_UNREACHABLE = _code(
+    "SN7001", "tpot-unreachable", "error", "the TPOT target is below one decode step at batch 1",
+    "Each decode step reads at least the weights held by one device once; at full HBM bandwidth "
+    "that time bounds TPOT from below even at batch 1.",
+    "slo { tpot < 2ms }", "slo { tpot < 50ms }")
+
+# --- SN9xxx internal -----------------------------------------------------------
+INTERNAL_ERROR = _code(
+    "SN9001", "internal-error", "error", "sncc failed internally",
+    "A bug in sncc. The message names the exception; please report it with the plan.",
+    "(any plan)", "(any plan)")

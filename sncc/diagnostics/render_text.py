@@ -1,0 +1,99 @@
+"""rustc-style text rendering of diagnostics::
+
+    error[SN3001]: `decode`: tp × ep × pp = 8 × 4 × 1 = 32, but each instance has 64 devices
+      --> plan.sn:12:25
+       |
+    12 |   decode { devices = 64  tp = 8  ep = 4 }
+       |                      ^^ 
+       |
+       = help: with tp = 8, use ep = 8, or set devices = 32
+
+Tabs are expanded to 4 columns on both the source and the caret line.
+"""
+
+from __future__ import annotations
+
+from sncc.diagnostics.model import Diagnostic
+from sncc.source import SourceFile, Span
+
+TAB = 4
+
+
+def _style(text: str, code: str, color: bool) -> str:
+    return f"\x1b[{code}m{text}\x1b[0m" if color else text
+
+
+_SEV_COLOR = {"error": "1;31", "warning": "1;33", "info": "1;36", "hint": "1;36"}
+
+
+def _snippet(src: SourceFile, span: Span, label: str, color: bool, mark: str = "^", gutter: int = 0) -> list[str]:
+    line, col = src.line_col(span.start)
+    end_line, end_col = src.line_col(span.end)
+    text = src.line_text(line)
+    prefix = text[: col - 1].expandtabs(TAB)
+    if end_line == line:
+        width = max(1, len(text[: end_col - 1].expandtabs(TAB)) - len(prefix))
+    else:
+        width = max(1, len(text.expandtabs(TAB)) - len(prefix))
+    gutter = max(gutter, len(str(line)))
+    shown = text.expandtabs(TAB)
+    if len(shown) > 200:
+        start = max(0, len(prefix) - 80)
+        shown = "…" + shown[start : start + 160] + "…"
+        prefix = " " * (len(prefix) - start + 1)
+        width = min(width, 160)
+    bar = _style("|", "1;34", color)
+    return [
+        f"{' ' * gutter} {bar}",
+        f"{_style(str(line).rjust(gutter), '1;34', color)} {bar} {shown}",
+        f"{' ' * gutter} {bar} {' ' * len(prefix)}{_style(mark * width, _SEV_COLOR['error'] if mark == '^' else '1;34', color)}"
+        + (f" {label}" if label else ""),
+    ]
+
+
+def render_one(d: Diagnostic, sources: dict[str, SourceFile], color: bool = False) -> str:
+    """Render one diagnostic as text (several lines, no trailing newline)."""
+    sev = _style(f"{d.severity}[{d.code.code}]", _SEV_COLOR.get(d.severity, "1"), color)
+    lines = [f"{sev}: {_style(d.message, '1', color)}"]
+    src = sources.get(d.span.file) if d.span else None
+    spans = ([d.span] if d.span else []) + [r.span for r in d.related]
+    gutter = max([len(str(sources[s.file].line_col(s.start)[0])) for s in spans if s.file in sources] or [1])
+    if d.span is not None and src is not None:
+        line, col = src.line_col(d.span.start)
+        lines.append(f"  --> {d.span.file}:{line}:{col}")
+        lines += _snippet(src, d.span, "", color, gutter=gutter)
+    elif d.span is not None:
+        lines.append(f"  --> {d.span.file}")
+    for rel in d.related:
+        rsrc = sources.get(rel.span.file)
+        if rsrc is None:
+            continue
+        rl, rc = rsrc.line_col(rel.span.start)
+        lines.append(f"  ::: {rel.span.file}:{rl}:{rc}")
+        lines += _snippet(rsrc, rel.span, rel.message, color, mark="-", gutter=gutter)
+    for note in d.notes:
+        lines.append(f"   = note: {note}")
+    if d.help:
+        lines.append(f"   = {_style('help', '1', color)}: {d.help}")
+    return "\n".join(lines)
+
+
+def summary_line(diags: list[Diagnostic], files: int) -> str:
+    """``2 errors, 1 warning in 3 files`` (or ``no problems in 3 files``)."""
+    e = sum(d.severity == "error" for d in diags)
+    w = sum(d.severity == "warning" for d in diags)
+    fs = f"{files} file{'s' if files != 1 else ''}"
+    if not e and not w:
+        return f"no problems in {fs}"
+    parts = []
+    if e:
+        parts.append(f"{e} error{'s' if e != 1 else ''}")
+    if w:
+        parts.append(f"{w} warning{'s' if w != 1 else ''}")
+    return ", ".join(parts) + f" in {fs}"
+
+
+def render(diags: list[Diagnostic], sources: dict[str, SourceFile], files: int, color: bool = False) -> str:
+    """All diagnostics, a blank line between each, then the summary line."""
+    blocks = [render_one(d, sources, color) for d in diags]
+    return "\n\n".join(blocks + [summary_line(diags, files)]) + "\n"

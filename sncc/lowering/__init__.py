@@ -1,0 +1,312 @@
+"""Lowering: a typed :class:`~sncc.plan.model.Plan` plus its
+:class:`~sncc.plan.resolve.Resolved` facts → an engine-neutral
+:class:`Deployment` that the emitters in :mod:`sncc.emit` format.
+
+Everything an output needs that is *derived* (not copied) is computed here, once,
+with a short human-readable note saying how, so that every emitter agrees and the
+TOML emitter can print the note as a comment:
+
+* **parallelism** — one instance of a role is ``tp × ep × pp`` devices.  The plan's
+  ``ep`` is vLLM's ``data_parallel_size`` (attention is replicated ``ep`` times,
+  each replica tensor-parallel over ``tp`` devices) and Omni-Infer's
+  ``model_parallel_config.dp_size``; routed experts are spread over all
+  ``tp × ep`` devices, so ``enable_expert_parallel`` is on when the model is MoE
+  and ``tp × ep > 1``.
+* **KV dtype** — vLLM's ``kv_cache_dtype`` accepts ``auto``/``fp8`` only; an
+  ``int8`` KV cache is vllm-ascend's ``additional_config.kv_cache_dtype``
+  (legacy C8, "currently only int8"), so ``int8`` lowers to vLLM ``auto`` plus the
+  Ascend key.
+* **runtime environment** — the ordered list of ``export`` lines of ``env.sh``
+  (:attr:`Deployment.env`), with documented defaults (see :func:`_runtime_env`).
+
+The functions here are pure: same input, same output, no I/O, no clock, no
+hash-order dependence.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from sncc.plan.model import Plan, Role
+from sncc.plan.resolve import Resolved
+
+#: TCP port the emitted vLLM servers listen on (``[server] port``); settings.json's default local endpoint uses it.
+SERVER_PORT = 8000
+#: HCCL_BUFFSIZE (MB per communicator direction) when the plan's ``env`` does not set it:
+#: CANN's default 200 for dense / non-EP deployments, 1024 for MoE expert-parallel
+#: deployments (vllm-ascend large-scale-EP, Qwen3-235B decode, V4-Flash and Kimi-K2 recipes).
+HCCL_BUFFSIZE_DEFAULT = 200
+HCCL_BUFFSIZE_MOE_EP = 1024
+#: HCCL_CONNECT_TIMEOUT / HCCL_EXEC_TIMEOUT in seconds (Omni-Infer's ansible template uses 1800 for both;
+#: CANN's connect timeout accepts [120, 7200]).
+HCCL_TIMEOUT_S = 1800
+
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class LoweringError(ValueError):
+    """The plan cannot be lowered (e.g. an ``env`` name that is not a shell identifier).
+
+    Checks normally report these first; the message is one line.
+    """
+
+
+@dataclass(frozen=True)
+class RoleDeployment:
+    """One role (``prefill``, ``decode`` or ``serve``) as the engine sees it.
+
+    Counts are devices/instances; token budgets are tokens; ``memory_utilization``
+    is a fraction of HBM.  ``devices`` is ``tp × dp × pp`` (what the engine
+    actually occupies per instance); ``devices_declared`` is the plan's
+    ``devices`` (checks compare the two).  ``dp_local`` is the data-parallel ranks
+    per node when one instance spans several nodes, else None.  ``kv_role`` is
+    ``kv_producer`` (prefill), ``kv_consumer`` (decode) or None (serve).
+    """
+
+    name: str
+    instances: int
+    tp: int
+    dp: int
+    pp: int
+    devices: int
+    devices_declared: int
+    nodes_per_instance: int | None
+    dp_local: int | None
+    expert_parallel: bool
+    expert_parallel_note: str
+    max_num_seqs: int
+    max_num_batched_tokens: int
+    chunked_prefill: int | None
+    memory_utilization: float
+    memory_utilization_note: str
+    graph_mode: bool
+    graph_mode_note: str
+    kv_role: str | None
+
+
+@dataclass(frozen=True)
+class EnvVar:
+    """One ``export NAME=value`` of env.sh; ``note`` becomes a trailing comment, ``section`` a heading."""
+
+    section: str
+    name: str
+    value: str
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """Engine-neutral description of what to run; see the module docstring.
+
+    ``max_model_len``, ``max_input_len``, ``max_output_len`` and ``block_size`` are
+    tokens; ``devices_per_node`` devices (None when the system/chip is unknown).
+    ``vllm_kv_cache_dtype`` is the vLLM ``--kv-cache-dtype`` value and
+    ``ascend_kv_cache_dtype`` the vllm-ascend ``additional_config.kv_cache_dtype``
+    (None when not needed).  ``secrets`` are the names of environment variables the
+    plan references (values are never read).
+    """
+
+    name: str
+    engine: str
+    engine_version: str | None
+    served_name: str
+    model_id: str
+    model_path: str
+    quant: str | None
+    vllm_quantization: str | None
+    dtype: str
+    kv_dtype: str
+    vllm_kv_cache_dtype: str
+    ascend_kv_cache_dtype: str | None
+    block_size: int
+    max_model_len: int
+    max_model_len_note: str
+    max_input_len: int
+    max_output_len: int
+    is_moe: bool
+    routed_experts: int
+    vendor: str
+    cann: str | None
+    devices_per_node: int | None
+    roles: tuple[RoleDeployment, ...]
+    disaggregated: bool
+    env: tuple[EnvVar, ...] = ()
+    secrets: tuple[str, ...] = ()
+
+    def role(self, name: str) -> RoleDeployment | None:
+        """The :class:`RoleDeployment` called ``name``, or None."""
+        for r in self.roles:
+            if r.name == name:
+                return r
+        return None
+
+
+def _num(x: float) -> str:
+    """``0.9`` → ``"0.9"``, ``2.0`` → ``"2"`` (for notes and env values)."""
+    return str(int(x)) if float(x).is_integer() else repr(float(x))
+
+
+def _lower_role(name: str, role: Role, plan: Plan, is_moe: bool, routed: int, per_node: int | None) -> RoleDeployment:
+    tp, dp, pp = role.tp, role.ep, role.pp
+    devices = tp * dp * pp
+    if not is_moe:
+        ep_on, ep_note = False, "dense model: no routed experts"
+    elif tp * dp <= 1:
+        ep_on, ep_note = False, "tp × ep = 1: a single device holds every expert"
+    else:
+        ep_on, ep_note = True, f"MoE ({routed} routed experts) spread over tp × ep = {tp * dp} devices"
+    nodes = dp_local = None
+    if per_node:
+        nodes = -(-devices // per_node)
+        if nodes > 1 and per_node % (tp * pp) == 0:
+            dp_local = per_node // (tp * pp)
+    if role.memory_utilization is not None:
+        mu, mu_note = role.memory_utilization, f"plan {name}.memory_utilization"
+    else:
+        mu, mu_note = plan.hardware.memory_utilization, (
+            "hardware.memory_utilization" if not plan.hardware.is_default("memory_utilization")
+            else "sncc default (vllm-ascend docs use 0.9)")
+    if role.graph_mode is not None:
+        gm, gm_note = role.graph_mode, f"plan {name}.graph_mode = {str(role.graph_mode).lower()}"
+    else:
+        gm = name != "prefill"
+        gm_note = "default: eager for prefill" if name == "prefill" else f"default: graph mode for {name}"
+    kv_role = {"prefill": "kv_producer", "decode": "kv_consumer"}.get(name) if plan.disaggregated else None
+    return RoleDeployment(
+        name=name, instances=role.instances, tp=tp, dp=dp, pp=pp, devices=devices,
+        devices_declared=role.devices, nodes_per_instance=nodes, dp_local=dp_local,
+        expert_parallel=ep_on, expert_parallel_note=ep_note,
+        max_num_seqs=role.max_num_seqs, max_num_batched_tokens=role.max_num_batched_tokens,
+        chunked_prefill=role.chunked_prefill, memory_utilization=mu, memory_utilization_note=mu_note,
+        graph_mode=gm, graph_mode_note=gm_note, kv_role=kv_role,
+    )
+
+
+def _visible_devices(roles: tuple[RoleDeployment, ...], per_node: int | None, vendor: str) -> tuple[str, str]:
+    """``("0,1,…,15", note)``: the devices of one node that the engine may use."""
+    used = sum(r.devices * r.instances for r in roles)
+    if per_node:
+        n = min(per_node, used) if used else per_node
+        note = f"all {n} devices of one node" if n == per_node else f"the plan uses {n} devices in total"
+    else:
+        n = max((r.devices for r in roles), default=1)
+        note = f"node size unknown: the largest instance ({n} devices)"
+    return ",".join(str(i) for i in range(n)), note
+
+
+def _runtime_env(plan: Plan, roles: tuple[RoleDeployment, ...], per_node: int | None, vendor: str,
+                 is_moe_ep: bool) -> tuple[EnvVar, ...]:
+    """The ordered ``export`` lines of env.sh.
+
+    Sections, in order: device visibility; collective communication (HCCL on
+    Ascend, NCCL on NVIDIA: buffer and timeouts); optimisations enabled in the plan
+    (seed-000 variables: micro-batch overlap, SuperKernel, TorchAir graph cache);
+    then every remaining plan ``env`` override, sorted by name.  A plan ``env``
+    value always replaces the default of the same name in place.
+    """
+    overrides = dict(plan.env)
+    for k in sorted(overrides):
+        if not _ENV_NAME.match(k):
+            raise LoweringError(f"env name `{k}` is not a valid shell variable name")
+    out: list[EnvVar] = []
+
+    def put(section: str, name: str, value: str, note: str = "") -> None:
+        if name in overrides:
+            out.append(EnvVar(section, name, overrides.pop(name), "from plan env"))
+        else:
+            out.append(EnvVar(section, name, value, note))
+
+    devs, devs_note = _visible_devices(roles, per_node, vendor)
+    if vendor == "nvidia":
+        put("devices", "CUDA_VISIBLE_DEVICES", devs, devs_note)
+    else:
+        put("devices", "ASCEND_RT_VISIBLE_DEVICES", devs, devs_note)
+        if is_moe_ep:
+            put("collective communication", "HCCL_BUFFSIZE", str(HCCL_BUFFSIZE_MOE_EP),
+                "MB per communicator direction; sncc default for MoE expert parallelism (recipes: 512-1024)")
+        else:
+            put("collective communication", "HCCL_BUFFSIZE", str(HCCL_BUFFSIZE_DEFAULT),
+                "MB per communicator direction; CANN default")
+        put("collective communication", "HCCL_CONNECT_TIMEOUT", str(HCCL_TIMEOUT_S),
+            "seconds, range [120, 7200]; Omni-Infer template value")
+        put("collective communication", "HCCL_EXEC_TIMEOUT", str(HCCL_TIMEOUT_S),
+            "seconds; Omni-Infer template value")
+    opt = plan.optimize
+    if opt is not None:
+        sec = "optimisations"
+        if opt.micro_batch >= 2:
+            put(sec, "ASCEND_OMNI_MICRO_BATCH", str(opt.micro_batch), "optimize.micro_batch: two-micro-batch overlap")
+            put(sec, "ASCEND_OMNI_STREAM_SPLIT", "1", "split attention and MoE onto separate streams")
+        if opt.superkernel_layers > 0:
+            put(sec, "ASCEND_SUPERKERNEL_ENABLE", "1", "optimize.superkernel_layers > 0")
+            put(sec, "ASCEND_SUPERKERNEL_FUSION_LAYERS", str(opt.superkernel_layers), "optimize.superkernel_layers")
+        if opt.graph_cache:
+            put(sec, "TORCHAIR_CACHE_COMPILE", "1", "optimize.graph_cache: keep compiled graphs on disk")
+            put(sec, "TORCHAIR_CACHE_DIR", opt.graph_cache, "optimize.graph_cache")
+            if plan.engine.kind == "omni-infer":
+                put(sec, "TORCHAIR_CACHE_HOME", opt.graph_cache, "the name Omni-Infer's envs.py reads")
+    for k in sorted(overrides):
+        out.append(EnvVar("plan env", k, overrides[k], ""))
+    return tuple(out)
+
+
+def lower(plan: Plan, resolved: Resolved) -> Deployment:
+    """Lower ``plan`` (with its ``resolved`` facts) to a :class:`Deployment`.
+
+    Never reads files or environment variables.  Missing catalog facts degrade
+    gracefully (dense model assumed when the architecture is unknown, no
+    ``--quantization`` when the quant format is unknown).  Raises
+    :class:`LoweringError` only for values no output can represent.
+    """
+    from sncc import catalog
+
+    arch = resolved.arch
+    is_moe = bool(getattr(arch, "is_moe", False))
+    routed = int(getattr(arch, "n_routed_experts", 0) or 0)
+    chip = resolved.chip
+    vendor = "nvidia" if getattr(chip, "vendor", "") == "nvidia" else "ascend"
+    per_node = None
+    if resolved.system is not None:
+        per_node = resolved.system.devices_per_node
+    elif chip is not None:
+        per_node = getattr(chip, "devices_per_node", None)
+    roles = tuple(_lower_role(n, r, plan, is_moe, routed, per_node) for n, r in plan.roles())
+
+    vq = None
+    if resolved.quant:
+        try:
+            vq = catalog.quant(resolved.quant).vllm_quantization
+        except KeyError:
+            vq = None
+    kv = resolved.kv_dtype
+    if kv == "fp8":
+        vllm_kv, ascend_kv = "fp8", None
+    elif kv == "int8":
+        vllm_kv, ascend_kv = "auto", "int8"
+    else:
+        vllm_kv, ascend_kv = "auto", None
+    dtype = "float16" if resolved.quant == "fp16" or (
+        chip is not None and "bf16" not in getattr(chip, "peak_flops", {"bf16": 1})) else "bfloat16"
+
+    secrets: list[str] = []
+    gw = plan.gateway
+    if gw is not None and gw.api_key is not None:
+        secrets.append(gw.api_key.name)
+    env = _runtime_env(plan, roles, per_node, vendor, any(r.expert_parallel for r in roles))
+    wl = plan.workload
+    if plan.model.max_model_len is not None:
+        mml_note = "plan model.max_model_len"
+    else:
+        mml_note = f"max input {wl.input.max} + max output {wl.output.max} (workload)"
+    return Deployment(
+        name=plan.name, engine=plan.engine.kind, engine_version=plan.engine.version,
+        served_name=resolved.served_name or plan.model.id, model_id=plan.model.id,
+        model_path=plan.model.weights or plan.model.id, quant=resolved.quant, vllm_quantization=vq,
+        dtype=dtype, kv_dtype=kv, vllm_kv_cache_dtype=vllm_kv, ascend_kv_cache_dtype=ascend_kv,
+        block_size=plan.kv_cache.block_size, max_model_len=resolved.max_model_len,
+        max_model_len_note=mml_note, max_input_len=wl.input.max,
+        max_output_len=wl.output.max, is_moe=is_moe, routed_experts=routed, vendor=vendor,
+        cann=plan.hardware.cann, devices_per_node=per_node, roles=roles,
+        disaggregated=plan.disaggregated, env=env, secrets=tuple(sorted(set(secrets))),
+    )

@@ -1,0 +1,522 @@
+"""AST → typed :class:`~sncc.plan.model.Plan`, with every value's span kept.
+
+The walk is driven by the pydantic models: a field's ``kind`` (see
+:data:`sncc.plan.model.KINDS`) says how a literal is read (units, booleans,
+identifiers, ``env("NAME")``).  Problems are collected, not raised: unknown
+keys (with "did you mean"), duplicate keys, wrong units, values out of range,
+secrets written as literals.  Values that fail are dropped so that the rest of
+the plan can still be checked; the plan is None only when something required
+is missing.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import typing
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from sncc.diagnostics import codes
+from sncc.diagnostics.model import Diagnostic, Edit, Fix, Related, diag
+from sncc.plan import model as m
+from sncc.source import Span
+from sncc.syntax import ast
+from sncc.units import KIND_NOUN, KIND_UNITS, UnitError, parse_quantity
+
+#: strings that look like credentials (OpenAI/TaoToken-style `sk-…`, bearer tokens, AWS keys)
+SECRET_PATTERNS = (
+    re.compile(r"\bsk-[A-Za-z0-9_\-]{8,}"),
+    re.compile(r"\bBearer\s+[A-Za-z0-9._\-]{16,}"),
+    re.compile(r"\bAKIA[0-9A-Z]{16}\b"),
+    re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}"),
+)
+
+
+@dataclass
+class Meta:
+    """Spans of one block: the block, its name, each value and key, nested blocks."""
+
+    block_span: Span | None = None
+    name_span: Span | None = None
+    values: dict[str, Span] = field(default_factory=dict)
+    keys: dict[str, Span] = field(default_factory=dict)
+    children: dict[str, "Meta"] = field(default_factory=dict)
+    failed: set[str] = field(default_factory=set)
+
+
+def _suggest(name: str, candidates: list[str]) -> list[str]:
+    return difflib.get_close_matches(name, candidates, n=3, cutoff=0.7)
+
+
+def _field_kind(info) -> str:
+    extra = info.json_schema_extra or {}
+    return extra.get("kind", "string") if isinstance(extra, dict) else "string"
+
+
+def _submodel(info) -> type[m.Node] | None:
+    """The Node subclass a field holds (unwrapping Optional), or None."""
+    ann = info.annotation
+    args = typing.get_args(ann) or (ann,)
+    for a in args:
+        if isinstance(a, type) and issubclass(a, m.Node):
+            return a
+    return None
+
+
+def _value_noun(v: ast.Value) -> str:
+    return {
+        ast.Str: "a string", ast.Number: "a number", ast.QuantityLit: "a quantity",
+        ast.Ident: "an identifier", ast.Call: "a function call", ast.ListLit: "a list",
+    }[type(v)]
+
+
+class _Builder:
+    def __init__(self) -> None:
+        self.diags: list[Diagnostic] = []
+
+    def error(self, code, message, span, **kw) -> None:
+        self.diags.append(diag(code, message, span, **kw))
+
+    # --- values ---------------------------------------------------------
+    def convert(self, kind: str, info, v: ast.Value, where: str, key: str) -> Any:
+        """Interpret literal ``v`` for a field of ``kind``; returns a marker on failure."""
+        extra = info.json_schema_extra if info is not None and isinstance(info.json_schema_extra, dict) else {}
+        if kind in ("count", "int"):
+            if isinstance(v, ast.Number) and v.value == v.value.to_integral_value():
+                return int(v.value)
+            return self.bad(v, "an integer", where, key)
+        if kind in ("tokens", "tokens-or-off"):
+            if kind == "tokens-or-off" and isinstance(v, ast.Ident) and v.name in ("off", "false"):
+                return None
+            if isinstance(v, ast.Number):
+                if v.value == v.value.to_integral_value():
+                    return int(v.value)
+                return self.bad(v, "a whole number of tokens", where, key)
+            if isinstance(v, ast.QuantityLit):
+                return self.quantity(v, "tokens", where, key, integral=True)
+            return self.bad(v, "a token count like `16k`" + (" or `off`" if kind == "tokens-or-off" else ""), where, key)
+        if kind in ("duration", "bytes", "bandwidth"):
+            if isinstance(v, ast.QuantityLit):
+                return self.quantity(v, kind, where, key)
+            if isinstance(v, ast.Number):
+                unit = {"duration": "s", "bytes": "GiB", "bandwidth": "GB/s"}[kind]
+                self.error(
+                    codes.WRONG_UNIT, f"`{key}` needs {KIND_NOUN[kind]} with a unit, found the bare number `{v.text}`",
+                    v.span, help=f"write e.g. `{v.text}{unit}`; units: {', '.join(KIND_UNITS[kind])}",
+                    fixes=[Fix(f"add `{unit}`", (Edit(v.span, v.text + unit),), "unsafe")],
+                )
+                return _BAD
+            return self.bad(v, KIND_NOUN[kind], where, key)
+        if kind == "ratio":
+            if isinstance(v, ast.Number):
+                return float(v.value)
+            if isinstance(v, ast.QuantityLit):
+                return self.quantity(v, "ratio", where, key)
+            return self.bad(v, "a fraction like `0.9` or `90%`", where, key)
+        if kind == "float":
+            if isinstance(v, ast.Number):
+                return float(v.value)
+            return self.bad(v, "a number", where, key)
+        if kind == "bool":
+            if isinstance(v, ast.Ident) and v.name in ("true", "false", "on", "off"):
+                return v.name in ("true", "on")
+            return self.bad(v, "`true` or `false`", where, key)
+        if kind == "enum":
+            choices = extra.get("choices", [])
+            name = v.name if isinstance(v, ast.Ident) else v.value if isinstance(v, ast.Str) else None
+            if name is None:
+                return self.bad(v, "one of " + ", ".join(f"`{c}`" for c in choices), where, key)
+            for c in choices:
+                if c.lower() == name.lower():
+                    return c
+            close = _suggest(name.lower(), [c.lower() for c in choices])
+            fixes = []
+            help_ = "expected one of " + ", ".join(f"`{c}`" for c in choices)
+            if close:
+                best = next(c for c in choices if c.lower() == close[0])
+                help_ = f"did you mean `{best}`? " + help_
+                if len(close) == 1:
+                    fixes = [Fix(f"replace with `{best}`", (Edit(v.span, best),), "safe")]
+            self.error(codes.INVALID_VALUE, f"`{name}` is not a valid `{key}` in `{where}`", v.span, help=help_, fixes=fixes)
+            return _BAD
+        if kind == "secret":
+            if isinstance(v, ast.Call) and v.name == "env":
+                return self.env_ref(v, where, key)
+            if isinstance(v, ast.Str):
+                self.error(
+                    codes.LITERAL_SECRET, f"`{key}` is written as a literal string",
+                    v.span, help='reference an environment variable instead: `env("GATEWAY_API_KEY")`',
+                    notes=["secrets must not be stored in plans or emitted files"],
+                )
+                return _BAD
+            return self.bad(v, '`env("NAME")`', where, key)
+        if kind == "int-list":
+            if not isinstance(v, ast.ListLit):
+                return self.bad(v, "a list of integers like `[1, 2, 4]`", where, key)
+            out = []
+            for item in v.items:
+                if isinstance(item, ast.Number) and item.value == item.value.to_integral_value():
+                    out.append(int(item.value))
+                else:
+                    return self.bad(item, "an integer", where, key)
+            return out
+        # string
+        if isinstance(v, ast.Str):
+            self.scan_secret(v, key)
+            return v.value
+        if isinstance(v, ast.Call) and v.name == "env":
+            self.error(codes.INVALID_VALUE, f"`{key}` takes a literal string, not an environment reference", v.span,
+                       help="only secrets (`api_key`) are read from the environment")
+            return _BAD
+        return self.bad(v, "a string in double quotes", where, key)
+
+    def scan_secret(self, v: ast.Str, key: str) -> None:
+        for pat in SECRET_PATTERNS:
+            mt = pat.search(v.value)
+            if mt:
+                self.error(
+                    codes.LITERAL_SECRET, f"the value of `{key}` looks like a credential",
+                    v.span, help='keep credentials out of plans; use `env("NAME")` where a key is needed',
+                )
+                return
+
+    def env_ref(self, v: ast.Call, where: str, key: str):
+        if len(v.args) != 1 or not isinstance(v.args[0], ast.Str):
+            self.error(codes.INVALID_VALUE, '`env` takes one string: the variable name', v.span,
+                       help='write `env("GATEWAY_API_KEY")`')
+            return _BAD
+        name = v.args[0].value
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            self.error(codes.INVALID_VALUE, f"`{name}` is not a valid environment variable name", v.args[0].span,
+                       help="names are letters, digits and `_`, not starting with a digit")
+            return _BAD
+        return m.EnvRef(name=name)
+
+    def quantity(self, v: ast.QuantityLit, kind: str, where: str, key: str, integral: bool = False):
+        try:
+            q = parse_quantity(v.text)
+        except UnitError as e:
+            fixes = []
+            help_ = f"units for {KIND_NOUN.get(kind, kind)}: {', '.join(KIND_UNITS.get(kind, []))}"
+            if e.suggestion and e.suggestion in KIND_UNITS.get(kind, []):
+                num = v.text[: len(v.text) - len(v.text.lstrip("+-0123456789._"))] if False else re.match(r"[+-]?[\d_]+(\.\d+)?", v.text).group(0)
+                help_ = f"did you mean `{num}{e.suggestion}`? " + help_
+                fixes = [Fix(f"use `{e.suggestion}`", (Edit(v.span, num + e.suggestion),), "safe")]
+            self.error(codes.WRONG_UNIT, str(e), v.span, help=help_, fixes=fixes)
+            return _BAD
+        if q.kind != kind:
+            self.error(
+                codes.WRONG_UNIT, f"`{key}` needs {KIND_NOUN.get(kind, kind)}, found {KIND_NOUN[q.kind]} `{v.text}`",
+                v.span, help=f"units for {KIND_NOUN.get(kind, kind)}: {', '.join(KIND_UNITS.get(kind, []))}",
+            )
+            return _BAD
+        val = q.canonical()
+        if integral and not isinstance(val, int):
+            # `1.2k` = 1228.8 tokens: token counts round to the nearest token
+            val = int(q.value.to_integral_value(rounding="ROUND_HALF_UP"))
+        return val
+
+    def bad(self, v: ast.Value, expected: str, where: str, key: str):
+        if isinstance(v, ast.QuantityLit) and expected in ("an integer", "a number"):
+            try:
+                q = parse_quantity(v.text)
+                found = f"{KIND_NOUN[q.kind]} `{v.text}`"
+            except UnitError:
+                found = f"`{v.text}`"
+            self.error(codes.WRONG_UNIT, f"`{key}` takes {expected} without a unit, found {found}", v.span)
+            return _BAD
+        self.error(codes.INVALID_VALUE, f"`{key}` in `{where}` takes {expected}, found {_value_noun(v)}", v.span)
+        return _BAD
+
+    # --- blocks -----------------------------------------------------------
+    def block(self, cls: type[m.Node], b: ast.Block, where: str) -> tuple[dict, Meta]:
+        data: dict[str, Any] = {}
+        meta = Meta(block_span=b.span, name_span=b.name_span)
+        fields = cls.model_fields
+        if cls.label_field:
+            if b.label is None:
+                self.error(codes.MISSING_KEY, f"`{where}` needs a name: `{b.name} \"...\" {{ }}`", b.name_span,
+                           help=f"e.g. {b.name} \"{'deepseek-r1' if b.name == 'model' else 'omni-infer' if b.name == 'engine' else 'my-plan'}\" {{ ... }}")
+            else:
+                info = fields[cls.label_field]
+                val = self.convert(_field_kind(info), info, b.label, where, cls.label_field)
+                if val is not _BAD:
+                    data[cls.label_field] = val
+                    meta.values[cls.label_field] = b.label.span
+                else:
+                    meta.failed.add(cls.label_field)
+        elif b.label is not None:
+            self.error(codes.SYNTAX_ERROR, f"`{b.name}` blocks take no name", b.label.span,
+                       help=f"write `{b.name} {{ ... }}`",
+                       fixes=[Fix("remove the name", (Edit(b.label.span, ""),), "safe")])
+        seen: dict[str, Span] = {}
+        settable = [n for n in fields if n != cls.label_field and n not in _HIDDEN]
+        for item in b.items:
+            if isinstance(item, ast.Block):
+                name, span = item.name, item.name_span
+            else:
+                name, span = item.key.text, item.key.span
+            if name in seen:
+                self.error(codes.DUPLICATE_KEY, f"`{name}` is given twice in `{where}`", span,
+                           related=[Related(seen[name], "first given here")], help="remove one of them")
+                continue
+            seen[name] = span
+            if cls is m.Plan and isinstance(item, ast.Block) and name in ("slo", "env"):
+                if name == "slo":
+                    data["slo"], meta.children["slo"] = self.slo(item)
+                else:
+                    data["env"], meta.children["env"] = self.env_block(item)
+                continue
+            if name not in fields or name in _HIDDEN or name == cls.label_field:
+                self.unknown(name, span, where, settable, isinstance(item, ast.Block))
+                continue
+            info = fields[name]
+            sub = _submodel(info)
+            if sub is not None:
+                if not isinstance(item, ast.Block):
+                    self.error(codes.INVALID_VALUE, f"`{name}` is a block: write `{name} {{ ... }}`", item.span)
+                    continue
+                data[name], meta.children[name] = self.block(sub, item, f"{where}.{name}" if cls is not m.Plan else name)
+                continue
+            if isinstance(item, ast.Block):
+                self.error(codes.INVALID_VALUE, f"`{name}` is a value, not a block: write `{name} = ...`", item.name_span)
+                continue
+            if isinstance(item, ast.Comparison):
+                self.error(codes.SYNTAX_ERROR, f"use `=` to set `{name}`; comparisons belong in `slo`", item.op_span,
+                           fixes=[Fix("use `=`", (Edit(item.op_span, "="),), "safe")])
+                continue
+            if len(item.key.parts) > 1:
+                self.unknown(name, span, where, settable, False)
+                continue
+            val = self.convert(_field_kind(info), info, item.value, where, name)
+            if val is not _BAD:
+                data[name] = val
+                meta.values[name] = item.value.span
+                meta.keys[name] = item.key.span
+            else:
+                meta.failed.add(name)
+        return data, meta
+
+    def unknown(self, name: str, span: Span, where: str, candidates: list[str], is_block: bool) -> None:
+        close = _suggest(name, candidates)
+        fixes = [Fix(f"rename to `{close[0]}`", (Edit(span, close[0]),), "safe")] if len(close) == 1 else []
+        help_ = f"did you mean `{close[0]}`?" if close else "known keys: " + ", ".join(f"`{c}`" for c in candidates)
+        code = codes.UNKNOWN_BLOCK if (is_block and where == "plan") else codes.UNKNOWN_KEY
+        what = "block" if is_block else "key"
+        self.error(code, f"unknown {what} `{name}` in `{where}`", span, help=help_, fixes=fixes)
+
+    def slo(self, b: ast.Block) -> tuple[list[dict], Meta]:
+        targets: list[dict] = []
+        meta = Meta(block_span=b.span, name_span=b.name_span)
+        seen: dict[str, Span] = {}
+        for item in b.items:
+            if isinstance(item, ast.Block):
+                self.error(codes.INVALID_VALUE, "`slo` holds comparisons like `ttft < 2s`, not blocks", item.name_span)
+                continue
+            if isinstance(item, ast.Assignment):
+                self.error(codes.SYNTAX_ERROR, f"write the target as a comparison: `{item.key.text} < ...`", item.span,
+                           help="SLO targets are `ttft < 2s`, `tpot < 50ms`, `qpm >= 600`")
+                continue
+            parts = item.key.parts
+            metric = parts[0]
+            stat = parts[1] if len(parts) > 1 else "mean"
+            if metric not in m.SLO_METRICS or len(parts) > 2:
+                close = _suggest(metric, list(m.SLO_METRICS))
+                self.error(codes.UNKNOWN_KEY, f"unknown SLO metric `{item.key.text}`", item.key.span,
+                           help=(f"did you mean `{close[0]}`? " if close else "") + "metrics: " + ", ".join(f"`{k}`" for k in m.SLO_METRICS))
+                continue
+            if stat not in m.SLO_STATS:
+                self.error(codes.UNKNOWN_KEY, f"unknown statistic `{stat}` for `{metric}`", item.key.span,
+                           help="statistics: " + ", ".join(f"`{s}`" for s in m.SLO_STATS))
+                continue
+            label = item.key.text
+            if label in seen:
+                self.error(codes.DUPLICATE_KEY, f"`{label}` is given twice in `slo`", item.key.span,
+                           related=[Related(seen[label], "first given here")])
+                continue
+            seen[label] = item.key.span
+            kind = m.SLO_METRICS[metric][0]
+            val = self.convert(kind, None, item.value, "slo", metric)
+            if val is _BAD:
+                continue
+            if item.op == "==":
+                self.error(codes.INVALID_VALUE, "an SLO is a bound: use `<`, `<=`, `>` or `>=`", item.op_span)
+                continue
+            lower_is_better = kind == "duration"
+            if lower_is_better != (item.op in ("<", "<=")):
+                self.error(codes.INVALID_VALUE,
+                           f"`{metric}` is a {'latency: bound it from above with `<`' if lower_is_better else 'rate: bound it from below with `>=`'}",
+                           item.op_span)
+                continue
+            if val <= 0:
+                self.error(codes.OUT_OF_RANGE, f"the `{label}` target must be positive", item.value.span)
+                continue
+            targets.append({"metric": metric, "stat": stat, "op": item.op, "target": float(val),
+                            "span": item.span, "metric_span": item.key.span})
+        return targets, meta
+
+    def env_block(self, b: ast.Block) -> tuple[dict, Meta]:
+        data: dict[str, str] = {}
+        meta = Meta(block_span=b.span, name_span=b.name_span)
+        for item in b.items:
+            if not isinstance(item, ast.Assignment) or len(item.key.parts) != 1:
+                self.error(codes.INVALID_VALUE, "`env` holds `NAME = value` lines", getattr(item, "span", b.span))
+                continue
+            name = item.key.text
+            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+                self.error(codes.INVALID_VALUE, f"`{name}` is not a valid environment variable name", item.key.span)
+                continue
+            if name in data:
+                self.error(codes.DUPLICATE_KEY, f"`{name}` is given twice in `env`", item.key.span,
+                           related=[Related(meta.keys[name], "first given here")])
+                continue
+            v = item.value
+            if isinstance(v, ast.Number):
+                data[name] = v.text
+            elif isinstance(v, ast.Str):
+                self.scan_secret(v, name)
+                data[name] = v.value
+            elif isinstance(v, ast.Ident):
+                data[name] = v.name
+            elif isinstance(v, ast.QuantityLit):
+                data[name] = v.text
+            else:
+                self.error(codes.INVALID_VALUE, f"`{name}` takes a number or a string", v.span)
+                continue
+            meta.values[name] = v.span
+            meta.keys[name] = item.key.span
+        return data, meta
+
+
+_BAD = object()
+_HIDDEN = {"slo", "env"}
+
+
+def _meta_at(meta: Meta, loc: tuple) -> tuple[Meta, str | None]:
+    cur = meta
+    for i, part in enumerate(loc):
+        if isinstance(part, str) and part in cur.children:
+            cur = cur.children[part]
+        else:
+            return cur, part if isinstance(part, str) else None
+    return cur, None
+
+
+def _drop(data: dict, loc: tuple) -> bool:
+    cur: Any = data
+    for part in loc[:-1]:
+        if isinstance(cur, dict) and part in cur:
+            cur = cur[part]
+        elif isinstance(cur, list) and isinstance(part, int) and part < len(cur):
+            cur = cur[part]
+        else:
+            return False
+    last = loc[-1] if loc else None
+    if isinstance(cur, dict) and last in cur:
+        del cur[last]
+        return True
+    return False
+
+
+def _attach(node: BaseModel, meta: Meta) -> None:
+    if isinstance(node, m.Node):
+        node._block_span = meta.block_span
+        node._name_span = meta.name_span
+        node._value_spans = dict(meta.values)
+        node._key_spans = dict(meta.keys)
+    for name, child_meta in meta.children.items():
+        child = getattr(node, name, None)
+        if isinstance(child, BaseModel):
+            _attach(child, child_meta)
+    if isinstance(node, m.Plan):
+        env_meta = meta.children.get("env")
+        if env_meta:
+            node._env_spans = dict(env_meta.values)
+        slo_meta = meta.children.get("slo")
+        if slo_meta:
+            node._slo_span = slo_meta.name_span
+
+
+_RANGE_WORDS = {
+    "greater_than_equal": "at least {ge}", "greater_than": "greater than {gt}",
+    "less_than_equal": "at most {le}", "less_than": "less than {lt}",
+}
+
+
+def build_plan(module: ast.Module) -> tuple[m.Plan | None, list[Diagnostic]]:
+    """Turn a parsed module into a typed :class:`~sncc.plan.model.Plan`.
+
+    Returns ``(plan, diagnostics)``.  ``plan`` is None when the file holds no
+    plan or a required block or key is missing.
+    """
+    b = _Builder()
+    plans = [blk for blk in module.blocks if blk.name == "plan"]
+    for blk in module.blocks:
+        if blk.name != "plan":
+            close = _suggest(blk.name, ["plan"])
+            b.error(codes.UNKNOWN_BLOCK, f"unknown top-level block `{blk.name}`", blk.name_span,
+                    help="a plan file holds one `plan \"name\" { ... }` block" + (" (did you mean `plan`?)" if close else ""))
+    if not plans:
+        if not module.blocks:
+            b.error(codes.MISSING_KEY, "the file holds no plan", Span(module.span.file, 0, 0),
+                    help='start with `plan "my-plan" { ... }`')
+        return None, b.diags
+    for extra in plans[1:]:
+        b.error(codes.DUPLICATE_KEY, "a file holds one plan; this is a second one", extra.name_span,
+                related=[Related(plans[0].name_span, "first plan here")], help="put each plan in its own file")
+    blk = plans[0]
+    data, meta = b.block(m.Plan, blk, "plan")
+
+    dropped: set[tuple] = set()
+    plan = None
+    for _ in range(8):
+        try:
+            plan = m.Plan.model_validate(data)
+            break
+        except ValidationError as exc:
+            progressed = False
+            for err in exc.errors():
+                loc = tuple(err["loc"])
+                where_meta, fname = _meta_at(meta, loc)
+                where = ".".join(str(p) for p in loc[:-1]) or "plan"
+                if err["type"] == "missing":
+                    if any(loc[: len(d)] == d for d in dropped) or loc[-1] in where_meta.failed:
+                        continue
+                    name = loc[-1]
+                    b.error(codes.MISSING_KEY, f"missing `{name}` in `{where}`",
+                            where_meta.name_span or blk.name_span,
+                            help=_MISSING_HELP.get(str(name), f"add `{name} = ...`"))
+                    continue
+                span = where_meta.values.get(fname) if fname else None
+                ctx = err.get("ctx") or {}
+                if err["type"] in _RANGE_WORDS:
+                    bound = _RANGE_WORDS[err["type"]].format(**{k: ctx.get(k) for k in ("ge", "gt", "le", "lt")})
+                    b.error(codes.OUT_OF_RANGE, f"`{fname}` in `{where}` must be {bound}, found `{err.get('input')}`",
+                            span or where_meta.name_span)
+                else:
+                    b.error(codes.INVALID_VALUE, f"invalid `{fname}` in `{where}`: {err['msg']}", span or where_meta.name_span)
+                if _drop(data, loc):
+                    dropped.add(loc)
+                    progressed = True
+            if not progressed:
+                break
+    if plan is None:
+        return None, b.diags
+    _attach(plan, meta)
+    return plan, b.diags
+
+
+_MISSING_HELP = {
+    "model": 'add `model "deepseek-r1" { weights = "/data/models/..." }`',
+    "hardware": 'add `hardware { system = "atlas-900-a3-superpod"  nodes = 11  cann = "8.2.RC1" }`',
+    "engine": 'add `engine "vllm-ascend" { version = "v0.11.0" }`',
+    "workload": "add `workload { input { mean = 3.5k  max = 16k }  output { mean = 1.2k  max = 32k } }`",
+    "devices": "add `devices = N`: the devices of one instance",
+    "acceptance": "add `acceptance = 0.7`: the measured draft acceptance rate",
+    "input": "add `input { mean = 3.5k  max = 16k }`",
+    "output": "add `output { mean = 1.2k  max = 32k }`",
+}

@@ -1,0 +1,295 @@
+"""The typed plan: what a ``.sn`` file says, as pydantic models.
+
+Values are plain Python values in canonical units (tokens, bytes, seconds,
+fractions).  Provenance is kept beside them: every :class:`Node` knows the
+span of each value it was given and the span of its block, and
+``node.is_default(field)`` tells whether a value came from the file or from a
+default (pydantic's ``model_fields_set``).
+
+Each field declares its *kind* in ``json_schema_extra`` (see :data:`KINDS`);
+:mod:`sncc.plan.build` uses it to interpret literals and units, and the
+language server uses the descriptions for hover.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+
+from sncc.source import Span
+
+#: Value kinds a field can declare (``json_schema_extra={"kind": ...}``).
+KINDS = (
+    "count", "int", "tokens", "tokens-or-off", "duration", "bytes", "bandwidth",
+    "ratio", "float", "bool", "string", "enum", "secret", "int-list", "env-map",
+)
+
+
+def F(default: Any = ..., kind: str = "string", doc: str = "", **kw: Any) -> Any:
+    """Declare a plan field with its kind, documentation and default."""
+    extra = {"kind": kind}
+    if "choices" in kw:
+        extra["choices"] = list(kw.pop("choices"))
+    if "unit" in kw:
+        extra["unit"] = kw.pop("unit")
+    return Field(default, description=doc, json_schema_extra=extra, **kw)
+
+
+class EnvRef(BaseModel):
+    """A reference to an environment variable, written ``env("NAME")``.
+
+    Only the name is ever stored or emitted, never the value.
+    """
+
+    model_config = ConfigDict(frozen=True)
+    name: str
+
+
+class Node(BaseModel):
+    """Base of every plan block: keeps the spans of the block and its values."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=False)
+
+    #: field that receives the block's label (``model "deepseek-r1" {}``)
+    label_field: ClassVar[Optional[str]] = None
+
+    _block_span: Optional[Span] = PrivateAttr(default=None)
+    _name_span: Optional[Span] = PrivateAttr(default=None)
+    _value_spans: dict = PrivateAttr(default_factory=dict)
+    _key_spans: dict = PrivateAttr(default_factory=dict)
+
+    def span_of(self, field: str) -> Optional[Span]:
+        """Span of ``field``'s value in the file, or of the block when the value is a default."""
+        return self._value_spans.get(field) or self._name_span or self._block_span
+
+    def key_span(self, field: str) -> Optional[Span]:
+        """Span of the key ``field`` as written, or None."""
+        return self._key_spans.get(field)
+
+    @property
+    def block_span(self) -> Optional[Span]:
+        """Span of the whole block (None for a defaulted block)."""
+        return self._block_span
+
+    @property
+    def name_span(self) -> Optional[Span]:
+        """Span of the block's name (``prefill``)."""
+        return self._name_span
+
+    def is_default(self, field: str) -> bool:
+        """True when ``field`` was not written in the file."""
+        return field not in self.model_fields_set
+
+    def origin(self, field: str) -> str:
+        """``"file"`` or ``"default"``."""
+        return "default" if self.is_default(field) else "file"
+
+
+class Model(Node):
+    """``model "id" { ... }``: which model is served, from which weights."""
+
+    label_field: ClassVar[Optional[str]] = "id"
+    id: str = F(kind="string", doc="catalog id or alias of the model (e.g. `deepseek-r1`), or any name when `weights` holds a config.json")
+    weights: Optional[str] = F(None, doc="directory of the checkpoint; its config.json (and quant_model_description.json) is read when present")
+    quant: Optional[str] = F(None, kind="enum", doc="weight quantization of the checkpoint as served",
+                             choices=("bf16", "fp16", "w8a8", "w8a16", "w4a8", "w4a16", "w4a4", "fp8", "mxfp8", "mxfp4", "fp4", "int4-moe"))
+    served_name: Optional[str] = F(None, doc="name the server registers (`--served-model-name`); defaults to the model id")
+    max_model_len: Optional[int] = F(None, kind="tokens", doc="longest sequence (input + output); defaults to the workload's max input + max output", ge=1)
+
+
+class Hardware(Node):
+    """``hardware { ... }``: the system, how much of it, and the CANN release."""
+
+    system: Optional[str] = F(None, doc="catalog id of the system, e.g. `atlas-900-a3-superpod`")
+    chip: Optional[str] = F(None, doc="catalog id of the device; defaults to the system's chip")
+    nodes: Optional[int] = F(None, kind="count", doc="number of nodes used", ge=1)
+    devices: Optional[int] = F(None, kind="count", doc="number of devices used (instead of nodes)", ge=1)
+    cann: Optional[str] = F(None, doc="CANN toolkit release, e.g. `8.2.RC1`")
+    memory_utilization: float = F(0.9, kind="ratio", doc="fraction of HBM the engine may use (`gpu_memory_utilization`; vllm-ascend docs use 0.9)", gt=0, le=1)
+
+
+class Engine(Node):
+    """``engine "omni-infer" { ... }``: the serving engine and its release."""
+
+    label_field: ClassVar[Optional[str]] = "kind"
+    kind: str = F(kind="enum", doc="serving engine", choices=("omni-infer", "vllm-ascend", "vllm"))
+    version: Optional[str] = F(None, doc="engine release, e.g. `v0.11.0` for vllm-ascend")
+
+
+class Role(Node):
+    """``prefill``/``decode``/``serve { ... }``: one role's instances and parallelism.
+
+    ``tp × ep × pp`` devices form one instance: attention is tensor-parallel over
+    ``tp`` devices and replicated ``ep`` times (vLLM data-parallel attention);
+    routed experts spread over all ``tp × ep`` devices.
+    """
+
+    instances: int = F(1, kind="count", doc="number of engine instances of this role", ge=1)
+    devices: int = F(kind="count", doc="devices per instance", ge=1)
+    tp: int = F(1, kind="count", doc="tensor-parallel size of attention", ge=1)
+    ep: int = F(1, kind="count", doc="expert-parallel groups (vLLM data-parallel attention size); experts spread over tp × ep devices", ge=1)
+    pp: int = F(1, kind="count", doc="pipeline-parallel stages", ge=1)
+    max_num_batched_tokens: int = F(8192, kind="tokens", doc="token budget of one engine step (`max_num_batched_tokens`); sncc default 8k", ge=1)
+    chunked_prefill: Optional[int] = F(None, kind="tokens-or-off", doc="chunked-prefill chunk size in tokens, or `off` (the default)", ge=1)
+    max_num_seqs: int = F(256, kind="count", doc="sequences per attention group (per DP rank) in one step (`max_num_seqs`; vLLM default 256)", ge=1)
+    memory_utilization: Optional[float] = F(None, kind="ratio", doc="overrides hardware.memory_utilization for this role", gt=0, le=1)
+    graph_mode: Optional[bool] = F(None, kind="bool", doc="run captured graphs (true) or eager (false); default: graph for decode and serve, eager for prefill")
+
+
+class KVCache(Node):
+    """``kv_cache { ... }``: KV-cache dtype and block size."""
+
+    dtype: str = F("auto", kind="enum", doc="KV-cache element type; `auto` follows the model's activations (bf16)",
+                   choices=("auto", "bf16", "fp16", "int8", "fp8"))
+    block_size: int = F(128, kind="tokens", doc="tokens per KV block (vllm-ascend default 128)", ge=1)
+
+
+class OmniPlacement(Node):
+    """``omni_placement { ... }``: Omni-Infer's MoE expert placement and load balancing."""
+
+    redundant_experts: int = F(0, kind="int", doc="redundant expert copies per device", ge=0)
+    adjust_interval: Optional[int] = F(None, kind="count", doc="steps between dynamic placement adjustments", ge=1)
+
+
+class OmniAttn(Node):
+    """``omni_attn { ... }``: Omni-Infer's layer-wise KV sparsification."""
+
+    compress_ratio: float = F(0.5, kind="ratio", doc="fraction of layers whose KV reads are compressed", ge=0, le=1)
+    search: str = F("evolutionary", kind="enum", doc="how the compressed-layer pattern is searched", choices=("evolutionary", "greedy", "manual"))
+
+
+class OmniProxy(Node):
+    """``omni_proxy { ... }``: Omni-Infer's global proxy scheduling."""
+
+    policy: str = F("OAS", kind="enum", doc="scheduling policy", choices=("OAS", "pd_score_balance", "prefill_score_balance", "weighted_least_active", "length_balance", "round_robin"))
+    apc_aware: bool = F(False, kind="bool", doc="route by automatic-prefix-cache match")
+
+
+class Optimize(Node):
+    """``optimize { ... }``: engine optimisations."""
+
+    micro_batch: int = F(1, kind="count", doc="micro-batches per step (2 = two-micro-batch overlap; env ASCEND_OMNI_MICRO_BATCH)", ge=1, le=2)
+    superkernel_layers: int = F(0, kind="int", doc="layers fused into one SuperKernel (0 = off)", ge=0)
+    graph_cache: Optional[str] = F(None, doc="TorchAir graph compile cache directory")
+    prefix_cache_hit: float = F(0.0, kind="ratio", doc="expected fraction of prompt tokens served from the prefix cache", ge=0, le=1)
+    omni_placement: Optional[OmniPlacement] = None
+    omni_attn: Optional[OmniAttn] = None
+    omni_proxy: Optional[OmniProxy] = None
+
+
+class Speculative(Node):
+    """``speculative { ... }``: speculative decoding (MTP, EAGLE, n-gram)."""
+
+    method: str = F("mtp", kind="enum", doc="speculative method", choices=("mtp", "eagle", "eagle3", "ngram"))
+    draft_tokens: int = F(1, kind="count", doc="draft tokens proposed per step (`num_speculative_tokens`)", ge=1)
+    acceptance: float = F(kind="ratio", doc="mean acceptance rate of draft tokens (required: measure it)", ge=0, le=1)
+
+
+class LengthDist(Node):
+    """``input``/``output { ... }``: a length distribution in tokens."""
+
+    mean: int = F(kind="tokens", doc="mean length", ge=1)
+    max: int = F(kind="tokens", doc="maximum length", ge=1)
+    min: int = F(1, kind="tokens", doc="minimum length", ge=1)
+    dist: str = F("lognormal", kind="enum", doc="distribution shape", choices=("lognormal", "uniform", "fixed"))
+
+
+class Workload(Node):
+    """``workload { ... }``: the requests the plan must serve."""
+
+    requests: int = F(1000, kind="count", doc="requests in one simulated run", ge=1)
+    concurrency: Optional[int] = F(None, kind="count", doc="closed-loop clients (each sends its next request when the previous completes)", ge=1)
+    rate: Optional[float] = F(None, kind="float", doc="open-loop Poisson arrival rate in requests per second", gt=0)
+    input: LengthDist
+    output: LengthDist
+
+
+class SloTarget(BaseModel):
+    """One ``slo`` comparison, e.g. ``ttft < 2s`` (target in seconds, QPM or tokens/s)."""
+
+    metric: str
+    stat: str = "mean"
+    op: str
+    target: float
+    span: Optional[Span] = None
+    metric_span: Optional[Span] = None
+
+    @property
+    def label(self) -> str:
+        """``ttft`` or ``ttft.p99``."""
+        return self.metric if self.stat == "mean" else f"{self.metric}.{self.stat}"
+
+
+#: SLO metrics: name → (kind of target, description)
+SLO_METRICS = {
+    "ttft": ("duration", "time to first token"),
+    "tpot": ("duration", "time per output token after the first"),
+    "e2e": ("duration", "end-to-end request latency"),
+    "qpm": ("float", "completed requests per minute"),
+    "output_tokens_per_s": ("float", "output tokens per second, whole plan"),
+    "tokens_per_s_per_user": ("float", "output tokens per second seen by one request (1/TPOT)"),
+}
+SLO_STATS = ("mean", "p50", "p90", "p99")
+
+
+class Retry(Node):
+    """``retry { ... }`` inside ``gateway``."""
+
+    max_attempts: int = F(3, kind="count", doc="attempts per request", ge=1)
+    backoff_factor: float = F(2.0, kind="float", doc="exponential backoff factor", ge=0)
+
+
+class Gateway(Node):
+    """``gateway { ... }``: the API gateway in front of the deployment."""
+
+    base_url: Optional[str] = F(None, doc="API base URL clients call")
+    api_key: Optional[EnvRef] = F(None, kind="secret", doc='API key, only as `env("NAME")`')
+    model_id: Optional[str] = F(None, doc="model name clients send; must equal the served model name")
+    timeout: Optional[float] = F(None, kind="duration", doc="request timeout of the gateway", gt=0)
+    max_tokens: Optional[int] = F(None, kind="tokens", doc="client max_tokens; defaults to the workload's max output", ge=1)
+    temperature: float = F(0.7, kind="float", doc="sampling temperature", ge=0)
+    top_p: float = F(0.95, kind="ratio", doc="nucleus sampling threshold", gt=0, le=1)
+    stream: bool = F(True, kind="bool", doc="stream tokens")
+    local_endpoint: Optional[str] = F(None, doc="URL of the local inference server (settings.json local_inference.endpoint)")
+    retry: Optional[Retry] = None
+
+
+class Plan(Node):
+    """``plan "name" { ... }``: one deployment."""
+
+    label_field: ClassVar[Optional[str]] = "name"
+    name: str = F(kind="string", doc="plan name")
+    model: Model
+    hardware: Hardware
+    engine: Engine
+    prefill: Optional[Role] = None
+    decode: Optional[Role] = None
+    serve: Optional[Role] = None
+    kv_cache: KVCache = Field(default_factory=KVCache)
+    optimize: Optional[Optimize] = None
+    speculative: Optional[Speculative] = None
+    workload: Workload
+    slo: list[SloTarget] = Field(default_factory=list)
+    gateway: Optional[Gateway] = None
+    env: dict[str, str] = Field(
+        default_factory=dict,
+        description="environment overrides for the runtime (e.g. HCCL_BUFFSIZE)",
+        json_schema_extra={"kind": "env-map"},
+    )
+
+    _env_spans: dict = PrivateAttr(default_factory=dict)
+    _slo_span: Optional[Span] = PrivateAttr(default=None)
+
+    @property
+    def disaggregated(self) -> bool:
+        """True for a prefill/decode plan, False for an aggregated ``serve`` plan."""
+        return self.serve is None
+
+    def roles(self) -> list[tuple[str, Role]]:
+        """``[(name, role), ...]`` of the roles present, in prefill, decode, serve order."""
+        return [(n, r) for n in ("prefill", "decode", "serve") if (r := getattr(self, n)) is not None]
+
+    def env_span(self, name: str) -> Optional[Span]:
+        """Span of an ``env { NAME = ... }`` value, or None."""
+        return self._env_spans.get(name)

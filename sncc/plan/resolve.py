@@ -1,0 +1,129 @@
+"""Facts derived from a typed plan and the catalog, shared by checks, lowering
+and the simulator: the model's architecture (catalog or the weights'
+config.json), the chip and system, the effective quantization and KV dtype,
+``max_model_len``, the served model name and the device count.
+
+Resolution problems (unknown ids, an unreadable config.json) become
+diagnostics; the corresponding attribute is then None and checks that need it
+skip themselves.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from typing import Any
+
+from sncc import catalog
+from sncc.diagnostics import codes
+from sncc.diagnostics.model import Diagnostic, Related, diag
+from sncc.plan.model import Plan
+from sncc.source import Span
+
+
+@dataclass
+class Resolved:
+    """Derived facts of a plan; see the module docstring.
+
+    ``max_model_len`` is in tokens; ``max_model_len_span`` points at the value
+    it was taken from (``model.max_model_len`` or the workload's max input and
+    max output) and ``max_model_len_note`` says how it was derived.
+    """
+
+    arch: Any | None = None
+    arch_source: str = ""
+    checkpoint: Any | None = None
+    chip: Any | None = None
+    system: Any | None = None
+    quant: str | None = None
+    quant_span: Span | None = None
+    quant_origin: str = ""
+    kv_dtype: str = "bf16"
+    max_model_len: int = 0
+    max_model_len_span: Span | None = None
+    max_model_len_note: str = ""
+    max_tokens: int = 0
+    served_name: str = ""
+    devices_available: int | None = None
+    devices_span: Span | None = None
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+
+def _unknown(kind: str, value: str, span: Span | None, ids: list[str]) -> Diagnostic:
+    close = difflib.get_close_matches(value.lower(), ids, n=3, cutoff=0.6)
+    help_ = f"did you mean `{close[0]}`?" if close else "known: " + ", ".join(f"`{i}`" for i in sorted(ids))
+    return diag(codes.UNKNOWN_CATALOG_ENTRY, f"unknown {kind} `{value}`", span, help=help_)
+
+
+def resolve(plan: Plan) -> Resolved:
+    """Derive :class:`Resolved` facts for ``plan`` (never raises for bad input)."""
+    from sncc.catalog import hf_config
+
+    r = Resolved()
+    hw = plan.hardware
+    # --- system and chip ---------------------------------------------------
+    if hw.system is not None:
+        try:
+            r.system = catalog.system(hw.system)
+        except KeyError:
+            r.diagnostics.append(_unknown("system", hw.system, hw.span_of("system"), list(catalog.systems())))
+    if hw.chip is not None:
+        try:
+            r.chip = catalog.chip(hw.chip)
+        except KeyError:
+            r.diagnostics.append(_unknown("chip", hw.chip, hw.span_of("chip"), list(catalog.chips())))
+    elif r.system is not None:
+        r.chip = catalog.chip(r.system.chip)
+    elif hw.system is None:
+        r.diagnostics.append(diag(codes.MISSING_KEY, "`hardware` names neither a `system` nor a `chip`",
+                                  hw.name_span, help='add `system = "atlas-900-a3-superpod"` (or `chip = "ascend-910b2"`)'))
+    if r.system is not None and r.chip is not None and hw.chip is not None and r.chip.id != r.system.chip:
+        r.diagnostics.append(diag(codes.INVALID_VALUE, f"chip `{r.chip.id}` is not the chip of system `{r.system.id}` (`{r.system.chip}`)",
+                                  hw.span_of("chip"), related=[Related(hw.span_of("system"), "system given here")],
+                                  help="remove `chip`, or name a system built from it"))
+    per_node = r.system.devices_per_node if r.system is not None else getattr(r.chip, "devices_per_node", None)
+    if hw.devices is not None:
+        r.devices_available, r.devices_span = hw.devices, hw.span_of("devices")
+    elif hw.nodes is not None and per_node:
+        r.devices_available, r.devices_span = hw.nodes * per_node, hw.span_of("nodes")
+    # --- model architecture ------------------------------------------------
+    mdl = plan.model
+    if mdl.weights:
+        try:
+            r.checkpoint = hf_config.read_weights_dir(mdl.weights)
+        except catalog.CatalogError as e:
+            r.diagnostics.append(diag(codes.CHECKPOINT_UNREADABLE, str(e), mdl.span_of("weights"),
+                                      help="fix or remove the file; sncc falls back to the catalog entry"))
+    if r.checkpoint is not None:
+        r.arch, r.arch_source = r.checkpoint.arch, f"{mdl.weights}/config.json"
+    else:
+        try:
+            r.arch, r.arch_source = catalog.model(mdl.id), "catalog"
+        except KeyError:
+            ids = list(catalog.models())
+            d = _unknown("model", mdl.id, mdl.span_of("id"), ids)
+            d = diag(d.code, d.message, d.span,
+                     help=(d.help or "") + "; or point `weights` at a directory holding the model's config.json")
+            r.diagnostics.append(d)
+    # --- quantization and KV dtype ----------------------------------------
+    if mdl.quant is not None:
+        r.quant, r.quant_span, r.quant_origin = mdl.quant, mdl.span_of("quant"), "plan"
+    elif r.checkpoint is not None:
+        r.quant, r.quant_span, r.quant_origin = r.checkpoint.quant, mdl.span_of("weights"), "checkpoint"
+    elif r.arch is not None:
+        r.quant, r.quant_span, r.quant_origin = getattr(r.arch, "checkpoint_dtype", "bf16") or "bf16", mdl.span_of("id"), "catalog"
+    kv = plan.kv_cache.dtype
+    r.kv_dtype = "bf16" if kv == "auto" else kv
+    # --- lengths and names -------------------------------------------------
+    wl = plan.workload
+    if mdl.max_model_len is not None:
+        r.max_model_len, r.max_model_len_span = mdl.max_model_len, mdl.span_of("max_model_len")
+        r.max_model_len_note = "`max_model_len` set here"
+    else:
+        r.max_model_len = wl.input.max + wl.output.max
+        r.max_model_len_span = wl.input.span_of("max")
+        r.max_model_len_note = f"max_model_len = max input {wl.input.max} + max output {wl.output.max} (workload)"
+    gw = plan.gateway
+    r.max_tokens = gw.max_tokens if gw is not None and gw.max_tokens is not None else wl.output.max
+    r.served_name = mdl.served_name or mdl.id
+    return r

@@ -1,0 +1,469 @@
+"""Discrete-event simulation of a serving deployment, stepped per engine iteration.
+
+Events are engine steps, KV arrivals and request arrivals — never tokens.  A
+decode step costs O(log n) for the sequences that finish in it (a heap of
+finish-step indices) plus O(DP ranks) for the lockstep maximum.
+
+Disaggregated plans (``prefill`` + ``decode`` roles)::
+
+    client -> proxy queue --(decode KV reservation + prefill instance ready)-->
+    prefill steps (chunked, <= max_num_batched_tokens) -> KV transfer ->
+    decode instance (continuous batching over its DP ranks, lockstep steps)
+
+* The proxy dispatches FCFS only when a decode DP rank can admit the request
+  (joint P/D scheduling, Omni-Infer ``pd_score_balance``): with
+  ``kv_admission="reserve-max-tokens"`` the rank must hold prompt + max_tokens
+  blocks; the reservation lasts until the request finishes.
+* ``prefill_dispatch="pull"``: a request is handed to a prefill instance when
+  that instance forms its next batch (the proxy keeps the queue); ``"push"``:
+  immediately to the least-loaded instance's own queue.
+* TTFT is measured from dispatch to a prefill instance to the end of the first
+  decode step (the engine's view); time in the proxy queue is ``queue_s``.
+
+Aggregated plans (``serve`` role): each instance runs mixed steps (all running
+decodes + prefill chunks of waiting requests under the token budget).
+"""
+from __future__ import annotations
+
+import heapq
+import math
+import random
+from typing import Any, Dict, List, Optional
+
+from .cost_kv_transfer import kv_exposed_time, kv_transfer_time
+from . import cost_comm as cc
+from .memory import blocks_for
+
+
+class _Reqs:
+    """Struct-of-arrays request table (times in seconds, lengths in tokens)."""
+
+    __slots__ = ("prompt", "out", "t_arr", "t_disp", "t_first", "t_done", "blocks", "rank", "inst",
+                 "done_prompt", "cached")
+
+    def __init__(self, prompts: List[int], outs: List[int]):
+        n = len(prompts)
+        self.prompt = prompts
+        self.out = outs
+        self.t_arr = [0.0] * n
+        self.t_disp = [0.0] * n
+        self.t_first = [0.0] * n
+        self.t_done = [-1.0] * n
+        self.blocks = [0] * n
+        self.rank = [-1] * n
+        self.inst = [-1] * n
+        self.done_prompt = [0] * n
+        self.cached = [0] * n
+
+
+class _DecodeInst:
+    """One decode instance: DP ranks with KV pools, running sets, a finish heap."""
+
+    __slots__ = ("free_blocks", "nseq", "sum_prompt", "sum_start", "pending", "new_this", "heap",
+                 "step", "busy", "total", "running")
+
+    def __init__(self, ranks: int, blocks: int):
+        self.free_blocks = [blocks] * ranks
+        self.nseq = [0] * ranks
+        self.sum_prompt = [0] * ranks
+        self.sum_start = [0] * ranks
+        self.pending: List[int] = []
+        self.new_this: List[int] = []
+        self.heap: List[tuple] = []
+        self.running = [0] * ranks
+        self.step = 0
+        self.busy = False
+        self.total = 0
+
+
+class Simulation:
+    """One simulation run; construct with the prepared context then call :meth:`run`."""
+
+    def __init__(self, spec: Any, ctx: Any):
+        self.spec = spec
+        self.c = ctx
+        self.rng = random.Random(spec.workload.seed)
+        self.ev: List[tuple] = []
+        self.seq = 0
+        self.now = 0.0
+
+    # ------------------------------------------------------------------ events
+    def _push(self, t: float, kind: int, a: int = 0) -> None:
+        self.seq += 1
+        heapq.heappush(self.ev, (t, self.seq, kind, a))
+
+    def run(self) -> Dict[str, Any]:
+        """Run to completion; returns raw per-request arrays and counters."""
+        spec, c = self.spec, self.c
+        wl = spec.workload
+        n = wl.requests
+        self.R = _Reqs(c.prompts, c.outputs)
+        self.R.cached = list(c.cached)
+        self.R.done_prompt = list(c.cached)
+        self.issued = 0
+        self.completed = 0
+        if spec.disaggregated:
+            self._init_disagg()
+            arrive = self._arrive_disagg
+        else:
+            self._init_serve()
+            arrive = self._arrive_serve
+        self._arrive = arrive
+        if wl.concurrency:
+            first = min(wl.concurrency, n)
+            for _ in range(first):
+                self._new_request(0.0)
+        else:
+            self._push(0.0, 0, 0)
+        handlers = self.handlers
+        ev = self.ev
+        pop = heapq.heappop
+        while ev:
+            t, _, kind, a = pop(ev)
+            self.now = t
+            handlers[kind](a)
+        return {"reqs": self.R, "issued": self.issued, "completed": self.completed}
+
+    def _new_request(self, t: float) -> None:
+        i = self.issued
+        self.issued += 1
+        self.R.t_arr[i] = t
+        self._arrive(i)
+
+    def _open_arrival(self, _a: int) -> None:
+        self._new_request(self.now)
+        if self.issued < self.spec.workload.requests:
+            self._push(self.now + self.rng.expovariate(self.spec.workload.rate), 0, 0)
+
+    def _complete(self, i: int) -> None:
+        self.R.t_done[i] = self.now
+        self.completed += 1
+        wl = self.spec.workload
+        if wl.concurrency and self.issued < wl.requests:
+            self._new_request(self.now)
+
+    # ================================================================ disaggregated
+    def _init_disagg(self) -> None:
+        c = self.c
+        pr, de = c.prefill, c.decode
+        self.handlers = [self._open_arrival, self._prefill_done, self._kv_arrive, self._decode_done]
+        self.proxy: List[int] = []
+        self.proxy_head = 0
+        self.p_idle = list(range(pr.instances))
+        self.p_active: List[List[int]] = [[] for _ in range(pr.instances)]   # requests being prefilled
+        self.p_queue: List[List[int]] = [[] for _ in range(pr.instances)]    # push mode local queues
+        self.p_load = [0] * pr.instances
+        self.p_step_info: List[List[int]] = [[] for _ in range(pr.instances)]
+        self.p_step_time = [0.0] * pr.instances
+        self.d = [_DecodeInst(de.ep, c.decode_blocks) for _ in range(de.instances)]
+        self.d_maxseq = de.max_num_seqs
+        self.tps = c.decode_model.tokens_per_decode_step
+        self.push_mode = self.spec.prefill_dispatch == "push"
+        self._start_of = [0] * len(self.R.prompt)
+
+    def _arrive_disagg(self, i: int) -> None:
+        self.proxy.append(i)
+        self._dispatch()
+
+    def _reserve(self, i: int) -> bool:
+        """Reserve decode KV for request i on the DP rank with most free blocks."""
+        c, R = self.c, self.R
+        need = c.reserve_blocks(i)
+        best = None
+        bfree = -1
+        for di, d in enumerate(self.d):
+            fb = d.free_blocks
+            ns = d.nseq
+            m = max(fb)
+            if m < need or m <= bfree:
+                continue
+            # rank with most free blocks among those below max_num_seqs
+            for r in range(len(fb)):
+                if fb[r] > bfree and fb[r] >= need and ns[r] < self.d_maxseq:
+                    bfree = fb[r]
+                    best = (di, r)
+        if best is None:
+            return False
+        di, r = best
+        d = self.d[di]
+        d.free_blocks[r] -= need
+        d.nseq[r] += 1          # counts reserved (in flight + running) sequences
+        R.blocks[i] = need
+        R.rank[i] = r
+        R.inst[i] = di
+        return True
+
+    def _dispatch(self) -> None:
+        proxy = self.proxy
+        if self.push_mode:
+            while self.proxy_head < len(proxy):
+                i = proxy[self.proxy_head]
+                if not self._reserve(i):
+                    break
+                self.proxy_head += 1
+                self.R.t_disp[i] = self.now
+                k = min(range(len(self.p_load)), key=self.p_load.__getitem__)
+                self.p_queue[k].append(i)
+                self.p_load[k] += self.R.prompt[i]
+            while self.p_idle:
+                k = self.p_idle.pop()
+                if not self._start_prefill(k):
+                    break
+        else:
+            while self.p_idle and self.proxy_head < len(proxy):
+                k = self.p_idle.pop()
+                if not self._start_prefill(k):
+                    break
+        if self.proxy_head > 4096:
+            del proxy[: self.proxy_head]
+            self.proxy_head = 0
+
+    def _start_prefill(self, k: int) -> bool:
+        """Form and start a prefill step on idle instance k; False (and idle) if nothing to do."""
+        c, R = self.c, self.R
+        budget = c.prefill.max_num_batched_tokens
+        chunk = c.prefill.chunk_size or budget
+        active = self.p_active[k]
+        # pull new requests (pull mode: from the proxy, with decode reservation)
+        if self.push_mode:
+            q = self.p_queue[k]
+            rem = budget - sum(min(chunk, R.prompt[i] - R.done_prompt[i]) for i in active)
+            while q and rem > 0:
+                i = q.pop(0)
+                active.append(i)
+                rem -= min(chunk, R.prompt[i] - R.done_prompt[i])
+        else:
+            rem = budget - sum(min(chunk, R.prompt[i] - R.done_prompt[i]) for i in active)
+            proxy = self.proxy
+            while rem > 0 and self.proxy_head < len(proxy):
+                i = proxy[self.proxy_head]
+                if not self._reserve(i):
+                    break
+                self.proxy_head += 1
+                R.t_disp[i] = self.now
+                active.append(i)
+                rem -= min(chunk, R.prompt[i] - R.done_prompt[i])
+        if not active:
+            self.p_idle.append(k)
+            return False
+        chunks = []
+        left = budget
+        finishing = []
+        for i in active:
+            if left <= 0:
+                break
+            todo = R.prompt[i] - R.done_prompt[i]
+            l = min(todo, chunk, left)
+            chunks.append((l, R.done_prompt[i]))
+            left -= l
+            R.done_prompt[i] += l
+            if R.done_prompt[i] >= R.prompt[i]:
+                finishing.append(i)
+        t = c.prefill_model.prefill_step(chunks)
+        self.p_step_info[k] = finishing
+        self.p_step_time[k] = t
+        if finishing:
+            fs = set(finishing)
+            self.p_active[k] = [i for i in active if i not in fs]
+        self._push(self.now + t, 1, k)
+        return True
+
+    def _prefill_done(self, k: int) -> None:
+        c, R = self.c, self.R
+        t_step = self.p_step_time[k]
+        for i in self.p_step_info[k]:
+            if self.push_mode:
+                self.p_load[k] -= R.prompt[i]
+            self._push(self.now + c.kv_exposed(R.prompt[i] - R.cached[i], t_step), 2, i)
+        self.p_step_info[k] = []
+        self.p_idle.append(k)
+        self._dispatch()
+
+    def _kv_arrive(self, i: int) -> None:
+        d = self.d[self.R.inst[i]]
+        d.pending.append(i)
+        if not d.busy:
+            self._start_decode(self.R.inst[i])
+
+    def _start_decode(self, di: int) -> None:
+        d = self.d[di]
+        R = self.R
+        step = d.step
+        tps = self.tps
+        if d.pending:
+            for i in d.pending:
+                r = R.rank[i]
+                d.running[r] += 1
+                d.sum_prompt[r] += R.prompt[i]
+                d.sum_start[r] += step
+                self._start_of[i] = step
+                fin = step + int(math.ceil((R.out[i] - 1) / tps - 1e-9))
+                heapq.heappush(d.heap, (fin, i))
+            d.new_this = d.pending
+            d.pending = []
+            d.total = len(d.heap)
+        if not d.heap:
+            d.busy = False
+            return
+        # the largest DP rank sets the lockstep step time
+        run = d.running
+        B = max(run)
+        r = run.index(B)
+        ctx = d.sum_prompt[r] + tps * (B * step - d.sum_start[r])
+        t = self.c.decode_model.decode_step(B, ctx, d.total)
+        d.busy = True
+        self._push(self.now + t, 3, di)
+
+    def _decode_done(self, di: int) -> None:
+        d = self.d[di]
+        R = self.R
+        now = self.now
+        for i in d.new_this:
+            R.t_first[i] = now
+        d.new_this = []
+        step = d.step
+        h = d.heap
+        while h and h[0][0] <= step:
+            _, i = heapq.heappop(h)
+            r = R.rank[i]
+            d.running[r] -= 1
+            d.nseq[r] -= 1
+            d.free_blocks[r] += R.blocks[i]
+            d.sum_prompt[r] -= R.prompt[i]
+            d.sum_start[r] -= self._start_of[i]
+            self._complete(i)
+        d.step = step + 1
+        d.busy = False
+        self._dispatch()
+        if not d.busy:
+            self._start_decode(di)
+
+    # ================================================================ aggregated
+    def _init_serve(self) -> None:
+        c = self.c
+        s = c.serve
+        self.handlers = [self._open_arrival, self._serve_done, None, None]
+        self.s_wait: List[List[int]] = [[] for _ in range(s.instances)]
+        self.s_pref: List[List[int]] = [[] for _ in range(s.instances)]
+        self.s_load = [0] * s.instances
+        self.d = [_DecodeInst(s.ep, c.serve_blocks) for _ in range(s.instances)]
+        self.d_maxseq = s.max_num_seqs
+        self.tps = c.serve_model.tokens_per_decode_step
+        self.s_step_fin: List[List[int]] = [[] for _ in range(s.instances)]
+        self._start_of = [0] * len(self.R.prompt)
+
+    def _arrive_serve(self, i: int) -> None:
+        k = min(range(len(self.s_load)), key=self.s_load.__getitem__)
+        self.s_wait[k].append(i)
+        self.s_load[k] += 1
+        self.R.inst[i] = k
+        if not self.d[k].busy:
+            self._start_serve(k)
+
+    def _serve_reserve(self, k: int, i: int) -> bool:
+        c, R = self.c, self.R
+        d = self.d[k]
+        need = c.reserve_blocks(i)
+        best, bfree = -1, -1
+        for r in range(len(d.free_blocks)):
+            fb = d.free_blocks[r]
+            if fb >= need and fb > bfree and d.nseq[r] < self.d_maxseq:
+                best, bfree = r, fb
+        if best < 0:
+            return False
+        d.free_blocks[best] -= need
+        d.nseq[best] += 1
+        R.blocks[i] = need
+        R.rank[i] = best
+        return True
+
+    def _start_serve(self, k: int) -> None:
+        c, R = self.c, self.R
+        d = self.d[k]
+        step = d.step
+        tps = self.tps
+        budget = c.serve.max_num_batched_tokens
+        chunk = c.serve.chunk_size or budget
+        q = 1 + c.serve_model.draft
+        B_total = len(d.heap)
+        left = budget - B_total * q
+        pref = self.s_pref[k]
+        wait = self.s_wait[k]
+        while wait and left > 0:
+            i = wait[0]
+            if not self._serve_reserve(k, i):
+                break
+            wait.pop(0)
+            R.t_disp[i] = self.now
+            pref.append(i)
+            left -= min(chunk, R.prompt[i] - R.done_prompt[i])
+        left = budget - B_total * q
+        chunks = []
+        fin = []
+        for i in pref:
+            if left <= 0:
+                break
+            l = min(R.prompt[i] - R.done_prompt[i], chunk, left)
+            if l <= 0:
+                continue
+            chunks.append((l, R.done_prompt[i]))
+            left -= l
+            R.done_prompt[i] += l
+            if R.done_prompt[i] >= R.prompt[i]:
+                fin.append(i)
+        if fin:
+            fs = set(fin)
+            self.s_pref[k] = [i for i in pref if i not in fs]
+        self.s_step_fin[k] = fin
+        if not chunks and not d.heap:
+            d.busy = False
+            return
+        run = d.running
+        if d.heap:
+            B = max(run)
+            r = run.index(B)
+            ctx = d.sum_prompt[r] + tps * (B * step - d.sum_start[r])
+        else:
+            B, ctx = 0, 0.0
+        t = c.serve_model.mixed_step(chunks, B, ctx, B_total)
+        d.busy = True
+        self._push(self.now + t, 1, k)
+
+    def _serve_done(self, k: int) -> None:
+        R = self.R
+        d = self.d[k]
+        now = self.now
+        step = d.step
+        tps = self.tps
+        h = d.heap
+        while h and h[0][0] <= step:
+            _, i = heapq.heappop(h)
+            r = R.rank[i]
+            d.running[r] -= 1
+            d.nseq[r] -= 1
+            d.free_blocks[r] += R.blocks[i]
+            d.sum_prompt[r] -= R.prompt[i]
+            d.sum_start[r] -= self._start_of[i]
+            self.s_load[k] -= 1
+            self._complete(i)
+        nxt = step + 1
+        for i in self.s_step_fin[k]:
+            R.t_first[i] = now
+            if R.out[i] <= 1:
+                r = R.rank[i]
+                d.nseq[r] -= 1
+                d.free_blocks[r] += R.blocks[i]
+                self.s_load[k] -= 1
+                self._complete(i)
+                continue
+            r = R.rank[i]
+            d.running[r] += 1
+            d.sum_prompt[r] += R.prompt[i]
+            d.sum_start[r] += nxt
+            self._start_of[i] = nxt
+            f = nxt + int(math.ceil((R.out[i] - 1) / tps - 1e-9)) - 1
+            heapq.heappush(h, (f, i))
+        self.s_step_fin[k] = []
+        d.step = nxt
+        d.busy = False
+        self._start_serve(k)

@@ -1,0 +1,182 @@
+"""Input of the serving simulator: plain frozen dataclasses in canonical units.
+
+Units used everywhere in :mod:`sncc.sim`: seconds, bytes, tokens, FLOP/s, B/s.
+Nothing here imports the catalog at module import time; ``model``, ``chip`` and
+``links`` hold the catalog's frozen objects (``ModelArch``, ``Chip``, ``Link``)
+but any object with the same attribute names works (duck typing), which keeps
+the simulator testable on its own.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional, Tuple
+
+
+@dataclass(frozen=True)
+class RoleSpec:
+    """One serving role (``prefill``, ``decode`` or aggregated ``serve``).
+
+    ``tp * ep * pp == devices``.  Attention is TP-split over ``tp`` devices and
+    replicated ``ep`` times (DP attention: ``ep`` attention groups, each with
+    its own sequences and KV); routed experts are spread over ``tp * ep``
+    devices (MoE EP size = tp*ep).
+
+    Attributes:
+        instances: number of engine instances of this role.
+        devices: devices per instance.
+        tp, ep, pp: parallel sizes (see above).
+        max_num_batched_tokens: token budget per engine step per instance [tokens].
+        chunk_size: chunked-prefill chunk per request per step [tokens] or None (= budget).
+        max_num_seqs: running sequences per attention (DP) group.
+        kv_budget_bytes_per_device: KV-cache pool per device [B]; None -> computed
+            by :func:`sncc.sim.memory.kv_budget_bytes_per_device` from the profile.
+        block_size: KV block size [tokens].
+        graph_mode: None -> role default (prefill eager, decode/serve graph).
+    """
+
+    instances: int
+    devices: int
+    tp: int = 1
+    ep: int = 1
+    pp: int = 1
+    max_num_batched_tokens: int = 8192
+    chunk_size: Optional[int] = None
+    max_num_seqs: int = 256
+    kv_budget_bytes_per_device: Optional[float] = None
+    block_size: int = 128
+    graph_mode: Optional[bool] = None
+
+    @property
+    def dp_groups(self) -> int:
+        """Attention data-parallel groups per instance (= ep)."""
+        return self.ep
+
+    @property
+    def moe_ep(self) -> int:
+        """Expert-parallel group size for routed experts (= tp*ep)."""
+        return self.tp * self.ep
+
+
+@dataclass(frozen=True)
+class Features:
+    """Engine features that change step costs.
+
+    Attributes:
+        micro_batch: 1 or 2; 2 = two-micro-batch overlap (comm hidden under compute).
+        graph_mode: default graph mode for decode/serve roles (prefill runs eager
+            unless its RoleSpec says otherwise).
+        superkernel: Ascend SuperKernel fusion (reduces launch overhead per step).
+        mtp: (draft_tokens, acceptance) — acceptance = mean accepted fraction of
+            draft tokens; None = no speculative decoding.
+        redundant_experts: extra expert replicas per device (EPLB / OmniPlacement).
+        omni_attn_compress_ratio: fraction of KV reads removed on compressed layers.
+        prefix_cache_hit_rate: fraction of prompt tokens served from the prefix cache.
+    """
+
+    micro_batch: int = 1
+    graph_mode: bool = True
+    superkernel: bool = False
+    mtp: Optional[Tuple[int, float]] = None
+    redundant_experts: int = 0
+    omni_attn_compress_ratio: Optional[float] = None
+    prefix_cache_hit_rate: float = 0.0
+
+
+@dataclass(frozen=True)
+class LengthDist:
+    """A token-length distribution.
+
+    kind: ``fixed`` (always ``mean``), ``uniform`` (integers in [min, max]) or
+    ``lognormal`` (see :mod:`sncc.sim.workload` for how sigma is chosen and how
+    the clamp at ``max`` keeps the mean).  ``cv`` overrides the profile's
+    coefficient of variation for ``lognormal``.
+    """
+
+    kind: str = "fixed"
+    mean: float = 1024
+    max: Optional[int] = None
+    min: int = 1
+    cv: Optional[float] = None
+
+
+@dataclass(frozen=True)
+class Workload:
+    """Request stream.
+
+    Exactly one of ``concurrency`` (closed loop: each client issues its next
+    request when its previous one completes, until ``requests`` have been
+    issued) or ``rate`` (open loop, Poisson arrivals [req/s]).
+    ``max_tokens`` is the client's output cap [tokens] (defaults to output.max).
+    """
+
+    requests: int
+    input: LengthDist
+    output: LengthDist
+    concurrency: Optional[int] = None
+    rate: Optional[float] = None
+    max_tokens: Optional[int] = None
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class SloTarget:
+    """One SLO: ``metric`` in ttft/tpot/e2e [s], qpm, output_tokens_per_s,
+    tokens_per_s_per_user; ``stat`` mean/p50/p90/p99 (ignored for rates);
+    ``op`` one of <, <=, >, >=."""
+
+    metric: str
+    stat: str
+    op: str
+    target: float
+
+
+@dataclass(frozen=True)
+class SimSpec:
+    """Everything the simulator needs.
+
+    Attributes:
+        model: catalog ModelArch.  quant: weight quant id (e.g. ``w8a8``).
+        kv_dtype: KV dtype id (``int8``, ``bf16``...).  kv_bytes_per_token: override of
+            the all-layer KV bytes/token (e.g. 39,040 for vllm-ascend C8 on DeepSeek-R1);
+            None -> catalog ``kv_bytes_per_token``.
+        chip: catalog Chip.  links: tuple of catalog Link (system topology).
+        devices_per_node: devices per node of the system.
+        profile: profile id under ``sncc/catalog/data/profiles`` (e.g. ``ascend-a3``).
+        roles: mapping role name -> RoleSpec (``prefill``+``decode`` or ``serve``).
+        features, workload, slos: see their classes.
+        kv_admission: ``reserve-max-tokens`` (decode admits a request only when the
+            pool holds prompt+max_tokens) or ``on-demand`` (prompt only).
+        prefill_dispatch: ``pull`` (the proxy hands a request to a prefill instance when
+            that instance starts a step) or ``push`` (immediately, least-loaded instance).
+        quant_weight_bytes, quant_compute_dtype: optional overrides of the catalog quant.
+    """
+
+    model: Any
+    chip: Any
+    roles: Tuple[Tuple[str, RoleSpec], ...]
+    workload: Workload
+    quant: str = "bf16"
+    kv_dtype: str = "bf16"
+    kv_bytes_per_token: Optional[float] = None
+    links: Tuple[Any, ...] = ()
+    devices_per_node: int = 8
+    profile: str = "ascend-a3"
+    features: Features = field(default_factory=Features)
+    slos: Tuple[SloTarget, ...] = ()
+    kv_admission: str = "reserve-max-tokens"
+    prefill_dispatch: str = "pull"
+    quant_weight_bytes: Optional[float] = None
+    quant_compute_dtype: Optional[str] = None
+
+    def role(self, name: str) -> Optional[RoleSpec]:
+        """The RoleSpec called ``name`` or None."""
+        roles = self.roles.items() if isinstance(self.roles, dict) else self.roles
+        for n, r in roles:
+            if n == name:
+                return r
+        return None
+
+    @property
+    def disaggregated(self) -> bool:
+        """True when the plan has separate prefill and decode roles."""
+        return self.role("prefill") is not None and self.role("decode") is not None

@@ -1,0 +1,200 @@
+"""Engine-step latency of one instance: prefill (chunked) and decode steps.
+
+Combines the per-family cost modules (attention, GEMM/MoE, communication) with
+the profile's efficiencies and overheads.  All times in seconds, per step, for
+the slowest device of the instance (DP groups step in lockstep).
+
+Prefill step (``T`` new tokens spread over the ``ep`` DP groups)::
+
+    t = t_step0 + sum_layers[ sum_ops roofline(op) + vector*T_dev
+                              + exposed(TP all-reduce + EP dispatch/combine) ]
+
+Decode step (``B`` sequences in the largest DP group, each verifying ``1+d``
+tokens with MTP)::
+
+    t = t_graph + sum_layers[ roofline(attn GEMM) + roofline(MLA/GQA core over
+        the group's KV) + roofline(dense|shared|routed experts touched)
+        + vector*tokens + exposed(EP low-latency dispatch/combine) ] + lm_head + MTP draft
+
+``exposed(c) = c - min(c, hide * compute)`` with two micro-batches, else ``c``.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Dict, Iterable, Tuple
+
+from . import cost_attention as ca
+from . import cost_comm as cc
+from .cost_gemm import experts_touched_fraction, local_experts
+from .cost_roofline import peak_for, roofline
+from .model_shape import ModelShape
+
+
+class StepModel:
+    """Step-time model of one role; construct once per simulation (caches decode steps)."""
+
+    def __init__(self, spec: Any, role_name: str, role: Any, profile: Any, shape: ModelShape,
+                 kv_tok_bytes: float, weight_bytes: float, compute_dtype: str):
+        self.role = role
+        self.role_name = role_name
+        self.shape = shape
+        self.p = profile
+        chip = spec.chip
+        f = spec.features
+        self.bw = float(chip.hbm_bandwidth)
+        self.peak_w = peak_for(chip, compute_dtype)
+        self.peak_a = peak_for(chip, "bf16")
+        self.wb = weight_bytes
+        self.kv_layer = kv_tok_bytes / shape.n_layers
+        self.kv_share = ca.kv_share_per_device(shape, role.tp)
+        self.mb2 = f.micro_batch >= 2
+        self.hide = profile.get("overlap.microbatch_hide_fraction") if self.mb2 else 0.0
+        graph = role.graph_mode if role.graph_mode is not None else (
+            False if role_name == "prefill" else f.graph_mode)
+        self.graph = graph
+        self.superkernel = bool(f.superkernel and graph)
+        self.mtp = f.mtp
+        self.draft = f.mtp[0] if f.mtp else 0
+        omni = f.omni_attn_compress_ratio or 0.0
+        self.kv_read_factor = 1.0 - omni * (profile.get("omni_attn.compressed_layer_fraction") if omni else 0.0)
+        self.eta_m = profile.get("compute.eta_m")
+        self.ep_size = role.tp * role.ep
+        self.e_loc = local_experts(shape.n_experts, self.ep_size, f.redundant_experts) if shape.n_experts else 0.0
+        links = spec.links
+        tp_link = cc.link_for_group(links, role.tp, spec.devices_per_node)
+        self.tp_bw, self.tp_lat = cc.link_bw_lat(tp_link)
+        ep_link = cc.link_for_group(links, self.ep_size, spec.devices_per_node)
+        self.ep_link_bw, _ = cc.link_bw_lat(ep_link)
+        self.ar_alpha = profile.get("comm.allreduce_alpha_s")
+        self.ar_eta = profile.get("comm.allreduce_link_efficiency")
+        self.disp_bytes = 1.0 if compute_dtype in ("int8", "fp8") else 2.0
+        self.comb_bytes = 2.0
+        self._dec_cache: Dict[Tuple[int, int, int], float] = {}
+        # imbalance of routed-token load (max/mean over devices)
+        if f.redundant_experts > 0:
+            self.imb = profile.get("moe.imbalance_with_redundancy")
+        else:
+            self.imb = profile.get("moe.imbalance")
+
+    # ------------------------------------------------------------------ helpers
+    def _exposed(self, comm: float, compute: float) -> float:
+        return comm - min(comm, self.hide * compute)
+
+    def _launch(self, kind: str) -> float:
+        p = self.p
+        L = self.shape.n_layers
+        if self.graph:
+            t = p.get(f"overhead.{kind}_graph_step_s")
+        else:
+            t = p.get("overhead.eager_launch_per_layer_s") * L
+        if self.superkernel:
+            t *= p.get("overhead.superkernel_launch_factor")
+        return t
+
+    # ------------------------------------------------------------------ prefill
+    def prefill_step(self, chunks: Iterable[Tuple[float, float]]) -> float:
+        """Latency [s] of one prefill step processing ``chunks`` = (new tokens, cached prior)."""
+        T = 0.0
+        pairs = 0.0
+        for l, prior in chunks:
+            T += l
+            pairs += ca.causal_pairs(l, prior)
+        if T <= 0:
+            return 0.0
+        return self._mixed_step(T, pairs, 0, 0.0, 0)
+
+    def _mixed_step(self, T: float, pairs: float, B: int, ctx_sum: float, B_total: int) -> float:
+        """Step with T prefill tokens (instance-wide) plus B decode sequences in the largest group."""
+        s, r, p = self.shape, self.role, self.p
+        tp, ep = r.tp, r.ep
+        q = 1 + self.draft
+        dec_tok = B * q
+        tok_g = T / ep + dec_tok                      # tokens per DP group
+        tok_total = T + B_total * q                   # tokens of the whole instance (EP traffic)
+        prefill_part = T > 0
+        eta_c = p.get("compute.eta_c_gemm_prefill") if prefill_part else p.get("compute.eta_c_gemm_decode")
+        t0 = p.get("compute.op_t0_s")
+        pw, pa, bw, em, wb = self.peak_w, self.peak_a, self.bw, self.eta_m, self.wb
+        # attention projections + core
+        t_attn_gemm = roofline(2 * tok_g * s.attn_params / tp, s.attn_params / tp * wb, pw, bw, eta_c, em, t0)
+        t_core = 0.0
+        if pairs > 0:
+            t_core += roofline(pairs / ep * ca.prefill_pair_flops(s) / tp, 0.0, pa, bw,
+                               p.get("compute.eta_c_attn_prefill"), em, t0)
+        if B > 0:
+            fl = ctx_sum * q * ca.decode_flops_per_ctx_token(s) / tp
+            by = ctx_sum * self.kv_layer * self.kv_share * self.kv_read_factor
+            t_core += roofline(fl, by, pa, bw, p.get("compute.eta_c_attn_decode"), em, t0)
+        attn = t_attn_gemm + t_core
+        # FFN
+        t_dense = roofline(2 * tok_g * s.dense_ffn_params / tp, s.dense_ffn_params / tp * wb, pw, bw, eta_c, em, t0)
+        t_moe = 0.0
+        if s.n_experts:
+            t_shared = roofline(2 * tok_g * s.shared_params / tp, s.shared_params / tp * wb, pw, bw, eta_c, em, t0) \
+                if s.shared_params else 0.0
+            routed_tok = tok_total * s.top_k / self.ep_size * self.imb
+            touched = self.e_loc * experts_touched_fraction(tok_total, s.n_experts, s.top_k)
+            t_routed = roofline(2 * routed_tok * s.expert_params, touched * s.expert_params * wb,
+                                pw, bw, eta_c, em, t0)
+            t_moe = t_shared + t_routed
+        # vector work (norms, rope, softmax, quant, SwiGLU): per token per layer
+        vec_key = "compute.vector_s_per_token_layer_prefill" if prefill_part else "compute.vector_s_per_token_layer_decode"
+        t_vec = p.get(vec_key) * (T / (tp * ep) + dec_tok)
+        # communication
+        ar = 2 * cc.allreduce_time(tok_g * s.hidden * 2.0, tp, self.tp_bw, self.tp_lat, self.ar_alpha, self.ar_eta)
+        ep_t = 0.0
+        if s.n_experts and self.ep_size > 1:
+            mode = "normal" if prefill_part else "low_latency"
+            bd, bc = cc.ep_bandwidths(p, mode, self.ep_size, self.ep_link_bw)
+            alpha = p.get(f"comm.ep_alpha_{mode}_s")
+            ep_t = cc.ep_layer_time(tok_total / self.ep_size * self.imb, s.hidden, s.top_k, self.ep_size,
+                                    self.disp_bytes, self.comb_bytes, bd, bc, alpha)
+        comp_dense = attn + t_dense + t_vec
+        comp_moe = attn + t_moe + t_vec
+        layer_dense = comp_dense + self._exposed(ar, comp_dense)
+        layer_moe = comp_moe + self._exposed(ar + ep_t, comp_moe)
+        total = s.n_dense * layer_dense + s.n_moe * layer_moe
+        # LM head for decode tokens (prefill samples one token per finished request: negligible)
+        if B > 0:
+            total += roofline(2 * dec_tok * s.hidden * s.vocab / tp, s.hidden * s.vocab * 2.0 / tp,
+                              pa, bw, eta_c, em, t0)
+            if self.draft:
+                # MTP draft: one extra decoder layer per draft token, at decode batch
+                total += self.draft * p.get("mtp.draft_layer_cost_factor") * (layer_moe if s.n_experts else layer_dense)
+        total += self._launch("prefill" if prefill_part and B == 0 else "decode")
+        if prefill_part:
+            total += p.get("overhead.prefill_step_s")
+        return total
+
+    # ------------------------------------------------------------------ decode
+    def decode_step(self, B: int, ctx_sum: float, B_total: int) -> float:
+        """Latency [s] of a decode step: ``B`` seqs in the largest DP group with total
+        context ``ctx_sum`` [tokens]; ``B_total`` seqs in the whole instance."""
+        if B <= 0:
+            return 0.0
+        cavg = int(ctx_sum / B) >> 7
+        key = (B, cavg, B_total >> 4)
+        t = self._dec_cache.get(key)
+        if t is None:
+            t = self._mixed_step(0.0, 0.0, B, ((cavg << 7) + 64) * B, max(B, (B_total >> 4 << 4) + 8))
+            self._dec_cache[key] = t
+        return t
+
+    def mixed_step(self, chunks: Iterable[Tuple[float, float]], B: int, ctx_sum: float, B_total: int) -> float:
+        """Aggregated-mode step: prefill chunks plus ``B`` decode seqs (largest group)."""
+        T = 0.0
+        pairs = 0.0
+        for l, prior in chunks:
+            T += l
+            pairs += ca.causal_pairs(l, prior)
+        if T <= 0:
+            return self.decode_step(B, ctx_sum, B_total)
+        return self._mixed_step(T, pairs, B, ctx_sum, B_total)
+
+    @property
+    def tokens_per_decode_step(self) -> float:
+        """Mean output tokens per sequence per decode step (1 + acceptance*draft)."""
+        if not self.mtp:
+            return 1.0
+        d, a = self.mtp
+        return 1.0 + a * d

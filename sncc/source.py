@@ -1,0 +1,109 @@
+"""Source files and spans; the one place where positions are converted.
+
+Spans are stored as 0-based code-point offsets into the decoded text (Python
+``str`` indices, which are also Lark's ``start_pos``/``end_pos``).  Every
+conversion to a human or machine position lives here:
+
+* :meth:`SourceFile.line_col` – 1-based line and 1-based column counted in
+  Unicode code points (text, JSON, SARIF and GitHub outputs);
+* :meth:`SourceFile.lsp_position` – 0-based line and UTF-16 code-unit column
+  (Language Server Protocol).
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Span:
+    """A half-open range ``[start, end)`` of code-point offsets in ``file``.
+
+    ``file`` is the display name of the source (a path as the user gave it, or
+    ``<stdin>``).  ``start == end`` marks a point (for example end of file).
+    """
+
+    file: str
+    start: int
+    end: int
+
+    def __post_init__(self) -> None:
+        if self.end < self.start:
+            raise ValueError(f"span end {self.end} before start {self.start}")
+
+
+@dataclass
+class SourceFile:
+    """The text of one plan file with a line-start index.
+
+    ``text`` is the decoded content; ``name`` is what diagnostics print.
+    Line breaks are ``\\n``, ``\\r\\n`` or a lone ``\\r``.
+    """
+
+    name: str
+    text: str
+    _line_starts: list[int] = field(default_factory=list, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        starts = [0]
+        text = self.text
+        i = 0
+        n = len(text)
+        while True:
+            j = text.find("\n", i)
+            k = text.find("\r", i)
+            if j < 0 and k < 0:
+                break
+            if k >= 0 and (j < 0 or k < j):
+                nxt = k + 2 if k + 1 < n and text[k + 1] == "\n" else k + 1
+            else:
+                nxt = j + 1
+            starts.append(nxt)
+            i = nxt
+        self._line_starts = starts
+
+    def clamp(self, offset: int) -> int:
+        """Clamp ``offset`` into ``[0, len(text)]``."""
+        return max(0, min(offset, len(self.text)))
+
+    def line_col(self, offset: int) -> tuple[int, int]:
+        """Return the 1-based (line, column) of a code-point ``offset``."""
+        offset = self.clamp(offset)
+        line = bisect.bisect_right(self._line_starts, offset) - 1
+        return line + 1, offset - self._line_starts[line] + 1
+
+    def line_text(self, line: int) -> str:
+        """Return line ``line`` (1-based) without its line break."""
+        start = self._line_starts[line - 1]
+        end = self._line_starts[line] if line < len(self._line_starts) else len(self.text)
+        return self.text[start:end].rstrip("\r\n")
+
+    @property
+    def line_count(self) -> int:
+        """Number of lines (a trailing line break does not start a new one)."""
+        return len(self._line_starts)
+
+    def lsp_position(self, offset: int) -> tuple[int, int]:
+        """Return the LSP position (0-based line, UTF-16 column) of ``offset``."""
+        line, col = self.line_col(offset)
+        prefix = self.text[self._line_starts[line - 1] : self.clamp(offset)]
+        return line - 1, len(prefix.encode("utf-16-le")) // 2
+
+    def offset_of_lsp(self, line: int, character: int) -> int:
+        """Inverse of :meth:`lsp_position` (clamped to the file)."""
+        if line >= len(self._line_starts):
+            return len(self.text)
+        start = self._line_starts[line]
+        text = self.line_text(line + 1)
+        units = 0
+        for i, ch in enumerate(text):
+            if units >= character:
+                return start + i
+            units += 2 if ord(ch) > 0xFFFF else 1
+        return start + len(text)
+
+    def span(self, start: int, end: int) -> Span:
+        """A :class:`Span` in this file, clamped to its text."""
+        start = self.clamp(start)
+        return Span(self.name, start, max(start, self.clamp(end)))

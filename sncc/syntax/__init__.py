@@ -1,0 +1,1 @@
+"""Source text → Lark tree → sncc's own AST (frozen dataclasses with spans)."""

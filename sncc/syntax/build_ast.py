@@ -1,0 +1,131 @@
+"""Lark tree → :mod:`sncc.syntax.ast` nodes.
+
+A small explicit walker rather than a Lark ``Transformer`` so that nesting
+depth is bounded (a hostile file cannot exhaust the Python stack) and every
+node gets a :class:`~sncc.source.Span` from Lark's token and meta positions.
+"""
+
+from __future__ import annotations
+
+from sncc.diagnostics import codes
+from sncc.diagnostics.model import Diagnostic, diag
+from sncc.source import SourceFile, Span
+from sncc.syntax import ast
+from sncc.units import parse_number
+
+#: Deepest nesting of blocks or lists accepted (the language needs 4).
+MAX_DEPTH = 48
+
+
+class _TooDeep(Exception):
+    def __init__(self, span: Span) -> None:
+        self.span = span
+
+
+def _unescape(raw: str) -> str:
+    body = raw[1:-1]
+    if "\\" not in body:
+        return body
+    out = []
+    i = 0
+    escapes = {"n": "\n", "t": "\t", '"': '"', "\\": "\\", "r": "\r"}
+    while i < len(body):
+        c = body[i]
+        if c == "\\" and i + 1 < len(body):
+            out.append(escapes.get(body[i + 1], body[i + 1]))
+            i += 2
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+class _Builder:
+    def __init__(self, source: SourceFile) -> None:
+        self.source = source
+
+    def tok_span(self, tok) -> Span:
+        return self.source.span(tok.start_pos, tok.end_pos)
+
+    def tree_span(self, tree) -> Span:
+        m = tree.meta
+        if getattr(m, "empty", True):
+            return self.source.span(0, 0)
+        return self.source.span(m.start_pos, m.end_pos)
+
+    def key(self, tree) -> ast.Key:
+        toks = tree.children
+        return ast.Key(tuple(str(t) for t in toks), self.source.span(toks[0].start_pos, toks[-1].end_pos))
+
+    def value(self, tree, depth: int) -> ast.Value:
+        if depth > MAX_DEPTH:
+            raise _TooDeep(self.tree_span(tree))
+        kind = tree.data
+        if kind == "string":
+            tok = tree.children[0]
+            return ast.Str(_unescape(str(tok)), self.tok_span(tok))
+        if kind == "number":
+            tok = tree.children[0]
+            return ast.Number(parse_number(str(tok)), str(tok), self.tok_span(tok))
+        if kind == "quantity":
+            tok = tree.children[0]
+            return ast.QuantityLit(str(tok), self.tok_span(tok))
+        if kind == "ident":
+            tok = tree.children[0]
+            return ast.Ident(str(tok), self.tok_span(tok))
+        if kind == "call":
+            name = tree.children[0]
+            args = tuple(self.value(c, depth + 1) for c in tree.children[1:] if c is not None)
+            return ast.Call(str(name), self.tok_span(name), args, self.tree_span(tree))
+        if kind == "list":
+            items = tuple(self.value(c, depth + 1) for c in tree.children if c is not None)
+            return ast.ListLit(items, self.tree_span(tree))
+        raise AssertionError(f"unknown value node {kind}")  # pragma: no cover
+
+    def block(self, tree, depth: int) -> ast.Block:
+        if depth > MAX_DEPTH:
+            raise _TooDeep(self.tree_span(tree))
+        name_tok, label_tree, *rest = tree.children
+        label = None
+        if label_tree is not None:
+            tok = label_tree.children[0]
+            label = ast.Str(_unescape(str(tok)), self.tok_span(tok))
+        items: list[ast.Item] = []
+        for child in rest:
+            if child is None:
+                continue
+            if child.data == "block":
+                items.append(self.block(child, depth + 1))
+            elif child.data == "assignment":
+                key_tree, value_tree = child.children
+                items.append(ast.Assignment(self.key(key_tree), self.value(value_tree, depth + 1), self.tree_span(child)))
+            elif child.data == "comparison":
+                key_tree, op_tok, value_tree = child.children
+                items.append(
+                    ast.Comparison(
+                        self.key(key_tree), str(op_tok), self.tok_span(op_tok),
+                        self.value(value_tree, depth + 1), self.tree_span(child),
+                    )
+                )
+        return ast.Block(str(name_tok), self.tok_span(name_tok), label, tuple(items), self.tree_span(tree))
+
+
+def build_module(tree, source: SourceFile) -> tuple[ast.Module | None, list[Diagnostic]]:
+    """Convert the Lark ``start`` tree of ``source`` to an :class:`ast.Module`.
+
+    Returns ``(module, [])`` or ``(None, [diagnostic])`` when nesting exceeds
+    :data:`MAX_DEPTH`.
+    """
+    b = _Builder(source)
+    try:
+        blocks = tuple(b.block(c, 1) for c in tree.children if c is not None)
+    except _TooDeep as e:
+        return None, [
+            diag(
+                codes.SYNTAX_ERROR,
+                f"blocks or lists nested more than {MAX_DEPTH} levels deep",
+                Span(e.span.file, e.span.start, min(e.span.end, e.span.start + 1)),
+                help="plans need at most four levels of nesting",
+            )
+        ]
+    return ast.Module(blocks, source.span(0, len(source.text))), []

@@ -1,0 +1,171 @@
+"""Parse plan text with Lark (LALR, contextual lexer, positions kept) and turn
+Lark's exceptions into :class:`~sncc.diagnostics.Diagnostic` values.
+
+The grammar ships as package data (``grammar/sncc.lark`` in the repository,
+``sncc/_grammar/sncc.lark`` in a wheel) and is built once per process.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from sncc.diagnostics import codes
+from sncc.diagnostics.model import Diagnostic, Related, diag
+from sncc.source import SourceFile
+
+#: How terminals are named in "expected ..." messages.
+TERMINAL_NAMES = {
+    "NAME": "a key or identifier",
+    "STRING": "a string",
+    "NUMBER": "a number",
+    "QUANTITY": "a quantity like `2s` or `16k`",
+    "LBRACE": "`{`",
+    "RBRACE": "`}`",
+    "EQUAL": "`=`",
+    "COMPARE": "a comparison (`<`, `<=`, `>`, `>=`)",
+    "LPAR": "`(`",
+    "RPAR": "`)`",
+    "LSQB": "`[`",
+    "RSQB": "`]`",
+    "COMMA": "`,`",
+    "DOT": "`.`",
+    "_SEP": "`;`",
+    "SEMICOLON": "`;`",
+    "$END": "end of file",
+}
+
+
+@functools.lru_cache(maxsize=1)
+def get_parser():
+    """Build the Lark LALR parser once per process (about 15 ms)."""
+    from lark import Lark
+
+    from sncc.resources import grammar_text
+
+    return Lark(
+        grammar_text(),
+        parser="lalr",
+        lexer="contextual",
+        propagate_positions=True,
+        maybe_placeholders=True,
+    )
+
+
+def _describe(term: str) -> str:
+    return TERMINAL_NAMES.get(term, f"`{term.lower()}`")
+
+
+def _expected(names) -> str:
+    items = sorted({_describe(n) for n in names if not n.startswith("__ANON") and n != "_SEP"})
+    if not items:
+        return "something else"
+    if len(items) > 6:
+        items = items[:6] + ["…"]
+    return ", ".join(items[:-1]) + (" or " if len(items) > 1 else "") + items[-1]
+
+
+def _found(tok) -> str:
+    if tok.type == "$END":
+        return "end of file"
+    text = str(tok)
+    if len(text) > 30:
+        text = text[:27] + "..."
+    return f"`{text}`"
+
+
+def parse_tree(source: SourceFile):
+    """Parse ``source`` into a Lark tree.
+
+    Returns ``(tree, None)`` or ``(None, diagnostic)``: only the first syntax
+    error of a file is reported, since later ones are usually cascades.
+    """
+    from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
+
+    try:
+        return get_parser().parse(source.text), None
+    except UnexpectedToken as e:
+        tok = e.token
+        expected = getattr(e, "accepts", None) or e.expected
+        if tok.type == "$END":
+            end = len(source.text)
+            opener = _last_unclosed_brace(source.text)
+            related = ()
+            if opener is not None:
+                related = (Related(source.span(opener, opener + 1), "block opened here"),)
+            return None, diag(
+                codes.UNCLOSED_BLOCK,
+                f"expected {_expected(expected)}, found end of file",
+                source.span(end, end),
+                related=related,
+                help="close every `{` with a `}`",
+            )
+        start = tok.start_pos if tok.start_pos is not None else 0
+        end = tok.end_pos if tok.end_pos is not None else start + len(str(tok))
+        help_ = None
+        if tok.type == "EQUAL" and "EQUAL" not in expected:
+            help_ = "a key takes one value; separate items with spaces, new lines or `;`"
+        elif "EQUAL" in expected and tok.type in ("NUMBER", "QUANTITY", "STRING", "NAME"):
+            help_ = "write `key = value`"
+        elif tok.type == "COMPARE" and "EQUAL" in expected:
+            help_ = "use `=` to set a value; comparisons belong in `slo`"
+        return None, diag(
+            codes.SYNTAX_ERROR,
+            f"expected {_expected(expected)}, found {_found(tok)}",
+            source.span(start, end),
+            help=help_,
+        )
+    except UnexpectedCharacters as e:
+        pos = e.pos_in_stream
+        ch = source.text[pos] if pos < len(source.text) else ""
+        help_ = None
+        if ch == "'":
+            help_ = "strings use double quotes: \"like this\""
+        elif ch == '"':
+            help_ = "a string must end on the line it starts; close it with `\"`"
+        elif ch in "@$!&|^~`\\":
+            help_ = "remove the character; comments start with `#`"
+        shown = repr(ch)[1:-1] if ch and not ch.isprintable() else ch
+        return None, diag(
+            codes.UNEXPECTED_CHARACTER,
+            f"unexpected character `{shown}`",
+            source.span(pos, pos + 1),
+            help=help_,
+        )
+    except UnexpectedInput as e:  # pragma: no cover - LALR raises the two above
+        pos = getattr(e, "pos_in_stream", 0) or 0
+        return None, diag(codes.SYNTAX_ERROR, "invalid syntax", source.span(pos, pos + 1))
+
+
+def _last_unclosed_brace(text: str) -> int | None:
+    """Offset of the innermost `{` still open at end of file (strings and comments skipped)."""
+    stack: list[int] = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == "#":
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+            continue
+        if c == '"':
+            i += 1
+            while i < n and text[i] not in '"\n':
+                i += 2 if text[i] == "\\" else 1
+        elif c == "{":
+            stack.append(i)
+        elif c == "}" and stack:
+            stack.pop()
+        i += 1
+    return stack[-1] if stack else None
+
+
+def parse(source: SourceFile) -> tuple[object | None, list[Diagnostic]]:
+    """Parse ``source`` to an AST :class:`~sncc.syntax.ast.Module`.
+
+    Returns ``(module, diagnostics)``; ``module`` is None when the text does not parse.
+    """
+    from sncc.syntax.build_ast import build_module
+
+    tree, err = parse_tree(source)
+    if err is not None:
+        return None, [err]
+    return build_module(tree, source)
