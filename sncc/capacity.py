@@ -135,7 +135,10 @@ def role_memory(plan, resolved, role_name: str, role) -> MemoryBreakdown | None:
         redundant = plan.optimize.omni_placement.redundant_experts
     w = weights_per_device(arch, resolved.quant or "bf16", role.tp, role.ep, role.pp,
                            redundant if arch.is_moe else 0)
-    kv_tok = kv_bytes_per_token_per_device(arch, resolved.kv_dtype, role.tp) / role.pp
+    try:
+        kv_tok = kv_bytes_per_token_per_device(arch, resolved.kv_dtype, role.tp) / role.pp
+    except (ValueError, KeyError):
+        return None  # tp does not split the KV heads (SN3004) or the dtype is unknown: reported elsewhere
     if role_name == "prefill":
         context = max(role.max_num_batched_tokens // max(1, role.ep), plan.workload.input.max)
         seqs = 1

@@ -54,7 +54,10 @@ class Compilation:
             return None
         from sncc.plan.resolve import resolve
 
-        return resolve(self.plan)
+        import os
+
+        base = os.path.dirname(self.source.name) if self.source.name not in ("<stdin>", "-") else None
+        return resolve(self.plan, base_dir=base or ".")
 
     @cached_property
     def check_diagnostics(self) -> list[Diagnostic]:

@@ -14,8 +14,8 @@ def check_roles(plan, r):
                    help="add `serve { devices = ... }`, or `prefill { ... }` and `decode { ... }`")
     elif "serve" in has and has - {"serve"}:
         other = sorted(has - {"serve"})[0]
-        yield diag(codes.ROLE_SHAPE, f"`serve` cannot be combined with `{other}`", plan.serve.name_span,
-                   related=[Related(getattr(plan, other).name_span, f"`{other}` given here")],
+        yield diag(codes.ROLE_SHAPE, f"`{other}` cannot be combined with `serve`", getattr(plan, other).name_span,
+                   related=[Related(plan.serve.name_span, "`serve` given here")],
                    help="use `serve` alone (aggregated) or `prefill` and `decode` (disaggregated)")
     elif has in ({"prefill"}, {"decode"}):
         missing = ({"prefill", "decode"} - has).pop()

@@ -292,6 +292,8 @@ def lower(plan: Plan, resolved: Resolved) -> Deployment:
     secrets: list[str] = []
     gw = plan.gateway
     if gw is not None and gw.api_key is not None:
+        if not _ENV_NAME.match(gw.api_key.name):
+            raise LoweringError(f"env(\"{gw.api_key.name}\") does not name a valid environment variable")
         secrets.append(gw.api_key.name)
     env = _runtime_env(plan, roles, per_node, vendor, any(r.expert_parallel for r in roles))
     wl = plan.workload

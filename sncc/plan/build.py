@@ -286,9 +286,9 @@ class _Builder:
                 self.error(codes.INVALID_VALUE, f"`{name}` is a value, not a block: write `{name} = ...`", item.name_span)
                 continue
             if isinstance(item, ast.Comparison):
+                # reported, then read as an assignment so that one typo does not cascade
                 self.error(codes.SYNTAX_ERROR, f"use `=` to set `{name}`; comparisons belong in `slo`", item.op_span,
                            fixes=[Fix("use `=`", (Edit(item.op_span, "="),), "safe")])
-                continue
             if len(item.key.parts) > 1:
                 self.unknown(name, span, where, settable, False)
                 continue

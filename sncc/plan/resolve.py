@@ -55,8 +55,13 @@ def _unknown(kind: str, value: str, span: Span | None, ids: list[str]) -> Diagno
     return diag(codes.UNKNOWN_CATALOG_ENTRY, f"unknown {kind} `{value}`", span, help=help_)
 
 
-def resolve(plan: Plan) -> Resolved:
-    """Derive :class:`Resolved` facts for ``plan`` (never raises for bad input)."""
+def resolve(plan: Plan, base_dir: str | None = None) -> Resolved:
+    """Derive :class:`Resolved` facts for ``plan`` (never raises for bad input).
+
+    A relative ``weights`` path is read relative to ``base_dir`` (the plan
+    file's folder) when given.
+    """
+    import os
     from sncc.catalog import hf_config
 
     r = Resolved()
@@ -90,7 +95,8 @@ def resolve(plan: Plan) -> Resolved:
     mdl = plan.model
     if mdl.weights:
         try:
-            r.checkpoint = hf_config.read_weights_dir(mdl.weights)
+            wdir = mdl.weights if base_dir is None or os.path.isabs(mdl.weights) else os.path.join(base_dir, mdl.weights)
+            r.checkpoint = hf_config.read_weights_dir(wdir)
         except catalog.CatalogError as e:
             r.diagnostics.append(diag(codes.CHECKPOINT_UNREADABLE, str(e), mdl.span_of("weights"),
                                       help="fix or remove the file; sncc falls back to the catalog entry"))

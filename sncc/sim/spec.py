@@ -32,6 +32,12 @@ class RoleSpec:
             by :func:`sncc.sim.memory.kv_budget_bytes_per_device` from the profile.
         block_size: KV block size [tokens].
         graph_mode: None -> role default (prefill eager, decode/serve graph).
+        graph_gears: graph-mode batch buckets [tokens per DP group]; a decode step's
+            token-proportional work (GEMMs, MoE, EP, vector ops) runs at the smallest
+            gear >= the real tokens (padding); attention/KV use the real sequences.
+            None -> the profile's ``policy.graph_gears`` rule: ``max-only`` =
+            ``[max_num_seqs*(1+draft)]`` (Omni-Infer's default ``decode_gear_list``,
+            domain-facts §4.2), ``pow2`` = powers of two (CUDA-graph capture sizes).
     """
 
     instances: int
@@ -45,6 +51,7 @@ class RoleSpec:
     kv_budget_bytes_per_device: Optional[float] = None
     block_size: int = 128
     graph_mode: Optional[bool] = None
+    graph_gears: Optional[Tuple[int, ...]] = None
 
     @property
     def dp_groups(self) -> int:

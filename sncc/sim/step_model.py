@@ -70,6 +70,22 @@ class StepModel:
         self.disp_bytes = 1.0 if compute_dtype in ("int8", "fp8") else 2.0
         self.comb_bytes = 2.0
         self._dec_cache: Dict[Tuple[int, int, int], float] = {}
+        q = 1 + self.draft
+        if not graph:
+            self.gears = None
+        elif role.graph_gears:
+            self.gears = sorted(role.graph_gears)
+        else:
+            rule = profile.get("policy.graph_gears")
+            top = role.max_num_seqs * q
+            if rule == "max-only":
+                self.gears = [top]
+            else:
+                g, gs = 1, []
+                while g < top:
+                    gs.append(g)
+                    g *= 2
+                self.gears = gs + [top]
         # imbalance of routed-token load (max/mean over devices)
         if f.redundant_experts > 0:
             self.imb = profile.get("moe.imbalance_with_redundancy")
@@ -109,8 +125,13 @@ class StepModel:
         tp, ep = r.tp, r.ep
         q = 1 + self.draft
         dec_tok = B * q
+        if B > 0 and self.gears:
+            for g in self.gears:
+                if g >= dec_tok:
+                    dec_tok = g
+                    break
         tok_g = T / ep + dec_tok                      # tokens per DP group
-        tok_total = T + B_total * q                   # tokens of the whole instance (EP traffic)
+        tok_total = T + max(B_total * q, dec_tok * ep)  # tokens of the whole instance (EP traffic)
         prefill_part = T > 0
         eta_c = p.get("compute.eta_c_gemm_prefill") if prefill_part else p.get("compute.eta_c_gemm_decode")
         t0 = p.get("compute.op_t0_s")

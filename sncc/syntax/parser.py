@@ -87,7 +87,7 @@ def parse_tree(source: SourceFile):
         tok = e.token
         expected = getattr(e, "accepts", None) or e.expected
         if tok.type == "$END":
-            end = len(source.text)
+            end = len(source.text.rstrip())  # just after the last non-blank character
             opener = _last_unclosed_brace(source.text)
             related = ()
             if opener is not None:

@@ -1,0 +1,185 @@
+"""``vllm-ascend[.<role>].toml``: vLLM / vllm-ascend engine arguments of one role.
+
+A disaggregated plan gets ``vllm-ascend.prefill.toml`` and
+``vllm-ascend.decode.toml``; an aggregated plan ``vllm-ascend.toml`` (its
+``serve`` role).  Used for engines ``vllm-ascend`` and ``vllm``.
+
+Layout: the seed-001 sections ``[model] [parallel] [ascend] [scheduler]
+[server]``, then ``[kv_transfer_config]`` (PD roles) and
+``[speculative_config]`` (when the plan speculates).  Every key is a vLLM
+argument name — ``key = value`` in any section is ``--key value`` on the
+command line (``--key-with-dashes``), nested tables are the JSON value of that
+argument (``--kv-transfer-config '{...}'``), and ``[ascend.additional_config]``
+is vllm-ascend's ``--additional-config``.  The sections only group the keys.
+``[ascend]`` holds the device and KV-cache arguments (it keeps the seed's name
+even for ``vllm`` on NVIDIA, where ``device = "cuda"``).
+
+Decisions:
+
+* ``data_parallel_size`` = the plan's ``ep`` (attention replicas); experts are
+  spread over ``tp × ep`` devices, so ``enable_expert_parallel`` is true when
+  the model is MoE and ``tp × ep > 1``.  ``data_parallel_size_local`` (DP ranks
+  per node) is written when one instance spans several nodes.
+* vLLM has no chunk-size argument: ``enable_chunked_prefill`` is true when the
+  plan sets ``chunked_prefill``, and the chunk becomes
+  ``long_prefill_token_threshold`` (the most prompt tokens of one request per
+  step); ``max_num_batched_tokens`` stays the step budget.
+* ``kv_cache_dtype``: vLLM accepts ``auto``/``fp8``; an ``int8`` KV cache is
+  written as ``auto`` plus ``[ascend.additional_config] kv_cache_dtype = "int8"``
+  (vllm-ascend C8).
+* ``kv_transfer_config`` uses ``MooncakeConnectorV1`` with ``kv_role``
+  ``kv_producer`` (prefill) / ``kv_consumer`` (decode) and both roles' sizes in
+  ``kv_connector_extra_config``.
+* The API key never appears: vLLM's ``--api-key`` is not written (the gateway
+  authenticates clients; see settings.json).
+* The first line is the taplo directive ``#:schema ./schemas/vllm-ascend.schema.json``
+  (a copy of the schema is written beside the outputs).
+"""
+
+from __future__ import annotations
+
+import tomlkit
+from tomlkit.items import Item, Table
+
+from sncc.emit._common import generated_by, num, one_line, schema_ref
+from sncc.lowering import SERVER_PORT, Deployment, RoleDeployment, lower
+from sncc.plan.model import Plan
+from sncc.plan.resolve import Resolved
+
+SCHEMA = "vllm-ascend"
+KV_CONNECTOR = "MooncakeConnectorV1"
+
+
+def file_name(role: str) -> str:
+    """Output file name of ``role``: ``vllm-ascend.prefill.toml``, ``vllm-ascend.decode.toml``, ``vllm-ascend.toml`` (serve)."""
+    return "vllm-ascend.toml" if role == "serve" else f"vllm-ascend.{role}.toml"
+
+
+def _add(t: Table, key: str, value, note: str = "") -> None:
+    it: Item = tomlkit.item(value)
+    if note:
+        it.comment(one_line(note))
+        it.trivia.comment_ws = "  "
+    t.add(key, it)
+
+
+def _comment(t: Table, text: str) -> None:
+    t.add(tomlkit.comment(one_line(text)))
+
+
+def build(plan: Plan, resolved: Resolved, role: str, dep: Deployment | None = None) -> tomlkit.TOMLDocument:
+    """The TOML document of ``role`` (``prefill``, ``decode`` or ``serve``).
+
+    Units: lengths and token budgets in tokens, ``gpu_memory_utilization`` a
+    fraction of HBM, ``port`` a TCP port.  Raises ``KeyError`` if the plan has no
+    such role.
+    """
+    dep = dep or lower(plan, resolved)
+    r: RoleDeployment | None = dep.role(role)
+    if r is None:
+        raise KeyError(f"plan {plan.name!r} has no {role} role")
+    ascend = dep.vendor == "ascend"
+    doc = tomlkit.document()
+
+    m = tomlkit.table()
+    _add(m, "model", dep.model_path, "plan model.weights" if plan.model.weights else "plan model id (no weights directory given)")
+    _add(m, "served_model_name", dep.served_name,
+         "plan model.served_name" if plan.model.served_name else "the model id (clients send this name)")
+    _add(m, "dtype", dep.dtype)
+    if dep.vllm_quantization:
+        _add(m, "quantization", dep.vllm_quantization, f"catalog quant {dep.quant} → vLLM --quantization")
+    _add(m, "max_model_len", dep.max_model_len, dep.max_model_len_note)
+    doc.add("model", m)
+
+    p = tomlkit.table()
+    layout = f"one instance = tp × ep × pp = {r.tp} × {r.dp} × {r.pp} = {r.devices} devices"
+    if r.nodes_per_instance and r.nodes_per_instance > 1 and dep.devices_per_node:
+        layout += f" ({r.nodes_per_instance} nodes of {dep.devices_per_node})"
+    _comment(p, layout + f"; {r.instances} instance{'s' if r.instances != 1 else ''} of this role")
+    _add(p, "tensor_parallel_size", r.tp, f"plan {role}.tp")
+    _add(p, "data_parallel_size", r.dp, f"plan {role}.ep (attention data-parallel replicas)")
+    if r.dp_local is not None and r.dp_local < r.dp:
+        _add(p, "data_parallel_size_local", r.dp_local, f"DP ranks per node: {dep.devices_per_node} devices / (tp × pp)")
+    _add(p, "pipeline_parallel_size", r.pp, f"plan {role}.pp")
+    _add(p, "enable_expert_parallel", r.expert_parallel, r.expert_parallel_note)
+    doc.add("parallel", p)
+
+    a = tomlkit.table()
+    _add(a, "device", "npu" if ascend else "cuda")
+    if ascend and dep.cann:
+        _add(a, "cann_version", dep.cann, "plan hardware.cann")
+    _add(a, "enforce_eager", not r.graph_mode, r.graph_mode_note)
+    _add(a, "block_size", dep.block_size, "plan kv_cache.block_size")
+    _add(a, "gpu_memory_utilization", num(r.memory_utilization), r.memory_utilization_note)
+    kv_note = f"plan kv_cache.dtype resolves to {dep.kv_dtype}"
+    if dep.ascend_kv_cache_dtype and ascend:
+        kv_note += "; int8 is set in additional_config"
+    _add(a, "kv_cache_dtype", dep.vllm_kv_cache_dtype, kv_note)
+    if ascend and dep.ascend_kv_cache_dtype:
+        ac = tomlkit.table()
+        _add(ac, "kv_cache_dtype", dep.ascend_kv_cache_dtype, "vllm-ascend C8 KV cache")
+        a.add("additional_config", ac)
+    doc.add("ascend", a)
+
+    s = tomlkit.table()
+    _add(s, "max_num_seqs", r.max_num_seqs, f"per DP rank; × {r.dp} rank{'s' if r.dp != 1 else ''} × {r.instances} instance{'s' if r.instances != 1 else ''}"
+         f" = {r.max_num_seqs * r.dp * r.instances} sequences")
+    _add(s, "max_num_batched_tokens", r.max_num_batched_tokens, f"plan {role}.max_num_batched_tokens")
+    if r.chunked_prefill is not None:
+        _add(s, "enable_chunked_prefill", True, f"plan {role}.chunked_prefill = {r.chunked_prefill}")
+        _add(s, "long_prefill_token_threshold", r.chunked_prefill, "prompt tokens of one request per step (the chunk)")
+    else:
+        _add(s, "enable_chunked_prefill", False, f"plan {role}.chunked_prefill = off")
+    doc.add("scheduler", s)
+
+    sv = tomlkit.table()
+    _add(sv, "host", "0.0.0.0")
+    _add(sv, "port", SERVER_PORT)
+    doc.add("server", sv)
+
+    if r.kv_role is not None:
+        kv = tomlkit.table()
+        _add(kv, "kv_connector", KV_CONNECTOR)
+        _add(kv, "kv_role", r.kv_role, f"{role} role")
+        extra = tomlkit.table(is_super_table=True)
+        for other in dep.roles:
+            if other.kv_role is None:
+                continue
+            t = tomlkit.table()
+            _add(t, "dp_size", other.dp)
+            _add(t, "tp_size", other.tp)
+            extra.add(other.name, t)
+        kv.add("kv_connector_extra_config", extra)
+        doc.add("kv_transfer_config", kv)
+
+    if plan.speculative is not None:
+        sp = tomlkit.table()
+        _add(sp, "method", plan.speculative.method, "plan speculative.method")
+        _add(sp, "num_speculative_tokens", plan.speculative.draft_tokens, "plan speculative.draft_tokens")
+        doc.add("speculative_config", sp)
+    return doc
+
+
+def emit_role(plan: Plan, resolved: Resolved, role: str) -> str:
+    """TOML text for ``role``: the ``#:schema`` directive, a provenance comment, then :func:`build`."""
+    header = (
+        f"#:schema {schema_ref(SCHEMA)}\n"
+        f"# vLLM engine arguments, {role} role; {generated_by(plan.name)}.\n"
+        f"# `key = value` is `--key value` (any section); tables are JSON-valued arguments.\n\n"
+    )
+    return header + tomlkit.dumps(build(plan, resolved, role))
+
+
+def emit_prefill(plan: Plan, resolved: Resolved) -> str:
+    """``vllm-ascend.prefill.toml`` text (PD plan, prefill role, ``kv_role = "kv_producer"``)."""
+    return emit_role(plan, resolved, "prefill")
+
+
+def emit_decode(plan: Plan, resolved: Resolved) -> str:
+    """``vllm-ascend.decode.toml`` text (PD plan, decode role, ``kv_role = "kv_consumer"``)."""
+    return emit_role(plan, resolved, "decode")
+
+
+def emit_serve(plan: Plan, resolved: Resolved) -> str:
+    """``vllm-ascend.toml`` text (aggregated plan, its ``serve`` role)."""
+    return emit_role(plan, resolved, "serve")
