@@ -102,6 +102,7 @@ class Simulation:
         self.R.done_prompt = list(c.cached)
         self.issued = 0
         self.completed = 0
+        self.t_first_block = None
         if spec.disaggregated:
             self._init_disagg()
             arrive = self._arrive_disagg
@@ -122,7 +123,8 @@ class Simulation:
             t, _, kind, a = pop(ev)
             self.now = t
             handlers[kind](a)
-        return {"reqs": self.R, "issued": self.issued, "completed": self.completed}
+        return {"reqs": self.R, "issued": self.issued, "completed": self.completed,
+                "t_first_block": self.t_first_block}
 
     def _new_request(self, t: float) -> None:
         i = self.issued
@@ -193,12 +195,17 @@ class Simulation:
         R.inst[i] = di
         return True
 
+    def _blocked(self) -> None:
+        if self.t_first_block is None:
+            self.t_first_block = self.now
+
     def _dispatch(self) -> None:
         proxy = self.proxy
         if self.push_mode:
             while self.proxy_head < len(proxy):
                 i = proxy[self.proxy_head]
                 if not self._reserve(i):
+                    self._blocked()
                     break
                 self.proxy_head += 1
                 self.R.t_disp[i] = self.now
@@ -238,6 +245,7 @@ class Simulation:
             while rem > 0 and self.proxy_head < len(proxy):
                 i = proxy[self.proxy_head]
                 if not self._reserve(i):
+                    self._blocked()
                     break
                 self.proxy_head += 1
                 R.t_disp[i] = self.now
@@ -392,6 +400,7 @@ class Simulation:
         while wait and left > 0:
             i = wait[0]
             if not self._serve_reserve(k, i):
+                self._blocked()
                 break
             wait.pop(0)
             R.t_disp[i] = self.now

@@ -46,6 +46,12 @@ class SimResult:
     minute over ``duration_s`` (first arrival to last completion), token rates in
     tokens/s.  ``ttft_s`` is the engine's view (dispatch to a prefill/serve instance to
     first token); ``queue_s`` is time in the proxy queue before dispatch (part of e2e).
+    ``saturated``: the same figures over the saturated window — from the first time
+    admission blocked (KV pool or max_num_seqs full with requests waiting) to the last
+    dispatch — i.e. the steady state of a closed loop before the final drain:
+    ``qpm`` = dispatches in the window per minute (each dispatch needs a completion to
+    free its slot), ``ttft_s``/``tpot_ms``/``e2e_s`` means over requests dispatched in
+    the window, ``start_s``/``end_s``/``requests``.  Empty if admission never blocked.
     ``fitted_constants`` lists every fitted profile constant the run used.
     """
 
@@ -59,6 +65,7 @@ class SimResult:
     output_tokens_per_s: float
     output_tokens_per_s_per_device: float
     tokens_per_s_per_user: Dict[str, float]
+    saturated: Dict[str, float] = field(default_factory=dict)
     slo: List[SloVerdict] = field(default_factory=list)
     fitted_constants: Dict[str, Any] = field(default_factory=dict)
     info: Dict[str, Any] = field(default_factory=dict)
@@ -71,7 +78,7 @@ class SimResult:
 
 
 def build_result(R: Any, devices: int, slos: Sequence[Any], fitted: Dict[str, Any],
-                 info: Dict[str, Any]) -> SimResult:
+                 info: Dict[str, Any], t_first_block: Any = None) -> SimResult:
     """Aggregate per-request arrays of the engine into a :class:`SimResult`."""
     done = [i for i in range(len(R.t_done)) if R.t_done[i] >= 0]
     ttft = [R.t_first[i] - R.t_disp[i] for i in done]
@@ -90,6 +97,18 @@ def build_result(R: Any, devices: int, slos: Sequence[Any], fitted: Dict[str, An
         output_tokens_per_s_per_device=out_tok / dur / max(1, devices),
         tokens_per_s_per_user={"mean": sum(tps_user) / len(tps_user) if tps_user else float("nan")},
         fitted_constants=dict(fitted), info=dict(info))
+    if t_first_block is not None:
+        t_end = max(R.t_disp[i] for i in done)
+        win = [i for i in done if t_first_block <= R.t_disp[i] <= t_end]
+        if len(win) > 1 and t_end > t_first_block:
+            wt = [(R.t_done[i] - R.t_first[i]) / (R.out[i] - 1) for i in win if R.out[i] > 1]
+            res.saturated = {
+                "start_s": t_first_block, "end_s": t_end, "requests": float(len(win)),
+                "qpm": len(win) / (t_end - t_first_block) * 60.0,
+                "ttft_s": sum(R.t_first[i] - R.t_disp[i] for i in win) / len(win),
+                "tpot_ms": 1e3 * sum(wt) / max(1, len(wt)),
+                "e2e_s": sum(R.t_done[i] - R.t_arr[i] for i in win) / len(win),
+            }
     res.slo = [evaluate_slo(res, s) for s in slos]
     return res
 

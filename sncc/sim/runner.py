@@ -125,4 +125,5 @@ def simulate(spec: Any) -> SimResult:
     raw = sim.run()
     info = dict(c.info)
     info["issued"] = raw["issued"]
-    return build_result(raw["reqs"], c.total_devices, spec.slos, c.profile.used_fitted, info)
+    return build_result(raw["reqs"], c.total_devices, spec.slos, c.profile.used_fitted, info,
+                        raw["t_first_block"])

@@ -72,7 +72,8 @@ def cloudmatrix_decode_step(isl: int, osl: int, batch_per_npu: int) -> dict:
     from .step_model import StepModel
     catalog, sysm, chip = _a3()
     dies = 320
-    role = RoleSpec(instances=1, devices=dies, tp=1, ep=dies, max_num_seqs=64, graph_mode=True)
+    B = batch_per_npu // 2
+    role = RoleSpec(instances=1, devices=dies, tp=1, ep=dies, max_num_seqs=B, graph_mode=True)
     spec = SimSpec(model=catalog.model("deepseek-r1"), chip=chip, links=tuple(sysm.links),
                    devices_per_node=sysm.devices_per_node, quant="w8a8", kv_dtype="int8",
                    kv_bytes_per_token=C8_MLA_KV_BYTES_PER_TOKEN, profile="ascend-a3",
@@ -86,7 +87,6 @@ def cloudmatrix_decode_step(isl: int, osl: int, batch_per_npu: int) -> dict:
                    C8_MLA_KV_BYTES_PER_TOKEN, wb, cd)
     # EP320: 256 routed experts on 320 dies -> 1 expert per die (shared/redundant on the rest)
     sm.e_loc = 1.0
-    B = batch_per_npu // 2
     ctx = isl + osl / 2
     t = sm.decode_step(B, ctx * B, B * dies)
     tpot = t / sm.tokens_per_decode_step

@@ -89,15 +89,19 @@ def parse_tree(source: SourceFile):
         if tok.type == "$END":
             end = len(source.text.rstrip())  # just after the last non-blank character
             opener = _last_unclosed_brace(source.text)
-            related = ()
             if opener is not None:
-                related = (Related(source.span(opener, opener + 1), "block opened here"),)
+                return None, diag(
+                    codes.UNCLOSED_BLOCK,
+                    "this `{` is never closed",
+                    source.span(opener, opener + 1),
+                    related=(Related(source.span(end, end), "the file ends here"),),
+                    help="close the block with `}`",
+                )
             return None, diag(
                 codes.UNCLOSED_BLOCK,
                 f"expected {_expected(expected)}, found end of file",
                 source.span(end, end),
-                related=related,
-                help="close every `{` with a `}`",
+                help="complete the item before the end of the file",
             )
         start = tok.start_pos if tok.start_pos is not None else 0
         end = tok.end_pos if tok.end_pos is not None else start + len(str(tok))

@@ -1,0 +1,198 @@
+"""Write a build's files into an output folder, all or nothing.
+
+:func:`write_outputs` writes every file into a fresh temporary folder beside
+``out_dir`` (same parent, so the same filesystem), fsyncs the files and the
+folder, then swaps it in: the old folder is renamed aside, the new one renamed
+to ``out_dir``, the old one removed.  If anything fails before the swap the
+temporary folder is removed and ``out_dir`` is untouched; if the second rename
+fails the old folder is renamed back.  (Between the two renames — two
+``rename(2)`` calls — ``out_dir`` briefly does not exist; a crash exactly there
+leaves the old build in ``.<name>.sncc-old-*`` beside it.)
+
+Ownership: every build writes ``sncc-manifest.json`` (sncc version, sha256 of
+the plan source, sha256 of every file; deterministic).  An existing non-empty
+folder without a manifest is not sncc's and is only replaced with
+``force=True``.  A symlinked ``out_dir`` is followed only when it points to a
+folder inside its own parent; the swap then happens at the link's target.
+
+Errors are :class:`OutputError` with a one-line message (the CLI exits 2).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path, PurePosixPath
+
+import sncc
+
+MANIFEST = "sncc-manifest.json"
+GENERATOR = "sncc"
+
+
+class OutputError(Exception):
+    """The output folder cannot be written; ``str(e)`` is one line."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(" ".join(str(message).split()))
+
+
+def sha256_hex(data: str | bytes) -> str:
+    """Hex sha256 of ``data`` (str is encoded as UTF-8)."""
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    return hashlib.sha256(data).hexdigest()
+
+
+def manifest_text(files: dict[str, str], plan_source: str | bytes | None = None) -> str:
+    """The ``sncc-manifest.json`` text for ``files``: ``{"generator": "sncc", "sncc_version",
+    "plan_sha256" (hex or null), "files": {name: sha256 hex}}``, keys sorted, trailing newline."""
+    doc = {
+        "generator": GENERATOR,
+        "sncc_version": sncc.__version__,
+        "plan_sha256": sha256_hex(plan_source) if plan_source is not None else None,
+        "files": {name: sha256_hex(text) for name, text in sorted(files.items())},
+    }
+    return json.dumps(doc, indent=2, sort_keys=True) + "\n"
+
+
+def is_sncc_folder(path: Path) -> bool:
+    """True when ``path`` holds a readable ``sncc-manifest.json`` written by sncc."""
+    try:
+        doc = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(doc, dict) and doc.get("generator") == GENERATOR
+
+
+def _check_name(name: str) -> PurePosixPath:
+    p = PurePosixPath(name)
+    if (not name or p.is_absolute() or "\\" in name or any(part in ("", ".", "..") for part in name.split("/"))
+            or name == MANIFEST):
+        raise OutputError(f"refusing to write output file {name!r}: not a plain relative path")
+    return p
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _write_file(path: Path, data: bytes) -> None:
+    """Create ``path`` (and its folders), write ``data``, fsync.  Mode 0644 (0755 for ``*.sh``)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode = 0o755 if path.suffix == ".sh" else 0o644
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    try:
+        view = memoryview(data)
+        while view:
+            n = os.write(fd, view)
+            view = view[n:]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.chmod(path, mode)
+
+
+def _target(out_dir: Path) -> Path:
+    """The real folder to replace: ``out_dir`` itself, or its symlink target inside the same parent."""
+    out_dir = Path(os.path.abspath(out_dir))
+    if not out_dir.is_symlink():
+        return out_dir
+    parent = out_dir.parent.resolve()
+    target = out_dir.resolve()
+    if target.parent != parent:
+        raise OutputError(f"refusing to write through symlink {out_dir}: it points to {target}, outside {parent}")
+    if target.exists() and not target.is_dir():
+        raise OutputError(f"{out_dir} points to {target}, which is not a folder")
+    return target
+
+
+def write_outputs(files: dict[str, str], out_dir: Path, *, force: bool = False,
+                  plan_source: str | bytes | None = None) -> list[Path]:
+    """Replace ``out_dir`` atomically with a folder holding ``files`` plus ``sncc-manifest.json``.
+
+    ``files`` maps relative POSIX paths (``"env.sh"``, ``"schemas/x.schema.json"``)
+    to text, written as UTF-8 with the line ends given.  ``plan_source`` (the
+    ``.sn`` text or bytes) is hashed into the manifest.  Validates nothing (the
+    caller validates).  Returns the written paths (under ``out_dir`` as given,
+    sorted, manifest included).  Raises :class:`OutputError` (one-line message)
+    when ``out_dir`` is a foreign non-empty folder and ``force`` is false, is
+    not a folder, is a symlink pointing outside its parent, or on any I/O
+    failure; the previous ``out_dir`` is then left exactly as it was.
+    """
+    out_given = Path(out_dir)
+    names = sorted(files)
+    for name in names:
+        _check_name(name)
+    target = _target(out_given)
+    parent = target.parent
+    if target.exists() or target.is_symlink():
+        if not target.is_dir() or target.is_symlink():
+            raise OutputError(f"{out_given} exists and is not a folder")
+        try:
+            non_empty = any(target.iterdir())
+        except OSError as e:
+            raise OutputError(f"cannot read {out_given}: {e.strerror or e}") from e
+        if non_empty and not force and not is_sncc_folder(target):
+            raise OutputError(f"{out_given} is not empty and was not written by sncc (no {MANIFEST}); "
+                              "choose another folder or pass --force to replace it")
+        existed = True
+    else:
+        existed = False
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.sncc-new-", dir=parent))
+    except OSError as e:
+        raise OutputError(f"cannot create a folder in {parent}: {e.strerror or e}") from e
+    try:
+        os.chmod(tmp, 0o755)
+        for name in names:
+            _write_file(tmp / name, files[name].encode("utf-8"))
+        _write_file(tmp / MANIFEST, manifest_text(files, plan_source).encode("utf-8"))
+        for d in sorted({(tmp / n).parent for n in names}, key=lambda p: len(p.parts), reverse=True):
+            _fsync_dir(d)
+    except OutputError:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    except (OSError, UnicodeError) as e:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise OutputError(f"cannot write {out_given}: {getattr(e, 'strerror', None) or e}") from e
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+    old: Path | None = None
+    try:
+        if existed:
+            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.sncc-old-", dir=parent))
+            os.rmdir(old)  # reserve a unique name; rename needs it absent
+            os.rename(target, old)
+        try:
+            os.rename(tmp, target)
+        except BaseException:
+            if old is not None:
+                os.rename(old, target)
+                old = None
+            raise
+    except OSError as e:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise OutputError(f"cannot replace {out_given}: {e.strerror or e}") from e
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    _fsync_dir(parent)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+    return sorted([out_given / n for n in names] + [out_given / MANIFEST])

@@ -1,0 +1,36 @@
+"""Shared helpers for the tests: compile text or files without the CLI."""
+
+from __future__ import annotations
+
+import pathlib
+import re
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+EXPECT = re.compile(r"# E: (SN\d{4})(?::(\d+))?")
+
+
+def compile_text(text: str, name: str = "plan.sn"):
+    """Compile ``text`` and return the :class:`sncc.compiler.Compilation`."""
+    from sncc.compiler import compile_file
+    from sncc.source import SourceFile
+
+    return compile_file(SourceFile(name, text))
+
+
+def expectations(path: pathlib.Path) -> list[tuple[str, int, int | None]]:
+    """Inline ``# E: CODE[:COL]`` expectations of a plan file: (code, line, column)."""
+    out = []
+    for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if line.lstrip().startswith("#"):
+            continue
+        for m in EXPECT.finditer(line):
+            out.append((m.group(1), i, int(m.group(2)) if m.group(2) else None))
+    return out
+
+
+@pytest.fixture
+def root() -> pathlib.Path:
+    """The repository root."""
+    return ROOT
