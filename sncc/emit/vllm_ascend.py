@@ -26,7 +26,8 @@ Decisions:
   step); ``max_num_batched_tokens`` stays the step budget.
 * ``kv_cache_dtype``: vLLM accepts ``auto``/``fp8``; an ``int8`` KV cache is
   written as ``auto`` plus ``[ascend.additional_config] kv_cache_dtype = "int8"``
-  (vllm-ascend C8).
+  (vllm-ascend C8, v0.9.1 to v0.11.x; later releases read C8 from the weights'
+  ModelSlim quant config, so only ``auto`` is written).
 * ``kv_transfer_config`` uses ``MooncakeConnectorV1`` with ``kv_role``
   ``kv_producer`` (prefill) / ``kv_consumer`` (decode) and both roles' sizes in
   ``kv_connector_extra_config``.
@@ -112,8 +113,9 @@ def build(plan: Plan, resolved: Resolved, role: str, dep: Deployment | None = No
     _add(a, "block_size", dep.block_size, "plan kv_cache.block_size")
     _add(a, "gpu_memory_utilization", num(r.memory_utilization), r.memory_utilization_note)
     kv_note = f"plan kv_cache.dtype resolves to {dep.kv_dtype}"
-    if dep.ascend_kv_cache_dtype and ascend:
-        kv_note += "; int8 is set in additional_config"
+    if dep.kv_dtype == "int8" and ascend:
+        kv_note += ("; int8 is set in additional_config" if dep.ascend_kv_cache_dtype
+                    else "; int8 (C8) comes from the weights' ModelSlim quant config")
     _add(a, "kv_cache_dtype", dep.vllm_kv_cache_dtype, kv_note)
     if ascend and dep.ascend_kv_cache_dtype:
         ac = tomlkit.table()

@@ -14,8 +14,9 @@ TOML emitter can print the note as a comment:
   and ``tp × ep > 1``.
 * **KV dtype** — vLLM's ``kv_cache_dtype`` accepts ``auto``/``fp8`` only; an
   ``int8`` KV cache is vllm-ascend's ``additional_config.kv_cache_dtype``
-  (legacy C8, "currently only int8"), so ``int8`` lowers to vLLM ``auto`` plus the
-  Ascend key.
+  (legacy C8, "currently only int8", v0.9.1 to v0.11.x), so ``int8`` lowers to
+  vLLM ``auto`` plus the Ascend key there; later releases read C8 from the
+  weights' ModelSlim quant config, so only ``auto`` is written.
 * **runtime environment** — the ordered list of ``export`` lines of ``env.sh``
   (:attr:`Deployment.env`), with documented defaults (see :func:`_runtime_env`).
 
@@ -140,6 +141,20 @@ class Deployment:
             if r.name == name:
                 return r
         return None
+
+
+def _legacy_kv_config(plan: Plan) -> bool:
+    """True when an int8 KV cache is requested through ``additional_config.kv_cache_dtype``:
+    vllm-ascend v0.9.1 to v0.11.x (and an unversioned vllm-ascend, or Omni-Infer, which is
+    based on vLLM v0.9).  Later releases take C8 from the weights' ModelSlim quant config."""
+    from sncc import catalog
+
+    if plan.engine.kind == "omni-infer" or plan.engine.version is None:
+        return True
+    try:
+        return catalog.parse_version(plan.engine.version) < catalog.parse_version("v0.12.0rc1")
+    except ValueError:
+        return True
 
 
 def _num(x: float) -> str:
@@ -283,7 +298,7 @@ def lower(plan: Plan, resolved: Resolved) -> Deployment:
     if kv == "fp8":
         vllm_kv, ascend_kv = "fp8", None
     elif kv == "int8":
-        vllm_kv, ascend_kv = "auto", "int8"
+        vllm_kv, ascend_kv = "auto", ("int8" if _legacy_kv_config(plan) else None)
     else:
         vllm_kv, ascend_kv = "auto", None
     dtype = "float16" if resolved.quant == "fp16" or (
