@@ -159,7 +159,7 @@ def build(plan: str, out_dir: Path, force: bool, fmt: str) -> None:
         _emit_diagnostics([internal_error(src, exc)], {src.name: src}, 1, fmt, False)
         sys.exit(EXIT_FAILURE)
     try:
-        written = write_outputs(files, out_dir, force=force, plan_text=src.text)
+        written = write_outputs(files, out_dir, force=force, plan_source=src.text)
     except OutputError as e:
         click.echo(f"sncc: error: {e}", err=True)
         sys.exit(EXIT_FAILURE)
@@ -190,7 +190,7 @@ def simulate(plan: str, fmt: str, seed: int) -> None:
         _emit_diagnostics(diags, {src.name: src}, 1, "text", sys.stdout.isatty())
         sys.exit(EXIT_FAILURE if any(d.code.code == "SN9001" for d in diags) else EXIT_PROBLEMS)
     from sncc.sim import run_plan
-    from sncc.sim.report import render_json, render_text
+    from sncc.sim.render import render_json, render_text
 
     try:
         result = run_plan(comp.plan, comp.resolved, seed=seed)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = ["simulate", "SimSpec", "RoleSpec", "Features", "Workload", "LengthDist", "SloTarget",
-           "SimResult", "kv_budget_bytes_per_device"]
+           "SimResult", "kv_budget_bytes_per_device", "run_plan", "spec_from_plan"]
 
 _LAZY = {
     "simulate": ("sncc.sim.runner", "simulate"),
@@ -27,6 +27,8 @@ _LAZY = {
     "SloTarget": ("sncc.sim.spec", "SloTarget"),
     "SimResult": ("sncc.sim.metrics", "SimResult"),
     "kv_budget_bytes_per_device": ("sncc.sim.memory", "kv_budget_bytes_per_device"),
+    "run_plan": ("sncc.sim.from_plan", "run_plan"),
+    "spec_from_plan": ("sncc.sim.from_plan", "spec_from_plan"),
 }
 
 

@@ -28,11 +28,7 @@ from __future__ import annotations
 import heapq
 import math
 import random
-from typing import Any, Dict, List, Optional
-
-from .cost_kv_transfer import kv_exposed_time, kv_transfer_time
-from . import cost_comm as cc
-from .memory import blocks_for
+from typing import Any, Dict, List
 
 
 class _Reqs:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import random
-from typing import Any, List
+from typing import Any
 
 from . import cost_comm as cc
 from .cost_kv_transfer import kv_exposed_time, kv_transfer_time

@@ -20,7 +20,6 @@ tokens with MTP)::
 """
 from __future__ import annotations
 
-import math
 from typing import Any, Dict, Iterable, Tuple
 
 from . import cost_attention as ca

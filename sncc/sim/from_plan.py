@@ -1,0 +1,81 @@
+"""Typed plan → :class:`~sncc.sim.spec.SimSpec`, and one call to run it.
+
+The simulator reads the typed plan and the resolved facts, never the syntax
+tree.  The KV pool per device is sized by :mod:`sncc.sim.memory` with the
+calibrated profile's reserve (the memory check uses :mod:`sncc.capacity`
+with sourced, conservative reserves).  The calibration profile is chosen by the
+chip's generation (``PROFILE_BY_GENERATION``); a chip without its own profile
+uses the nearest one and the result says so in ``info``.
+"""
+
+from __future__ import annotations
+
+#: chip generation → profile id under sncc/catalog/data/profiles
+PROFILE_BY_GENERATION = {
+    "atlas-a3": "ascend-a3",
+    "atlas-a2": "ascend-a3",
+    "ascend-950": "ascend-a3",
+    "hopper": "nvidia-h200",
+    "blackwell": "nvidia-h200",
+}
+
+
+def spec_from_plan(plan, resolved, *, seed: int = 0, profile: str | None = None):
+    """Build the :class:`SimSpec` of ``plan`` (with its :class:`Resolved` facts).
+
+    Raises ``ValueError`` when a fact the simulator needs is missing (unknown
+    model or chip): ``sncc check`` reports those first.
+    """
+    from sncc.sim.spec import Features, LengthDist, RoleSpec, SimSpec, SloTarget, Workload
+
+    if resolved.arch is None or resolved.chip is None:
+        raise ValueError("the simulator needs a known model and chip")
+    roles = []
+    for name, role in plan.roles():
+        roles.append((name, RoleSpec(
+            instances=role.instances, devices=role.devices, tp=role.tp, ep=role.ep, pp=role.pp,
+            max_num_batched_tokens=role.max_num_batched_tokens, chunk_size=role.chunked_prefill,
+            max_num_seqs=role.max_num_seqs,
+            kv_budget_bytes_per_device=None,  # the simulator sizes the pool with its calibrated profile
+            block_size=plan.kv_cache.block_size, graph_mode=role.graph_mode,
+        )))
+    opt = plan.optimize
+    spec_dec = plan.speculative
+    features = Features(
+        micro_batch=opt.micro_batch if opt else 1,
+        graph_mode=True,
+        superkernel=bool(opt and opt.superkernel_layers > 0),
+        mtp=(spec_dec.draft_tokens, spec_dec.acceptance) if spec_dec else None,
+        redundant_experts=opt.omni_placement.redundant_experts if opt and opt.omni_placement else 0,
+        omni_attn_compress_ratio=opt.omni_attn.compress_ratio if opt and opt.omni_attn else None,
+        prefix_cache_hit_rate=opt.prefix_cache_hit if opt else 0.0,
+    )
+    wl = plan.workload
+
+    def dist(d):
+        return LengthDist(kind=d.dist, mean=d.mean, max=d.max, min=d.min)
+
+    concurrency = wl.concurrency if (wl.concurrency or not wl.rate) else None
+    workload = Workload(requests=wl.requests, input=dist(wl.input), output=dist(wl.output),
+                        concurrency=concurrency if wl.rate is None else None,
+                        rate=wl.rate, max_tokens=resolved.max_tokens, seed=seed)
+    if workload.concurrency is None and workload.rate is None:
+        workload = Workload(requests=wl.requests, input=workload.input, output=workload.output,
+                            concurrency=min(wl.requests, 64), max_tokens=resolved.max_tokens, seed=seed)
+    slos = tuple(SloTarget(t.metric, t.stat, t.op, t.target) for t in plan.slo)
+    system = resolved.system
+    return SimSpec(
+        model=resolved.arch, chip=resolved.chip, roles=tuple(roles), workload=workload,
+        quant=resolved.quant or "bf16", kv_dtype=resolved.kv_dtype,
+        links=tuple(system.links) if system is not None else (),
+        devices_per_node=system.devices_per_node if system is not None else (resolved.chip.devices_per_node or 8),
+        profile=profile or PROFILE_BY_GENERATION.get(resolved.chip.generation, "ascend-a3"),
+        features=features, slos=slos,
+    )
+
+
+def run_plan(plan, resolved, *, seed: int = 0, profile: str | None = None):
+    """Simulate ``plan`` and return the :class:`~sncc.sim.metrics.SimResult`."""
+    from sncc.sim.runner import simulate
+
+    return simulate(spec_from_plan(plan, resolved, seed=seed, profile=profile))

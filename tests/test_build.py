@@ -1,0 +1,66 @@
+"""`sncc build` end to end: outputs valid, byte-identical twice, no secret, no write on errors."""
+
+from __future__ import annotations
+
+import os
+
+from click.testing import CliRunner
+
+from conftest import ROOT
+from sncc.cli import main
+
+SEED = str(ROOT / "examples" / "deepseek-r1-a3-7p1d.sn")
+
+
+def test_build_writes_valid_identical_outputs(tmp_path, monkeypatch):
+    from sncc.emit.validate import validate_output
+
+    monkeypatch.setenv("GATEWAY_API_KEY", "sk-never-in-output-123456")
+    a, b = tmp_path / "a", tmp_path / "b"
+    r1 = CliRunner().invoke(main, ["build", SEED, "-o", str(a)])
+    r2 = CliRunner().invoke(main, ["build", SEED, "-o", str(b)])
+    assert r1.exit_code == 0 and r2.exit_code == 0, r1.output
+    names = sorted(p.relative_to(a).as_posix() for p in a.rglob("*") if p.is_file())
+    assert {"omni-infer.json", "settings.json", "env.sh", "sncc-manifest.json"} <= set(names)
+    for n in names:
+        assert (a / n).read_bytes() == (b / n).read_bytes(), n
+        text = (a / n).read_text()
+        assert "sk-never-in-output" not in text
+        if n in ("omni-infer.json", "settings.json"):
+            assert validate_output(n, text) == []
+
+
+def test_build_refuses_plan_with_errors_and_keeps_folder(tmp_path):
+    out = tmp_path / "out"
+    assert CliRunner().invoke(main, ["build", SEED, "-o", str(out)]).exit_code == 0
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    broken = str(ROOT / "examples" / "broken" / "tp-ep-mismatch.sn")
+    r = CliRunner().invoke(main, ["build", broken, "-o", str(out)])
+    assert r.exit_code == 1
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+
+
+def test_build_refuses_foreign_folder(tmp_path):
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "notes.txt").write_text("keep me")
+    r = CliRunner().invoke(main, ["build", SEED, "-o", str(out)])
+    assert r.exit_code == 2
+    assert (out / "notes.txt").read_text() == "keep me"
+
+
+def test_simulate_seed_000_json(tmp_path):
+    import json
+
+    r = CliRunner().invoke(main, ["simulate", "--format", "json", SEED])
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.output)
+    sat = d["saturated"]
+    assert abs(sat["qpm"] / 608 - 1) <= 0.15
+    assert abs(sat["ttft_s"] / 1.93 - 1) <= 0.15
+    assert abs(sat["tpot_ms"] / 47 - 1) <= 0.15
+    r6 = CliRunner().invoke(main, ["simulate", "--format", "json", str(ROOT / "examples" / "deepseek-r1-a3-6p1d.sn")])
+    assert r6.exit_code == 1  # the 6P1D plan misses its 2 s TTFT SLO, as the seed reports
+    d6 = json.loads(r6.output)["saturated"]
+    assert abs(d6["qpm"] / sat["qpm"] - 1) <= 0.05
+    assert d6["ttft_s"] >= 1.5 * sat["ttft_s"]
