@@ -203,7 +203,7 @@ class _Builder:
             fixes = []
             help_ = f"units for {KIND_NOUN.get(kind, kind)}: {', '.join(KIND_UNITS.get(kind, []))}"
             if e.suggestion and e.suggestion in KIND_UNITS.get(kind, []):
-                num = v.text[: len(v.text) - len(v.text.lstrip("+-0123456789._"))] if False else re.match(r"[+-]?[\d_]+(\.\d+)?", v.text).group(0)
+                num = re.match(r"[+-]?[\d_]+(\.\d+)?", v.text).group(0)
                 help_ = f"did you mean `{num}{e.suggestion}`? " + help_
                 fixes = [Fix(f"use `{e.suggestion}`", (Edit(v.span, num + e.suggestion),), "safe")]
             self.error(codes.WRONG_UNIT, str(e), v.span, help=help_, fixes=fixes)
