@@ -109,7 +109,7 @@ def check(plans: tuple[str, ...], fmt: str, stdin_filename: str | None, color: b
             click.echo(f"sncc: error: {e}", err=True)
             failed = True
             continue
-        sources[src.name] = src
+        sources.update(comp.sources if comp is not None else {src.name: src})
         all_diags += extra + (comp.diagnostics if comp is not None else [])
     if color is None:
         color = sys.stdout.isatty()
@@ -138,7 +138,7 @@ def build(plan: str, out_dir: Path, force: bool, fmt: str) -> None:
         sys.exit(EXIT_FAILURE)
     diags = extra + (comp.diagnostics if comp is not None else [])
     if comp is None or any(d.is_error for d in diags):
-        _emit_diagnostics(diags, {src.name: src}, 1, fmt, sys.stdout.isatty())
+        _emit_diagnostics(diags, comp.sources if comp is not None else {src.name: src}, 1, fmt, sys.stdout.isatty())
         if any(d.code.code == "SN9001" for d in diags):
             sys.exit(EXIT_FAILURE)
         click.echo(f"sncc: not writing {out_dir}: the plan has errors", err=True)
@@ -165,7 +165,7 @@ def build(plan: str, out_dir: Path, force: bool, fmt: str) -> None:
         sys.exit(EXIT_FAILURE)
     warnings = [d for d in diags if not d.is_error]
     if warnings:
-        _emit_diagnostics(warnings, {src.name: src}, 1, "text", sys.stdout.isatty())
+        _emit_diagnostics(warnings, comp.sources, 1, "text", sys.stdout.isatty())
     for p in written:
         click.echo(f"wrote {p}")
     sys.exit(EXIT_OK)
@@ -187,7 +187,7 @@ def simulate(plan: str, fmt: str, seed: int) -> None:
         sys.exit(EXIT_FAILURE)
     diags = extra + (comp.diagnostics if comp is not None else [])
     if comp is None or any(d.is_error for d in diags):
-        _emit_diagnostics(diags, {src.name: src}, 1, "text", sys.stdout.isatty())
+        _emit_diagnostics(diags, comp.sources if comp is not None else {src.name: src}, 1, "text", sys.stdout.isatty())
         sys.exit(EXIT_FAILURE if any(d.code.code == "SN9001" for d in diags) else EXIT_PROBLEMS)
     from sncc.sim import run_plan
     from sncc.sim.render import render_json, render_text

@@ -20,14 +20,31 @@ class Compilation:
     a phase whose input failed yields None and adds nothing.
     """
 
-    def __init__(self, source: SourceFile) -> None:
+    def __init__(self, source: SourceFile, reader=None) -> None:
         self.source = source
+        self._reader = reader
 
     @cached_property
     def _parsed(self):
+        from sncc.syntax.imports import ImportGraph, resolve_imports
         from sncc.syntax.parser import parse
 
-        return parse(self.source)
+        module, diags = parse(self.source)
+        if module is None:
+            return None, diags, ImportGraph({self.source.name: self.source})
+        kw = {"reader": self._reader} if self._reader is not None else {}
+        module, graph, imp_diags = resolve_imports(module, self.source, parse, **kw)
+        return module, diags + imp_diags, graph
+
+    @property
+    def imports(self):
+        """The :class:`~sncc.syntax.imports.ImportGraph` (imported files and import statements)."""
+        return self._parsed[2]
+
+    @property
+    def sources(self) -> dict[str, SourceFile]:
+        """Every source file involved: the plan and the files it imports."""
+        return self.imports.sources
 
     @cached_property
     def module(self):
@@ -75,7 +92,21 @@ class Compilation:
         if self.resolved is not None:
             out += self.resolved.diagnostics
         out += self.check_diagnostics
-        return sorted(out, key=Diagnostic.sort_key)
+        return sorted((self._with_import_chain(d) for d in out), key=Diagnostic.sort_key)
+
+    def _with_import_chain(self, d: Diagnostic) -> Diagnostic:
+        """Add "imported from here" related spans to a diagnostic located in an imported file."""
+        if d.span is None or d.span.file == self.source.name:
+            return d
+        chain = self.imports.chain(d.span.file)
+        if not chain:
+            return d
+        import dataclasses
+
+        from sncc.diagnostics.model import Related
+
+        extra = tuple(Related(s, f"`{f}` imported here") for s, f in zip(chain, [d.span.file] + [c.file for c in chain]))
+        return dataclasses.replace(d, related=d.related + extra)
 
     @property
     def has_errors(self) -> bool:

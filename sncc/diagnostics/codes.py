@@ -73,6 +73,21 @@ INVALID_ENCODING = _code(
     "SN1004", "invalid-encoding", "error", "the file is not valid UTF-8",
     "Plan files are UTF-8 text. The byte at the reported position cannot be decoded.",
     "(a file saved as GBK)", "(the same file saved as UTF-8)")
+INVALID_SUPPRESSION = _code(
+    "SN1005", "invalid-suppression", "warning", "a suppression comment without a reason or with an unknown code",
+    "A comment `# sncc: ignore[CODE] reason` on a diagnostic's line (or alone on the line above it) "
+    "suppresses that diagnostic. The brackets name one or more codes or names, comma-separated, "
+    "and a reason must follow, so that the next reader knows why the check does not apply. A "
+    "suppression without a reason, naming an unknown code, or not of that form suppresses nothing "
+    "it cannot name and is reported.",
+    "decode { max_num_seqs = 256 }  # sncc: ignore[SN4008]",
+    "decode { max_num_seqs = 256 }  # sncc: ignore[SN4008] short prompts only: replay trace p99 is 6k")
+UNUSED_SUPPRESSION = _code(
+    "SN1006", "unused-suppression", "warning", "a suppression comment that suppresses nothing",
+    "The code named in `# sncc: ignore[CODE]` is not reported on the line the comment covers, so the "
+    "comment is stale (the plan was fixed, or the comment sits on the wrong line). Remove it.",
+    "decode { max_num_seqs = 8 }  # sncc: ignore[SN4008] long prompts",
+    "decode { max_num_seqs = 8 }")
 
 # --- SN2xxx structure, keys, values, units ---------------------------------
 UNKNOWN_KEY = _code(
@@ -129,6 +144,23 @@ ROLE_SHAPE = _code(
     "A plan serves either with a `prefill` and a `decode` role (disaggregated) or with one "
     "`serve` role (aggregated), not a mix.",
     'plan "p" { prefill { ... } serve { ... } }', 'plan "p" { prefill { ... } decode { ... } }')
+
+IMPORT_NOT_FOUND = _code(
+    "SN2012", "import-not-found", "error", "an imported file cannot be read",
+    "`import \"path.sn\"` names a file relative to the importing file's folder. The file must "
+    "exist and be readable UTF-8.",
+    'import "clusters/a3-pod1.sn"  # no such file', 'import "clusters/a3-pod-1.sn"')
+IMPORT_CYCLE = _code(
+    "SN2013", "import-cycle", "error", "files import each other in a cycle",
+    "An imported file may import further files, but never (directly or indirectly) the file that "
+    "imports it.",
+    '# a.sn\nimport "b.sn"\n# b.sn\nimport "a.sn"', '# a.sn\nimport "b.sn"\n# b.sn (no import of a.sn)')
+IMPORT_HOLDS_PLAN = _code(
+    "SN2014", "imported-plan", "error", "an imported file holds a `plan` block",
+    "Imported files hold shared definitions — top-level `hardware`, `model`, `engine`, `gateway`, "
+    "`env` … blocks — that the importing plan overrides key by key. A `plan` block in an imported "
+    "file is ignored and reported.",
+    '# cluster.sn\nplan "x" { hardware { nodes = 11 } }', '# cluster.sn\nhardware { nodes = 11 }')
 
 # --- SN3xxx parallelism and devices -----------------------------------------
 PARALLEL_MISMATCH = _code(

@@ -447,6 +447,32 @@ _RANGE_WORDS = {
 }
 
 
+def check_definitions(b: "_Builder", module: ast.Module) -> None:
+    """Check the top-level blocks of a definitions file (one without ``plan``):
+    each must be a block a plan may hold, with known keys and valid values.
+    Required keys are not demanded: the importing plan may supply them."""
+    fields = m.Plan.model_fields
+    names = [n for n in fields if n not in ("name",)]
+    seen: dict[str, Span] = {}
+    for blk in module.blocks:
+        if blk.name in seen:
+            b.error(codes.DUPLICATE_KEY, f"`{blk.name}` is defined twice in this file", blk.name_span,
+                    related=[Related(seen[blk.name], "first defined here")])
+            continue
+        seen[blk.name] = blk.name_span
+        if blk.name == "slo":
+            b.slo(blk)
+            continue
+        if blk.name == "env":
+            b.env_block(blk)
+            continue
+        sub = _submodel(fields[blk.name]) if blk.name in fields else None
+        if sub is None:
+            b.unknown(blk.name, blk.name_span, "plan", names, True)
+            continue
+        b.block(sub, blk, blk.name)
+
+
 def build_plan(module: ast.Module) -> tuple[m.Plan | None, list[Diagnostic]]:
     """Turn a parsed module into a typed :class:`~sncc.plan.model.Plan`.
 
@@ -455,15 +481,19 @@ def build_plan(module: ast.Module) -> tuple[m.Plan | None, list[Diagnostic]]:
     """
     b = _Builder()
     plans = [blk for blk in module.blocks if blk.name == "plan"]
+    if not plans and module.blocks:
+        # a definitions file (imported by plans): check each block on its own
+        check_definitions(b, module)
+        return None, b.diags
     for blk in module.blocks:
         if blk.name != "plan":
             close = _suggest(blk.name, ["plan"])
             b.error(codes.UNKNOWN_BLOCK, f"unknown top-level block `{blk.name}`", blk.name_span,
-                    help="a plan file holds one `plan \"name\" { ... }` block" + (" (did you mean `plan`?)" if close else ""))
+                    help="a plan file holds one `plan \"name\" { ... }` block, and shared definitions"
+                         " go in a file that plans `import`" + (" (did you mean `plan`?)" if close else ""))
     if not plans:
-        if not module.blocks:
-            b.error(codes.MISSING_KEY, "the file holds no plan", Span(module.span.file, 0, 0),
-                    help='start with `plan "my-plan" { ... }`')
+        b.error(codes.MISSING_KEY, "the file holds no plan", Span(module.span.file, 0, 0),
+                help='start with `plan "my-plan" { ... }`')
         return None, b.diags
     for extra in plans[1:]:
         b.error(codes.DUPLICATE_KEY, "a file holds one plan; this is a second one", extra.name_span,

@@ -113,8 +113,17 @@ Item = Union[Assignment, Comparison, Block]
 
 
 @dataclass(frozen=True)
+class Import:
+    """``import "path.sn"``: another file whose top-level blocks are defaults."""
+
+    path: Str
+    span: Span
+
+
+@dataclass(frozen=True)
 class Module:
-    """One parsed file: its top-level blocks."""
+    """One parsed file: its imports and top-level blocks."""
 
     blocks: tuple[Block, ...]
     span: Span
+    imports: tuple[Import, ...] = ()

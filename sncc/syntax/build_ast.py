@@ -118,7 +118,11 @@ def build_module(tree, source: SourceFile) -> tuple[ast.Module | None, list[Diag
     """
     b = _Builder(source)
     try:
-        blocks = tuple(b.block(c, 1) for c in tree.children if c is not None)
+        blocks = tuple(b.block(c, 1) for c in tree.children if c is not None and c.data == "block")
+        imports = tuple(
+            ast.Import(ast.Str(_unescape(str(c.children[0])), b.tok_span(c.children[0])), b.tree_span(c))
+            for c in tree.children if c is not None and c.data == "import_stmt"
+        )
     except _TooDeep as e:
         return None, [
             diag(
@@ -128,4 +132,4 @@ def build_module(tree, source: SourceFile) -> tuple[ast.Module | None, list[Diag
                 help="plans need at most four levels of nesting",
             )
         ]
-    return ast.Module(blocks, source.span(0, len(source.text))), []
+    return ast.Module(blocks, source.span(0, len(source.text)), imports), []
