@@ -13,8 +13,9 @@ Model (simulator-modelling.md §3.9, domain-facts §3.6, §5.2)::
   layers over ``pp``.  Linear weights take the quantization's bytes per
   element; embedding and LM head stay 2 bytes (msModelSlim keeps them BF16).
 * KV per token per device from :func:`sncc.catalog.arch.kv_bytes_per_token_per_device`.
-* reserve: engine activation/workspace and runtime reserve, from
-  ``sncc/catalog/data/engines.toml`` (with its source).
+* reserve: engine activation/workspace and runtime reserve.  The check uses
+  ``sncc/catalog/data/engines.toml`` (sourced, 3.5 GiB); the simulator passes its
+  calibration profile's fitted reserve and utilization to :func:`device_memory`.
 * HCCL: each communicator reserves 2 × ``HCCL_BUFFSIZE`` MB (send + receive),
   one communicator per parallel group of size > 1 (TP, EP, PP).
 """
@@ -98,12 +99,19 @@ def communicators(tp: int, ep: int, pp: int) -> int:
     return max(1, int(tp > 1) + int(tp * ep > 1) + int(pp > 1))
 
 
-def weights_per_device(arch, quant: str, tp: int, ep: int, pp: int, redundant_experts: int = 0) -> int:
-    """Weight bytes held by one device (see the module docstring for the split)."""
+def weights_per_device(arch, quant: str, tp: int, ep: int, pp: int, redundant_experts: int = 0,
+                       mtp: bool = False, weight_bytes: float | None = None) -> int:
+    """Weight bytes held by one device [B] (see the module docstring for the split).
+
+    ``mtp`` adds the MTP module(s) (``param_breakdown(arch)["mtp"]``: one decoder layer plus
+    eh_proj per ``num_nextn_predict_layers``) to the last pipeline stage: its routed experts
+    spread over ``tp × ep``, the rest over ``tp``.  ``weight_bytes`` overrides the
+    quantization's bytes per linear-weight element.  Raises KeyError for an unknown ``quant``.
+    """
     from sncc.catalog.arch import param_breakdown
 
     p = param_breakdown(arch)
-    wb = catalog.quant(quant).weight_bytes if quant else 2.0
+    wb = weight_bytes if weight_bytes is not None else (catalog.quant(quant).weight_bytes if quant else 2.0)
     emb_bytes = 2.0
     attn_group = p["attention"] + p["dense_ffn"] + p["shared_experts"]
     routed = p["routed_experts"]
@@ -113,7 +121,40 @@ def weights_per_device(arch, quant: str, tp: int, ep: int, pp: int, redundant_ex
     if routed:
         total += routed * wb / (tp * ep)
         total += redundant_experts * moe_layers * per_expert_layer * wb
-    return int(total / pp)
+    total /= pp
+    if mtp and p["mtp"]:
+        n_mtp = getattr(arch, "num_nextn_predict_layers", 0) or 0
+        mtp_routed = n_mtp * (getattr(arch, "n_routed_experts", 0) or 0) * per_expert_layer if routed else 0.0
+        total += (p["mtp"] - mtp_routed) * wb / tp + mtp_routed * wb / (tp * ep)
+    return int(total)
+
+
+def device_memory(arch, quant: str, kv_dtype: str, tp: int, ep: int, pp: int, *, hbm_bytes: int,
+                  utilization: float, reserve_bytes: int, hccl_mb: int, context: int, seqs: int,
+                  redundant_experts: int = 0, mtp: bool = False,
+                  kv_bytes_per_token: float | None = None,
+                  weight_bytes: float | None = None) -> MemoryBreakdown:
+    """Memory of one device of a role — the one memory model of sncc.
+
+    Used by the KV-fit check (through :func:`role_memory`, with the engine's sourced reserve)
+    and by the simulator (``sncc.sim.memory``, with a calibrated profile's reserve and
+    utilization).  ``kv_bytes_per_token`` overrides the all-layer KV bytes per token of the
+    whole model (divided here like the catalog's: MLA replicated over TP, GQA split by KV
+    heads); ``hccl_mb`` is HCCL_BUFFSIZE [MB] (:func:`hccl_buffsize_mb`).
+    Raises ValueError when ``tp`` does not split the KV heads and KeyError for an unknown
+    KV dtype or quantization.
+    """
+    from sncc.catalog.arch import kv_bytes_per_token as _kv_all, kv_bytes_per_token_per_device
+
+    w = weights_per_device(arch, quant, tp, ep, pp, redundant_experts if arch.is_moe else 0,
+                           mtp=mtp, weight_bytes=weight_bytes)
+    kv_tok = kv_bytes_per_token_per_device(arch, kv_dtype, tp, include_mtp=mtp)
+    if kv_bytes_per_token is not None:
+        kv_tok *= kv_bytes_per_token / _kv_all(arch, kv_dtype, include_mtp=mtp)
+    kv_tok /= pp
+    hccl = 2 * int(hccl_mb) * MB * communicators(tp, ep, pp)
+    budget = int(hbm_bytes * utilization)
+    return MemoryBreakdown(budget, int(hbm_bytes), utilization, w, int(reserve_bytes), hccl, kv_tok, context, seqs)
 
 
 def role_memory(plan, resolved, role_name: str, role) -> MemoryBreakdown | None:
@@ -123,28 +164,24 @@ def role_memory(plan, resolved, role_name: str, role) -> MemoryBreakdown | None:
     a prefill role holds the prompts of one step: ``max(max_num_batched_tokens / ep,
     max input)`` tokens per attention group.
     """
-    from sncc.catalog.arch import kv_bytes_per_token_per_device
-
     arch, chip = resolved.arch, resolved.chip
     if arch is None or chip is None or not getattr(chip, "hbm_bytes", None):
         return None
     util = role.memory_utilization or plan.hardware.memory_utilization
-    budget = int(chip.hbm_bytes * util)
     redundant = 0
     if plan.optimize is not None and plan.optimize.omni_placement is not None:
         redundant = plan.optimize.omni_placement.redundant_experts
-    w = weights_per_device(arch, resolved.quant or "bf16", role.tp, role.ep, role.pp,
-                           redundant if arch.is_moe else 0)
-    try:
-        kv_tok = kv_bytes_per_token_per_device(arch, resolved.kv_dtype, role.tp) / role.pp
-    except (ValueError, KeyError):
-        return None  # tp does not split the KV heads (SN3004) or the dtype is unknown: reported elsewhere
     if role_name == "prefill":
         context = max(role.max_num_batched_tokens // max(1, role.ep), plan.workload.input.max)
         seqs = 1
     else:
         context = resolved.max_model_len
         seqs = role.max_num_seqs
-    hccl = 2 * hccl_buffsize_mb(plan.env) * MB * communicators(role.tp, role.ep, role.pp)
-    reserve = int(engine_defaults()["activation_reserve_bytes"])
-    return MemoryBreakdown(budget, chip.hbm_bytes, util, w, reserve, hccl, kv_tok, context, seqs)
+    try:
+        return device_memory(arch, resolved.quant or "bf16", resolved.kv_dtype, role.tp, role.ep, role.pp,
+                             hbm_bytes=chip.hbm_bytes, utilization=util,
+                             reserve_bytes=int(engine_defaults()["activation_reserve_bytes"]),
+                             hccl_mb=hccl_buffsize_mb(plan.env), context=context, seqs=seqs,
+                             redundant_experts=redundant)
+    except (ValueError, KeyError):
+        return None  # tp does not split the KV heads (SN3004) or the dtype is unknown: reported elsewhere

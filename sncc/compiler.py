@@ -73,7 +73,10 @@ class Compilation:
 
         import os
 
-        base = os.path.dirname(self.source.name) if self.source.name not in ("<stdin>", "-") else None
+        # a relative `weights` path is relative to the file it is written in (which may be imported)
+        where = self.plan.model.span_of("weights")
+        origin = where.file if where is not None else self.source.name
+        base = os.path.dirname(origin) if origin not in ("<stdin>", "-") else None
         return resolve(self.plan, base_dir=base or ".")
 
     @cached_property
