@@ -34,7 +34,7 @@ def check_parallel_sizes(plan, r):
                    for k in ("tp", "ep", "pp")]
         fixes = []
         help_ = f"make `tp × ep × pp` equal {role.devices}"
-        if role.devices % (role.tp * role.pp) == 0 and not role.is_default("ep") or (role.ep == 1 and role.devices % (role.tp * role.pp) == 0):
+        if role.devices % (role.tp * role.pp) == 0:
             good_ep = role.devices // (role.tp * role.pp)
             help_ = f"with tp = {role.tp}, use ep = {good_ep}, or set devices = {product}"
             if not role.is_default("ep"):
