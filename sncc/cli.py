@@ -7,6 +7,7 @@ internal error).
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -71,11 +72,25 @@ def _compile(path: str, stdin_name: str | None = None):
     return comp, src, []
 
 
-def _emit_diagnostics(diags, sources, nfiles, fmt: str, color: bool) -> None:
-    if fmt == "json":
-        from sncc.diagnostics import render_json
+def _diagnostics(comp, src, extra) -> tuple[list, dict]:
+    """The diagnostics of one compiled file after inline suppressions, and its sources."""
+    from sncc.diagnostics.filters import apply_suppressions
 
-        click.echo(render_json.render(diags, sources, nfiles), nl=False)
+    sources = comp.sources if comp is not None else {src.name: src}
+    diags = extra + (comp.diagnostics if comp is not None else [])
+    complete = comp is not None and comp.plan is not None
+    return apply_suppressions(diags, sources, report_unused=complete), sources
+
+
+DIAGNOSTIC_FORMATS = ["text", "concise", "json", "sarif", "github"]
+
+
+def _emit_diagnostics(diags, sources, nfiles, fmt: str, color: bool) -> None:
+    if fmt in ("json", "concise", "sarif", "github"):
+        import importlib
+
+        renderer = importlib.import_module(f"sncc.diagnostics.render_{fmt}")
+        click.echo(renderer.render(diags, sources, nfiles), nl=False)
     else:
         from sncc.diagnostics import render_text
 
@@ -91,15 +106,34 @@ def main() -> None:
 
 @main.command()
 @click.argument("plans", nargs=-1, required=True)
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+@click.option("--format", "fmt", type=click.Choice(DIAGNOSTIC_FORMATS), default="text", show_default=True,
               help="output format of the diagnostics")
 @click.option("--stdin-filename", default=None, help="name to report for a plan read from `-`")
 @click.option("--color/--no-color", default=None, help="colour the text output (default: when stdout is a terminal)")
-def check(plans: tuple[str, ...], fmt: str, stdin_filename: str | None, color: bool | None) -> None:
+@click.option("--select", "selects", multiple=True, metavar="CODES",
+              help="report only these codes, code prefixes (SN4) or names; comma-separated, repeatable")
+@click.option("--ignore", "ignores", multiple=True, metavar="CODES",
+              help="do not report these codes, code prefixes or names; comma-separated, repeatable")
+@click.option("--strict", is_flag=True, help="warnings fail the check too (exit 1)")
+@click.option("--exit-zero", is_flag=True, help="exit 0 even when problems are found (2 still means sncc could not run)")
+def check(plans: tuple[str, ...], fmt: str, stdin_filename: str | None, color: bool | None,
+          selects: tuple[str, ...], ignores: tuple[str, ...], strict: bool, exit_zero: bool) -> None:
     """Check PLANS and report every problem found.
 
-    Exit 0 when no errors, 1 when errors were found, 2 when a file cannot be read.
+    Exit 0 when no errors, 1 when errors were found (or warnings, with
+    --strict), 2 when a file cannot be read or sncc fails.  A comment
+    `# sncc: ignore[CODE] reason` suppresses CODE on its line (or, alone on a
+    line, on the next one).
     """
+    from sncc.diagnostics.filters import SelectorError, parse_selectors, select
+
+    if strict and exit_zero:
+        raise click.UsageError("--strict and --exit-zero contradict each other")
+    try:
+        selected = parse_selectors(selects) if selects else None
+        ignored = parse_selectors(ignores)
+    except SelectorError as e:
+        raise click.BadParameter(str(e), param_hint="--select/--ignore") from None
     all_diags, sources = [], {}
     failed = False
     for path in plans:
@@ -109,40 +143,74 @@ def check(plans: tuple[str, ...], fmt: str, stdin_filename: str | None, color: b
             click.echo(f"sncc: error: {e}", err=True)
             failed = True
             continue
-        sources.update(comp.sources if comp is not None else {src.name: src})
-        all_diags += extra + (comp.diagnostics if comp is not None else [])
+        diags, srcs = _diagnostics(comp, src, extra)
+        sources.update(srcs)
+        all_diags += select(diags, selected, ignored)
     if color is None:
         color = sys.stdout.isatty()
     _emit_diagnostics(all_diags, sources, len(sources), fmt, color)
     internal = any(d.code.code == "SN9001" for d in all_diags)
     if failed or internal:
         sys.exit(EXIT_FAILURE)
-    sys.exit(EXIT_PROBLEMS if any(d.is_error for d in all_diags) else EXIT_OK)
+    problems = any(d.is_error or (strict and d.severity == "warning") for d in all_diags)
+    sys.exit(EXIT_PROBLEMS if problems and not exit_zero else EXIT_OK)
+
+
+def conventional_out_dir(plan: str) -> Path:
+    """The output folder ``build --check`` compares without ``-o``: ``x.sn`` → ``x.out`` beside it."""
+    p = Path(plan)
+    return p.with_suffix(".out") if p.suffix == ".sn" else p.with_name(p.name + ".out")
 
 
 @main.command()
-@click.argument("plan")
-@click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="output folder (replaced atomically)")
+@click.argument("plans", nargs=-1, required=True, metavar="PLAN...")
+@click.option("-o", "--output", "out_dir", default=None, type=click.Path(file_okay=False, path_type=Path),
+              help="output folder (replaced atomically); required unless --check")
 @click.option("--force", is_flag=True, help="replace a non-empty folder that sncc did not create")
+@click.option("--check", "check_only", is_flag=True,
+              help="write nothing; exit 1 when the output folder differs from what the build would write "
+                   "(without -o, each PLAN x.sn is compared with x.out/ beside it, when that folder exists)")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def build(plan: str, out_dir: Path, force: bool, fmt: str) -> None:
+def build(plans: tuple[str, ...], out_dir: Path | None, force: bool, check_only: bool, fmt: str) -> None:
     """Lower PLAN to engine configs and env scripts in OUT_DIR.
 
     Refuses to write when the plan has errors; the folder is then left as it was.
+    With --check, compares instead of writing (manifest included): exit 0 when
+    current, 1 when stale or the plan has errors.
     """
+    if out_dir is None and not check_only:
+        raise click.UsageError("missing option -o/--output")
+    if (out_dir is not None or "-" in plans) and len(plans) != 1:
+        raise click.UsageError("give one PLAN with -o (several plans only with --check and no -o)")
+    if out_dir is not None:
+        targets = [(plans[0], out_dir)]
+    elif plans == ("-",):
+        raise click.UsageError("a plan read from stdin needs -o")
+    else:
+        targets = []
+        for plan in plans:
+            d = conventional_out_dir(plan)
+            if d.is_dir():
+                targets.append((plan, d))
+            else:
+                click.echo(f"sncc: {plan}: no {d}{os.sep} beside it; nothing to compare", err=True)
+    sys.exit(max([_build_one(plan, d, force, fmt, check_only) for plan, d in targets], default=EXIT_OK))
+
+
+def _build_one(plan: str, out_dir: Path, force: bool, fmt: str, check_only: bool) -> int:
+    """Build (or with ``check_only`` compare) one plan; returns the exit code."""
     try:
         comp, src, extra = _compile(plan)
     except ReadFailure as e:
         click.echo(f"sncc: error: {e}", err=True)
-        sys.exit(EXIT_FAILURE)
-    diags = extra + (comp.diagnostics if comp is not None else [])
+        return EXIT_FAILURE
+    diags, sources = _diagnostics(comp, src, extra)
     if comp is None or any(d.is_error for d in diags):
-        _emit_diagnostics(diags, comp.sources if comp is not None else {src.name: src}, 1, fmt, sys.stdout.isatty())
+        _emit_diagnostics(diags, sources, 1, fmt, sys.stdout.isatty())
         if any(d.code.code == "SN9001" for d in diags):
-            sys.exit(EXIT_FAILURE)
-        click.echo(f"sncc: not writing {out_dir}: the plan has errors", err=True)
-        sys.exit(EXIT_PROBLEMS)
+            return EXIT_FAILURE
+        click.echo(f"sncc: not {'checking' if check_only else 'writing'} {out_dir}: the plan has errors", err=True)
+        return EXIT_PROBLEMS
     from sncc.emit import emit_all
     from sncc.emit.validate import validate_output
     from sncc.emit.writer import OutputError, write_outputs
@@ -157,48 +225,87 @@ def build(plan: str, out_dir: Path, force: bool, fmt: str) -> None:
         from sncc.compiler import internal_error
 
         _emit_diagnostics([internal_error(src, exc)], {src.name: src}, 1, fmt, False)
-        sys.exit(EXIT_FAILURE)
+        return EXIT_FAILURE
+    if check_only:
+        from sncc.emit.stale import stale_reasons
+
+        reasons = stale_reasons(files, out_dir, src.text)
+        if reasons:
+            click.echo(f"sncc: {out_dir} is stale for {plan}: " + "; ".join(reasons))
+            click.echo(f"  run `sncc build {plan} -o {out_dir}` to update it")
+            return EXIT_PROBLEMS
+        click.echo(f"{out_dir} is up to date with {plan}")
+        return EXIT_OK
     try:
         written = write_outputs(files, out_dir, force=force, plan_source=src.text)
     except OutputError as e:
         click.echo(f"sncc: error: {e}", err=True)
-        sys.exit(EXIT_FAILURE)
+        return EXIT_FAILURE
     warnings = [d for d in diags if not d.is_error]
     if warnings:
-        _emit_diagnostics(warnings, comp.sources, 1, "text", sys.stdout.isatty())
+        _emit_diagnostics(warnings, sources, 1, "text", sys.stdout.isatty())
     for p in written:
         click.echo(f"wrote {p}")
-    sys.exit(EXIT_OK)
+    return EXIT_OK
 
 
 @main.command()
 @click.argument("plan")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--seed", default=0, show_default=True, type=int, help="random seed of the workload")
-def simulate(plan: str, fmt: str, seed: int) -> None:
+@click.option("--profile", "profile", default=None, metavar="ID|FILE.toml",
+              help="calibration profile (an id under sncc/catalog/data/profiles or a file from `sncc calibrate`)")
+@click.option("--goodput", is_flag=True, help="also search the highest Poisson rate meeting every latency SLO")
+@click.option("--plot", "plot", default=None, metavar="FILE.png",
+              help="write queue depth, batch, KV use and TTFT/TPOT distributions (needs sncc[plot])")
+@click.option("--strict", is_flag=True, help="count an UNCERTAIN SLO verdict as not met (exit 1)")
+def simulate(plan: str, fmt: str, seed: int, profile: str | None, goodput: bool, plot: str | None,
+             strict: bool) -> None:
     """Simulate PLAN serving its workload and compare with its SLOs.
 
-    Exit 0 when every SLO is met, 1 when one is missed or the plan has errors.
+    Exit 0 when no SLO is missed (an UNCERTAIN verdict, whose calibration interval
+    straddles the target, exits 0 unless --strict), 1 when one is missed or the plan
+    has errors, 2 when sncc could not run.
     """
     try:
         comp, src, extra = _compile(plan)
     except ReadFailure as e:
         click.echo(f"sncc: error: {e}", err=True)
         sys.exit(EXIT_FAILURE)
-    diags = extra + (comp.diagnostics if comp is not None else [])
+    diags, sources = _diagnostics(comp, src, extra)
     if comp is None or any(d.is_error for d in diags):
-        _emit_diagnostics(diags, comp.sources if comp is not None else {src.name: src}, 1, "text", sys.stdout.isatty())
+        _emit_diagnostics(diags, sources, 1, "text", sys.stdout.isatty())
         sys.exit(EXIT_FAILURE if any(d.code.code == "SN9001" for d in diags) else EXIT_PROBLEMS)
-    from sncc.sim import run_plan
-    from sncc.sim.render import render_json, render_text
+    from sncc.sim.command import CommandError, simulate_plan
 
     try:
-        result = run_plan(comp.plan, comp.resolved, seed=seed)
+        text, code = simulate_plan(comp, seed=seed, fmt=fmt, profile=profile, goodput=goodput, plot=plot,
+                                   strict=strict)
+    except CommandError as e:
+        click.echo(f"sncc: error: {e}", err=True)
+        sys.exit(EXIT_FAILURE)
     except Exception as exc:  # noqa: BLE001
         click.echo(f"sncc: internal error in the simulator: {type(exc).__name__}: {exc}", err=True)
         sys.exit(EXIT_FAILURE)
-    click.echo(render_json(result) if fmt == "json" else render_text(result, comp.plan), nl=False)
-    sys.exit(EXIT_OK if all(s["met"] for s in result.to_dict()["slo"]) else EXIT_PROBLEMS)
+    click.echo(text, nl=False)
+    sys.exit(code)
+
+
+@main.command()
+@click.argument("measurements")
+@click.option("-o", "--output", "out", required=True, metavar="PROFILE.toml", help="profile file to write")
+def calibrate(measurements: str, out: str) -> None:
+    """Fit a simulator profile's efficiency constants to MEASUREMENTS (TOML/JSON of plan +
+    measured ttft_s / tpot_ms / qpm points) by least squares; write it to PROFILE.toml."""
+    from sncc.sim.command import CommandError
+    from sncc.sim.command import calibrate as run_calibrate
+
+    try:
+        click.echo(run_calibrate(measurements, out), nl=False)
+    except CommandError as e:
+        click.echo(f"sncc: error: {e}", err=True)
+        sys.exit(EXIT_FAILURE)
+    sys.exit(EXIT_OK)
 
 
 @main.command()
@@ -219,6 +326,97 @@ def explain(code: str) -> None:
     click.echo("Fixed:\n")
     click.echo("\n".join("    " + ln for ln in ec.good.splitlines()) + "\n")
     click.echo(f"See {ec.url}")
+
+
+@main.command()
+def lsp() -> None:
+    """Run the language server over stdio (needs the `lsp` extra: pip install 'sncc[lsp]')."""
+    try:
+        from sncc.lsp.server import main as serve
+    except ImportError as e:
+        click.echo(f"sncc: error: `sncc lsp` needs pygls ({e}); install it with: pip install 'sncc[lsp]'", err=True)
+        sys.exit(EXIT_FAILURE)
+    serve()
+
+
+@main.command()
+@click.argument("name", required=False)
+def schema(name: str | None) -> None:
+    """Print the JSON Schema NAME shipped with sncc (without NAME: list the names).
+
+    Exit 2 for an unknown NAME.
+    """
+    from sncc.resources import schema_names, schema_path
+
+    names = schema_names()
+    if name is None:
+        click.echo("\n".join(names))
+        return
+    if name.endswith(".schema.json"):
+        name = name[: -len(".schema.json")]
+    if name not in names:
+        click.echo(f"sncc: error: unknown schema `{name}`; schemas: {', '.join(names)}", err=True)
+        sys.exit(EXIT_FAILURE)
+    click.echo(schema_path(name).read_text(encoding="utf-8"), nl=False)
+
+
+@main.command("fmt")
+@click.argument("plans", nargs=-1, required=True, metavar="PLAN...")
+@click.option("--check", "check_only", is_flag=True, help="write nothing; exit 1 when a file would change")
+@click.option("--diff", "show_diff", is_flag=True, help="write nothing; print a unified diff of the changes")
+@click.option("--stdin-filename", default=None, help="name to report for a plan read from `-`")
+def fmt_command(plans: tuple[str, ...], check_only: bool, show_diff: bool, stdin_filename: str | None) -> None:
+    """Format PLANs canonically, in place (`-`: stdin to stdout), keeping every comment.
+
+    Exit 0 when done (or, with --check, when nothing would change), 1 when a
+    file would change under --check or does not parse (it is then left
+    alone), 2 when a file cannot be read or written.
+    """
+    from sncc.fmt import FormatRefused, format_source, unified_diff, write_atomically
+
+    code = EXIT_OK
+    changed = unchanged = 0
+    for path in plans:
+        try:
+            src, pre = read_source(path, stdin_filename)
+        except ReadFailure as e:
+            click.echo(f"sncc: error: {e}", err=True)
+            code = EXIT_FAILURE
+            continue
+        try:
+            if pre:
+                raise FormatRefused(pre)
+            new = format_source(src)
+        except FormatRefused as e:
+            from sncc.diagnostics import render_text
+
+            click.echo(render_text.render(e.diagnostics, {src.name: src}, 1), err=True, nl=False)
+            click.echo(f"sncc: not formatting {src.name}: it does not parse", err=True)
+            code = max(code, EXIT_PROBLEMS)
+            continue
+        if path == "-" and not (check_only or show_diff):
+            click.echo(new, nl=False)
+            continue
+        if new == src.text:
+            unchanged += 1
+            continue
+        changed += 1
+        if show_diff:
+            click.echo(unified_diff(src.name, src.text, new), nl=False)
+        if check_only:
+            click.echo(f"would reformat {src.name}", err=True)
+            code = max(code, EXIT_PROBLEMS)
+        elif not show_diff:
+            try:
+                write_atomically(Path(path), new)
+            except OSError as e:
+                click.echo(f"sncc: error: cannot write {path}: {e.strerror or e}", err=True)
+                code = EXIT_FAILURE
+                continue
+            click.echo(f"reformatted {src.name}", err=True)
+    verb = "would be reformatted" if (check_only or show_diff) else "reformatted"
+    click.echo(f"{changed} file{'s' if changed != 1 else ''} {verb}, {unchanged} left unchanged", err=True)
+    sys.exit(code)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -30,6 +30,22 @@ def expectations(path: pathlib.Path) -> list[tuple[str, int, int | None]]:
     return out
 
 
+EXPECT_SEV = re.compile(r"# ([EW]): (SN\d{4})(?::(\d+))?")
+
+
+def expectations_with_severity(path: pathlib.Path) -> list[tuple[str, str, int, int | None]]:
+    """Inline ``# E: CODE[:COL]`` (error) and ``# W: CODE[:COL]`` (warning) expectations:
+    (severity, code, line, column)."""
+    out = []
+    for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if line.lstrip().startswith("#"):
+            continue
+        for m in EXPECT_SEV.finditer(line):
+            sev = "error" if m.group(1) == "E" else "warning"
+            out.append((sev, m.group(2), i, int(m.group(3)) if m.group(3) else None))
+    return out
+
+
 @pytest.fixture
 def root() -> pathlib.Path:
     """The repository root."""

@@ -89,25 +89,125 @@ def test_cloudmatrix_decode_within_factor_2():
         assert 0.5 <= m / tpot <= 2.0
 
 
-def test_residual_table(seed_runs):
-    rows = []
-    for p in (7, 6):
-        r = seed_runs[p]
-        s = r.saturated
-        pub = SEED000_PUBLISHED[p]
-        rows.append((f"seed000 {p}P1D QPM (saturated window)", s["qpm"], pub["qpm"]))
-        rows.append((f"seed000 {p}P1D TTFT mean s (saturated window)", s["ttft_s"], pub["ttft_s"]))
-        if "tpot_ms" in pub:
-            rows.append((f"seed000 {p}P1D TPOT mean ms (saturated window)", s["tpot_ms"], pub["tpot_ms"]))
-        rows.append((f"seed000 {p}P1D QPM (whole 3000-req run incl. drain)", r.qpm, pub["qpm"]))
-        rows.append((f"seed000 {p}P1D TTFT mean s (whole run)", r.ttft_s["mean"], pub["ttft_s"]))
-    for isl, osl, b, tpot, toks in CLOUDMATRIX_DECODE:
-        m = cloudmatrix_decode_step(isl, osl, b)
-        rows.append((f"CloudMatrix decode {isl}/{osl} b{b}/NPU TPOT ms", m["tpot_ms"], tpot))
-        rows.append((f"CloudMatrix decode {isl}/{osl} b{b}/NPU tok/s/NPU", m["tok_s_per_npu"], toks))
-    rows.append(("CloudMatrix prefill tok/s/NPU (4K prompts)", cloudmatrix_prefill_tok_s_per_npu(),
-                 CLOUDMATRIX_PREFILL_TOK_S_PER_NPU))
-    print("\n{:<58} {:>10} {:>10} {:>8}".format("quantity", "predicted", "published", "resid"))
-    for name, pred, pub in rows:
-        print("{:<58} {:>10.2f} {:>10.2f} {:>+7.1f}%".format(name, pred, pub, 100 * _rel(pred, pub)))
-    assert all(math.isfinite(p) for _, p, _ in rows)
+def test_residual_table_and_recorded_residuals():
+    """Prints the residual table; the profile's recorded residuals must match the model's."""
+    from sncc.sim.calibration import format_table, residual_rows, residuals_by_family
+    from sncc.sim.profile import load_profile
+    from sncc.sim.scenarios import prefill_contradiction_bounds
+
+    rows = residual_rows()
+    print("\n" + format_table(rows))
+    b = prefill_contradiction_bounds()
+    print("prefill contradiction: seed needs ~{:.0f} tok/s/NPU vs CloudMatrix {:.0f}; TP8 all-reduce {:.2f} s per 32k "
+          "step, eager launch {:.3f} s per step, KV transfer {:.4f} s per 3.5k prompt".format(
+              b["needed_tok_s_per_npu"], b["cloudmatrix_tok_s_per_npu"], b["tp_allreduce_s_32k"],
+              b["eager_launch_s"], b["kv_transfer_s"]))
+    assert all(math.isfinite(r.predicted) for r in rows)
+    recorded = load_profile("ascend-a3").entry("calibration.residuals")["value"]
+    fresh = residuals_by_family(rows)
+    assert set(recorded) == set(fresh)
+    for fam, rs in fresh.items():
+        assert len(rs) == len(recorded[fam])
+        for a, b_ in zip(rs, recorded[fam]):
+            assert abs(a - b_) <= 0.01, (fam, a, b_)
+    # the seed-000 7P1D figures and the CloudMatrix decode TPOTs are the acceptance points
+    for r in rows:
+        if r.name.startswith("seed000 7P1D"):
+            assert abs(r.residual) <= 0.10, r
+        if "decode" in r.name and "TPOT" in r.name:
+            assert abs(r.residual) <= 0.12, r
+    # the unresolved contradiction stays visible, not silently tuned away
+    assert [r for r in rows if r.family == "prefill_throughput"][0].residual < -0.5
+
+
+def test_simulator_pool_uses_the_check_memory_model():
+    """One memory model: the simulator's KV pool is sncc.capacity's with the profile's reserve."""
+    from sncc.capacity import device_memory, weights_per_device
+    from sncc.sim.profile import load_profile
+    from sncc.sim.runner import prepare
+
+    spec = seed000_spec(7)
+    c = prepare(spec)
+    prof = load_profile("ascend-a3")
+    dec = spec.role("decode")
+    mem = device_memory(spec.model, "w8a8", "int8", dec.tp, dec.ep, dec.pp, hbm_bytes=spec.chip.hbm_bytes,
+                        utilization=prof.get("memory.gpu_memory_utilization"),
+                        reserve_bytes=int(prof.get("memory.runtime_reserve_bytes")), hccl_mb=1000,
+                        context=1, seqs=1, redundant_experts=2)
+    assert c.info["decode.weights_bytes_per_device"] == weights_per_device(spec.model, "w8a8", 1, 64, 1, 2)
+    assert c.info["decode.kv_budget_bytes_per_device"] == mem.kv_budget
+    assert c.decode_blocks == int(mem.kv_budget // (dec.block_size * 39040.0))
+    # a bigger HCCL_BUFFSIZE leaves a smaller pool
+    c2 = prepare(dataclasses.replace(spec, hccl_buffsize_mb=3000))
+    assert c2.decode_blocks < c.decode_blocks
+
+
+def test_steady_state_percentiles_and_verdicts(seed_runs):
+    r = seed_runs[7]
+    p = r.saturated["percentiles"]
+    for key in ("ttft_s", "tpot_ms", "e2e_s", "queue_s", "client_ttft_s"):
+        assert p[key]["p50"] <= p[key]["p90"] <= p[key]["p99"]
+    assert r.steady("ttft", "p90") == p["ttft_s"]["p90"]
+    # percentile SLOs are judged on the steady window, with an interval from the residuals
+    from sncc.sim.metrics import evaluate_slo, interval
+    from sncc.sim.spec import SloTarget
+    v = evaluate_slo(r, SloTarget("ttft", "p90", "<", 100.0), {"ttft": [-0.4, 0.1]})
+    assert v.window == "steady" and v.verdict == "met" and v.observed == p["ttft_s"]["p90"]
+    lo, hi = interval(2.0, [-0.5, 0.25])
+    assert (lo, hi) == (1.6, 4.0)
+    straddle = evaluate_slo(r, SloTarget("ttft", "p90", "<", p["ttft_s"]["p90"] * 1.1), {"ttft": [-0.3]})
+    assert straddle.verdict == "uncertain" and straddle.met is None
+    missed = evaluate_slo(r, SloTarget("tpot", "p99", "<", 0.001), {"tpot": [-0.1, 0.1]})
+    assert missed.verdict == "missed" and missed.met is False
+
+
+def test_binds_time_shares_sum_to_one(seed_runs):
+    b = seed_runs[7].binds
+    shares = b["time_shares"]
+    assert abs(sum(v["share"] for v in shares.values()) - 1.0) < 1e-9
+    assert set(shares) == {"queue", "prefill", "kv_transfer", "decode_join", "decode"}
+    st = b["decode_step"]
+    assert abs(sum(st[k] for k in ("attention", "ffn", "vector", "comm_exposed", "head_mtp", "launch"))
+               - st["total"]) < 1e-9
+
+
+def test_goodput_search_brackets_the_slo():
+    from sncc.sim.whatif import _ok, goodput
+
+    spec = seed000_spec(7, requests=1200)
+    g = goodput(spec, requests=1200)
+    assert 0 < g["rate"] < 20 and g["binding"]
+    ok_lo, _, _ = _ok(spec, g["rate"], 1200)
+    ok_hi, _, _ = _ok(spec, g["rate"] * 1.15, 1200)
+    assert ok_lo and not ok_hi
+
+
+def test_cheapest_changes_fix_6p1d_with_a_prefill_instance():
+    from sncc.sim.whatif import cheapest_changes
+
+    spec = seed000_spec(6, requests=1500)
+    res = simulate(spec, series=False)
+    assert any(v.verdict == "missed" for v in res.slo)
+    ch = cheapest_changes(spec, res)
+    assert ch and ch[0]["change"].startswith("one more prefill instance")
+    assert ch[0]["effects"][0]["after"] < ch[0]["effects"][0]["before"]
+
+
+def test_analytic_screen_agrees_with_des_within_10pct():
+    from sncc.sim.analytic import screen
+
+    for spec in (seed000_spec(7), seed000_spec(6), seed000_spec(5), seed000_spec(7, decode_devices=32),
+                 seed000_spec(7, input_mean=2000)):
+        des = simulate(spec, series=False).saturated["qpm"]
+        assert abs(screen(spec)["qpm"] / des - 1.0) <= 0.10
+
+
+def test_plot_is_written(tmp_path, seed_runs):
+    from sncc.sim.plot import write_plot
+
+    r = seed_runs[7]
+    out = tmp_path / "sim.png"
+    ttft, tpot = r._samples
+    write_plot(r, str(out), "seed 000 7P1D", ttft, tpot, seed000_spec(7).slos)
+    data = out.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000

@@ -60,6 +60,18 @@ __all__ = [
     "features",
     "feature",
     "parse_version",
+    "GraphSupport",
+    "CaptureGrid",
+    "KVConnector",
+    "QuantRouting",
+    "graph_support",
+    "capture_grid",
+    "kv_connectors",
+    "kv_connector",
+    "default_kv_connector",
+    "quant_routing",
+    "quant_features",
+    "version_in",
 ]
 
 #: The status tags of domain-facts §0 (R read, R2 secondary, I inferred, A announced, M measured, C conflict).
@@ -410,6 +422,7 @@ class Feature:
     status: str
     source: tuple[str, ...]
     notes: str = ""
+    quant: tuple[str, ...] = ()
 
     def available(self, version: str, device_type: str | None = None) -> bool:
         """True if the feature exists in ``version`` of its engine (and on ``device_type``, if given)."""
@@ -485,9 +498,17 @@ def _data_text(name: str) -> str:
 
 @lru_cache(maxsize=None)
 def _load(name: str) -> Mapping[str, Any]:
-    """Parse data file ``name`` once per process."""
+    """Parse data file ``name`` once per process.
+
+    The parsed table is also kept in the user's sncc cache, keyed by a hash of
+    the file's text (:func:`sncc.cache.cached`): parsing the files of one
+    check with the pure-Python TOML parser costs about 25 ms per process.
+    """
     try:
-        return _toml.loads(_data_text(name))
+        from sncc.cache import cached, key_of
+
+        text = _data_text(name)
+        return cached("catalog-" + name.replace("/", "-").removesuffix(".toml"), key_of(text), lambda: _toml.loads(text))
     except FileNotFoundError as e:
         raise CatalogError(f"catalog data file {name} not found") from e
     except _toml.TOMLDecodeError as e:
@@ -952,6 +973,7 @@ def features() -> Mapping[str, Feature]:
             status=_status(d, where),
             source=_sources(d, where),
             notes=d.get("notes", ""),
+            quant=tuple(d.get("quant", ())),
         )
     return MappingProxyType(out)
 
@@ -962,3 +984,186 @@ def feature(id: str) -> Feature:
     if id not in f:
         raise KeyError(f"unknown feature {id!r}; known: {', '.join(sorted(f))}")
     return f[id]
+
+
+# --------------------------------------------------------------------------- release rules (graph, connectors, quant)
+
+
+def version_in(version: str, min_version: str | None, until: str | None) -> bool:
+    """True if ``min_version <= version < until`` (None bounds are open). Raises ValueError for non-versions."""
+    v = parse_version(version)
+    if min_version is not None and v < parse_version(min_version):
+        return False
+    if until is not None and v >= parse_version(until):
+        return False
+    return True
+
+
+@dataclass(frozen=True)
+class GraphSupport:
+    """One graph mode of an engine over a release range (``software.toml [[graph_support]]``).
+
+    ``min_version`` inclusive, ``removed_in`` exclusive (None = open).  ``default``/``default_from``:
+    the mode is the engine's default graph mode (always, or from that release on).
+    ``model_types``: HF ``model_type`` values it runs (empty = all); ``unsupported_model_types`` are
+    refused over ``[min_version, unsupported_until)``.  ``max_tp``: largest TP it supports (None = any).
+    """
+
+    engine: str
+    mode: str
+    min_version: str | None
+    removed_in: str | None
+    default: bool
+    default_from: str | None
+    model_types: tuple[str, ...]
+    unsupported_model_types: tuple[str, ...]
+    unsupported_until: str | None
+    max_tp: int | None
+    status: str
+    source: tuple[str, ...]
+    notes: str = ""
+
+    def is_default(self, version: str | None) -> bool:
+        """True if this mode is the engine's default graph mode in ``version`` (None = newest)."""
+        if self.default:
+            return True
+        if self.default_from is None:
+            return False
+        return version is None or version_in(version, self.default_from, self.removed_in)
+
+
+@dataclass(frozen=True)
+class CaptureGrid:
+    """Default graph-capture batch sizes of an engine: ``fixed`` plus every multiple of ``step``."""
+
+    engine: str
+    fixed: tuple[int, ...]
+    step: int
+    status: str
+    source: tuple[str, ...]
+    notes: str = ""
+
+    def contains(self, n: int) -> bool:
+        """True if a batch of ``n`` tokens is on the default grid."""
+        return n in self.fixed or (self.step > 0 and n % self.step == 0)
+
+    def nearest(self, n: int) -> tuple[int | None, int]:
+        """(largest grid size < n or None, smallest grid size > n)."""
+        below = max([g for g in self.fixed if g < n] + ([n // self.step * self.step] if n > self.step else []), default=None)
+        above = min([g for g in self.fixed if g > n] + [(n // self.step + 1) * self.step])
+        return below, above
+
+
+@dataclass(frozen=True)
+class KVConnector:
+    """A KV-transfer connector (``software.toml [[kv_connectors]]``).
+
+    ``heterogeneous_tp``: "equal", "prefill-multiple" (prefill TP ≥ decode TP and divisible; MLA
+    models exempt) or "unknown".  ``removed_in``: engine → first release without it.
+    ``ascend_min_cann_exclusive``: on Ascend the CANN release must be newer than this.
+    ``same_host_env``: environment a P/D pair sharing one host needs.
+    """
+
+    id: str
+    class_name: str
+    engines: tuple[str, ...]
+    heterogeneous_tp: str
+    removed_in: Mapping[str, str] = field(hash=False)
+    ascend_min_cann_exclusive: str | None
+    ascend_requires_direct: bool
+    same_host_env: Mapping[str, str] = field(hash=False)
+    status: str
+    source: tuple[str, ...]
+    notes: str = ""
+
+
+@dataclass(frozen=True)
+class QuantRouting:
+    """A checkpoint quant_method routed to the online-quantization path over ``[min_version, fixed_in)``."""
+
+    engine: str
+    quant: str
+    min_version: str | None
+    fixed_in: str | None
+    status: str
+    source: tuple[str, ...]
+    notes: str = ""
+
+
+def _rows(key: str) -> list[tuple[str, Mapping[str, Any]]]:
+    return [(f"software.toml [[{key}]] #{i + 1}", d) for i, d in enumerate(_load("software.toml").get(key, []))]
+
+
+@lru_cache(maxsize=None)
+def graph_support() -> tuple[GraphSupport, ...]:
+    """Graph modes per engine release and model family (``[[graph_support]]``)."""
+    out = []
+    for where, d in _rows("graph_support"):
+        mt = d.get("max_tp")
+        out.append(GraphSupport(
+            engine=_req(d, "engine", where), mode=_req(d, "mode", where),
+            min_version=d.get("min_version"), removed_in=d.get("removed_in"),
+            default=bool(d.get("default", False)), default_from=d.get("default_from"),
+            model_types=tuple(d.get("model_types", ())),
+            unsupported_model_types=tuple(d.get("unsupported_model_types", ())),
+            unsupported_until=d.get("unsupported_until"), max_tp=int(mt) if mt is not None else None,
+            status=_status(d, where), source=_sources(d, where), notes=d.get("notes", "")))
+    return tuple(out)
+
+
+@lru_cache(maxsize=None)
+def capture_grid(engine: str) -> CaptureGrid | None:
+    """Default capture grid of ``engine`` ("vllm-ascend", "vllm"), or None when not catalogued."""
+    for where, d in _rows("capture_grid"):
+        if d.get("engine") == engine:
+            fixed = tuple(int(x) for x in d.get("fixed", ()))
+            return CaptureGrid(engine=engine, fixed=fixed, step=int(_req(d, "step", where)),
+                               status=_status(d, where), source=_sources(d, where), notes=d.get("notes", ""))
+    return None
+
+
+@lru_cache(maxsize=None)
+def kv_connectors() -> Mapping[str, KVConnector]:
+    """KV-transfer connectors keyed by id (``[[kv_connectors]]``)."""
+    out: dict[str, KVConnector] = {}
+    for where, d in _rows("kv_connectors"):
+        cid = _req(d, "id", where)
+        ht = d.get("heterogeneous_tp", "unknown")
+        if ht not in ("equal", "prefill-multiple", "unknown"):
+            raise CatalogError(f"{where}: field 'heterogeneous_tp' is {ht!r}")
+        out[cid] = KVConnector(
+            id=cid, class_name=_req(d, "class_name", where), engines=tuple(_req(d, "engines", where)),
+            heterogeneous_tp=ht, removed_in=MappingProxyType(dict(d.get("removed_in", {}))),
+            ascend_min_cann_exclusive=d.get("ascend_min_cann_exclusive"),
+            ascend_requires_direct=bool(d.get("ascend_requires_direct", False)),
+            same_host_env=MappingProxyType({k: str(v) for k, v in d.get("same_host_env", {}).items()}),
+            status=_status(d, where), source=_sources(d, where), notes=d.get("notes", ""))
+    return MappingProxyType(out)
+
+
+def kv_connector(id: str) -> KVConnector:
+    """The connector ``id``. Raises KeyError for unknown ids."""
+    c = kv_connectors()
+    if id not in c:
+        raise KeyError(f"unknown KV connector {id!r}; known: {', '.join(sorted(c))}")
+    return c[id]
+
+
+def default_kv_connector(engine: str) -> str | None:
+    """Connector id sncc uses for a disaggregated plan of ``engine`` that names none."""
+    return _load("software.toml").get("default_kv_connector", {}).get(engine)
+
+
+@lru_cache(maxsize=None)
+def quant_routing() -> tuple[QuantRouting, ...]:
+    """Checkpoint quant methods routed to online quantization (``[[quant_routing]]``)."""
+    return tuple(
+        QuantRouting(engine=_req(d, "engine", where), quant=_req(d, "quant", where),
+                     min_version=d.get("min_version"), fixed_in=d.get("fixed_in"),
+                     status=_status(d, where), source=_sources(d, where), notes=d.get("notes", ""))
+        for where, d in _rows("quant_routing"))
+
+
+def quant_features(engine: str, quant_id: str) -> tuple[Feature, ...]:
+    """Feature gates of ``engine`` that list the weight format ``quant_id`` (``quant = [...]``)."""
+    return tuple(f for f in features().values() if f.engine == engine and quant_id in f.quant)

@@ -9,7 +9,8 @@ A new check goes in the module of its family and into this tuple.
 
 from __future__ import annotations
 
-from sncc.checks import context, gateway, memory, parallelism, quantization, scheduler, slo, software
+from sncc.checks import (context, gateway, graph, memory, parallelism, pd_transfer, quantization, runtime_env, scheduler,
+                         slo, software, speculative, timeouts, versions)
 
 CHECKS = (
     parallelism.check_roles,
@@ -20,8 +21,20 @@ CHECKS = (
     quantization.check_quant_matches_checkpoint,
     quantization.check_quant_supported,
     quantization.check_kv_dtype_supported,
+    versions.check_quant_release,
     software.check_cann_supports_chip,
     software.check_engine_release,
+    versions.check_software_versions,
+    versions.check_removed_options,
+    graph.check_graph_mode,
+    graph.check_capture_grid,
+    graph.check_decode_gears,
+    runtime_env.check_device_mask,
+    runtime_env.check_hccl_buffer,
+    runtime_env.check_hccl_connect_timeout,
+    pd_transfer.check_kv_connector,
+    pd_transfer.check_kv_connector_tp,
+    pd_transfer.check_kv_connector_settings,
     scheduler.check_chunk_within_budget,
     scheduler.check_budget_covers_context,
     scheduler.check_seqs_within_budget,
@@ -30,7 +43,9 @@ CHECKS = (
     memory.check_kv_fits,
     gateway.check_model_id,
     gateway.check_timeout,
+    timeouts.check_proxy_timeouts,
     slo.check_tpot_reachable,
+    speculative.check_speculative_gain,
 )
 
 

@@ -8,15 +8,43 @@ from sncc.diagnostics.model import Related, diag
 from sncc.units import format_tokens
 
 
+def rope_factor(plan, r) -> tuple[float, str]:
+    """(rope-scaling factor, where it comes from): the plan's ``model.rope_scaling``, else the
+    checkpoint's ``rope_scaling``/``rope_parameters`` ``factor``, else (1.0, "")."""
+    if plan.model.rope_scaling is not None:
+        return plan.model.rope_scaling, "model.rope_scaling"
+    raw = getattr(r.checkpoint, "raw", None) or {}
+    for key in ("rope_scaling", "rope_parameters"):
+        rs = raw.get(key) if isinstance(raw, dict) else None
+        if isinstance(rs, dict) and isinstance(rs.get("factor"), (int, float)) and rs["factor"] > 1:
+            return float(rs["factor"]), f"config.json {key}.factor"
+    return 1.0, ""
+
+
 def check_context_within_model(plan, r):
-    """``max_model_len ≤ max_position_embeddings`` (SN5003)."""
+    """``max_model_len ≤ max_position_embeddings × rope-scaling factor`` (SN5003; misconfig BR-28).
+
+    ``VLLM_ALLOW_LONG_MAX_MODEL_LEN=1`` only silences vLLM's start-up check: the
+    first longer request indexes past the position table, so it changes nothing here.
+    """
     a = r.arch
-    if a is None or not a.max_position_embeddings or r.max_model_len <= a.max_position_embeddings:
+    if a is None or not a.max_position_embeddings:
         return
+    factor, src = rope_factor(plan, r)
+    limit = int(a.max_position_embeddings * factor)
+    if r.max_model_len <= limit:
+        return
+    what = f"{a.max_position_embeddings} positions" + (f" × rope scaling {factor:g} = {limit}" if factor != 1.0 else "")
+    notes = [r.max_model_len_note, f"architecture from {r.arch_source}"]
+    related = []
+    if plan.env.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN") not in (None, "0", "false"):
+        notes.append("VLLM_ALLOW_LONG_MAX_MODEL_LEN only skips vLLM's check; requests past the position table crash or return garbage")
+        related.append(Related(plan.env_span("VLLM_ALLOW_LONG_MAX_MODEL_LEN"), "the override does not extend the positions"))
     yield diag(codes.CONTEXT_EXCEEDS_MODEL,
-               f"max_model_len {format_tokens(r.max_model_len)} ({r.max_model_len}) exceeds `{r.served_name}`'s {a.max_position_embeddings} positions",
-               r.max_model_len_span, notes=[r.max_model_len_note, f"architecture from {r.arch_source}"],
-               help=f"keep max input + max output ≤ {a.max_position_embeddings}, or use a long-context variant (e.g. YaRN rope scaling)",
+               f"max_model_len {format_tokens(r.max_model_len)} ({r.max_model_len}) exceeds `{r.served_name}`'s {what}",
+               r.max_model_len_span, notes=notes, related=related,
+               help=f"keep max input + max output ≤ {limit}, or extend the context properly "
+                    f"(`model {{ rope_scaling = {max(2, -(-r.max_model_len // a.max_position_embeddings))} }}`, YaRN) where the model supports it",
                path=("model", "max_model_len"))
 
 

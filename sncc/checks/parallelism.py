@@ -118,7 +118,9 @@ def check_experts_spread(plan, r):
             continue
         total = a.n_routed_experts + redundant * group
         if total % group:
-            fit = [g for g in range(2, 2 * group + 1) if (a.n_routed_experts + redundant * g) % g == 0]
+            # (routed + redundant × g) % g == routed % g: only divisors of `routed` fit, so the
+            # search stops at `routed` (a huge tp × ep must not become a huge loop)
+            fit = [g for g in range(2, min(2 * group, a.n_routed_experts) + 1) if a.n_routed_experts % g == 0]
             near = min(fit, key=lambda g: abs(g - group)) if fit else None
             related = [Related(red_span, f"{redundant} redundant experts per device")] if red_span and redundant else []
             yield diag(codes.EXPERTS_NOT_DIVISIBLE,

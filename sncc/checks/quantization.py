@@ -13,6 +13,8 @@ def check_quant_matches_checkpoint(plan, r):
     mdl = plan.model
     if ck is None or mdl.quant is None or ck.quant == mdl.quant:
         return
+    if {ck.quant, mdl.quant} <= {"bf16", "fp16"}:
+        return  # an unquantized checkpoint served in the other 16-bit dtype is a `--dtype` cast (BR-14)
     yield diag(codes.QUANT_MISMATCH,
                f"`quant = {mdl.quant}` but the checkpoint is `{ck.quant}`",
                mdl.span_of("quant"), related=[Related(mdl.span_of("weights"), f"read from {ck.quant_source_file}")],

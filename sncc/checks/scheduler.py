@@ -27,17 +27,23 @@ def check_chunk_within_budget(plan, r):
 
 
 def check_budget_covers_context(plan, r):
-    """With chunked prefill off, ``max_num_batched_tokens ≥ max_model_len`` (SN5002)."""
+    """With chunked prefill off, ``max_num_batched_tokens ≥ max_model_len`` (SN5002).
+
+    Checked against the effective config: the Ascend scheduler turns chunked
+    prefill off whatever ``chunked_prefill`` says (misconfig BR-04, BR-27).
+    """
     if not r.max_model_len:
         return
     for name, role in _prefilling_roles(plan):
-        if role.chunked_prefill is None and role.max_num_batched_tokens < r.max_model_len:
+        chunked = role.chunked_prefill if role.scheduler != "ascend" else None
+        if chunked is None and role.max_num_batched_tokens < r.max_model_len:
             yield diag(codes.BUDGET_BELOW_CONTEXT,
                        f"`{name}`: max_num_batched_tokens {format_tokens(role.max_num_batched_tokens)} is smaller than max_model_len {format_tokens(r.max_model_len)} with chunked prefill off",
                        role.span_of("max_num_batched_tokens"),
                        related=[Related(r.max_model_len_span, r.max_model_len_note)] if r.max_model_len_span else [],
                        help=f"turn chunked prefill on (`chunked_prefill = {format_tokens(min(role.max_num_batched_tokens, 16384))}`) or raise max_num_batched_tokens to {format_tokens(r.max_model_len)}",
-                       notes=["chunked prefill is off unless `chunked_prefill` is set"],
+                       notes=["chunked prefill is off unless `chunked_prefill` is set"] if role.scheduler != "ascend" else
+                       ["`scheduler = ascend` runs without chunked prefill: the effective config ignores `chunked_prefill`"],
                        path=(name, "max_num_batched_tokens"))
 
 

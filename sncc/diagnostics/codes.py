@@ -194,6 +194,32 @@ EP_ON_DENSE = _code(
     "separate instances).",
     'model "qwen3-32b" {} serve { devices = 8 tp = 4 ep = 2 }', 'model "qwen3-32b" {} serve { devices = 8 tp = 8 }')
 
+DEVICE_MASK_MISMATCH = _code(
+    "SN3007", "device-mask-too-small", "error", "the device mask shows fewer devices than one node of an instance needs",
+    "`ASCEND_RT_VISIBLE_DEVICES` (or `CUDA_VISIBLE_DEVICES`) decides which devices a process sees. "
+    "An instance needs `tp × ep × pp` devices, of which up to one node's worth run on each node: the "
+    "mask must list at least that many distinct device ids, each below the node's device count. An "
+    "empty mask means no device is visible: a driver or container-mount problem, not a parallelism "
+    "one (vllm-ascend#14628).",
+    'serve { devices = 8  tp = 8 }  env { ASCEND_RT_VISIBLE_DEVICES = "0,1" }',
+    'serve { devices = 8  tp = 8 }  env { ASCEND_RT_VISIBLE_DEVICES = "0,1,2,3,4,5,6,7" }')
+KV_CONNECTOR_UNAVAILABLE = _code(
+    "SN3008", "kv-connector-missing", "error", "a disaggregated plan has no usable KV-transfer connector",
+    "Every prefill and decode worker needs a KV-transfer config naming a connector and a role; "
+    "without one the prefill worker fails at start (ai-dynamo/aiconfigurator#519). The connector "
+    "must exist for the engine and in its release (vllm-ascend removed the LLMDataDist connector "
+    "in v0.12.0rc1).",
+    'prefill { ... }  decode { ... }  kv_transfer { connector = none }',
+    'prefill { ... }  decode { ... }  kv_transfer { connector = mooncake }')
+KV_CONNECTOR_TP_MISMATCH = _code(
+    "SN3009", "kv-connector-tp-mismatch", "error", "prefill and decode TP differ in a way the connector cannot transfer",
+    "Connectors without heterogeneous-TP support need `prefill.tp == decode.tp` (vLLM's PyNccl "
+    "connector hangs otherwise, vllm#14952). Connectors that support it have a documented ratio "
+    "rule, e.g. vllm-ascend's Mooncake/LLMDataDist on non-MLA models: prefill TP ≥ decode TP and "
+    "divisible by it.",
+    'prefill { devices = 1 tp = 1 }  decode { devices = 2 tp = 2 }  kv_transfer { connector = pynccl }',
+    'prefill { devices = 2 tp = 2 }  decode { devices = 2 tp = 2 }  kv_transfer { connector = pynccl }')
+
 # --- SN4xxx quantization, memory, software --------------------------------
 QUANT_MISMATCH = _code(
     "SN4001", "quant-mismatch-checkpoint", "error", "the plan's quantization differs from the checkpoint's",
@@ -241,6 +267,51 @@ ENGINE_UNSUPPORTED_CHIP = _code(
     "is not supported.",
     'engine "vllm-ascend" { version = "v0.9.2rc1" }  # on A3', 'engine "vllm-ascend" { version = "v0.11.0" }')
 
+KV_CONNECTOR_MISCONFIGURED = _code(
+    "SN4009", "kv-connector-misconfigured", "error", "the KV-transfer connector's settings do not match the deployment",
+    "The Mooncake connector on Ascend needs CANN newer than 8.3.RC1 and "
+    "`kv_connector_extra_config.use_ascend_direct = true` (vllm-ascend#5635); its `prefill`/`decode` "
+    "`tp_size`/`dp_size` must equal the real sizes of the P and D instances, and P and D on one host "
+    "need `HCCL_INTRA_ROCE_ENABLE=1` (vllm-ascend#4866).",
+    'kv_transfer { connector = mooncake  use_ascend_direct = false }',
+    'kv_transfer { connector = mooncake  use_ascend_direct = true }')
+HCCL_BUFFER_TOO_SMALL = _code(
+    "SN4010", "hccl-buffer-too-small", "error", "HCCL_BUFFSIZE is smaller than the MoE dispatch/combine kernel needs",
+    "The fused MoE dispatch/combine kernels keep their windows in the HCCL buffer: "
+    "`2 × (maxBs × dispatch_bytes × ep_world × local_experts + maxBs × combine_bytes × (top_k + shared)) / 2^20` MB, "
+    "with maxBs the tokens one rank dispatches per step. A smaller `HCCL_BUFFSIZE` fails at tiling "
+    "(error 561002) or with a memory-range fault (vllm-ascend#5287, #2674).",
+    'env { HCCL_BUFFSIZE = 200 }  # needs 609 MB', 'env { HCCL_BUFFSIZE = 640 }')
+GRAPH_MODE_UNSUPPORTED = _code(
+    "SN4011", "graph-mode-unsupported", "error", "the graph mode does not support this model family or release",
+    "Each engine release runs some graph modes for some model families only: vllm-ascend v0.9.0 "
+    "ACL graph (the default) raises NotImplementedError for DeepSeek models (vllm-ascend#1458); "
+    "TorchAir graph mode exists v0.9.x–v0.11.x only, for DeepSeek/Pangu/Kimi-K2/Qwen, and was "
+    "removed in v0.12.0rc1.",
+    'model "deepseek-v3" {}  engine "vllm-ascend" { version = "v0.9.0rc2" }  # ACL graph by default',
+    'model "deepseek-v3" {}  engine "vllm-ascend" { version = "v0.9.0rc2" }  graph { mode = torchair }')
+SOFTWARE_MISMATCH = _code(
+    "SN4012", "software-version-mismatch", "error", "torch, torch_npu or vLLM are not the versions the engine release pairs with",
+    "vllm-ascend pins one torch / torch_npu / vLLM / CANN set per release: `torch` and `torch_npu` "
+    "must share the release's torch version and `vllm` must be the paired vLLM; a mix makes the NPU "
+    "backend unusable and vLLM falls back to CPU (vllm-ascend#7587, #5710).",
+    'engine "vllm-ascend" { version = "v0.11.0rc1" }  software { vllm = "0.11.0"  torch = "2.8.0" }',
+    'engine "vllm-ascend" { version = "v0.11.0rc1" }  software { vllm = "0.11.0"  torch = "2.7.1" }')
+OPTION_REMOVED = _code(
+    "SN4013", "option-removed-in-release", "error", "the plan uses an engine option the release does not have",
+    "Engine options come and go with releases: vllm-ascend removed the Ascend scheduler "
+    "(`ascend_scheduler_config`) and TorchAir graph mode in v0.12.0rc1. An option outside its "
+    "release range is rejected at start-up or silently ignored.",
+    'engine "vllm-ascend" { version = "v0.13.0" }  serve { scheduler = ascend }',
+    'engine "vllm-ascend" { version = "v0.13.0" }  serve { chunked_prefill = 8k }')
+HCCL_CONNECT_TIMEOUT = _code(
+    "SN4014", "hccl-connect-timeout", "warning", "HCCL_CONNECT_TIMEOUT is out of range or short for a multi-node start-up",
+    "HCCL waits `HCCL_CONNECT_TIMEOUT` seconds (CANN range [120, 7200], default 120) for every rank "
+    "of a communicator to connect. Ranks on several nodes finish loading weights and compiling "
+    "graphs at different times; below about 600 s multi-node MoE jobs fail with EI0006 "
+    "(vllm-project/afd-plugin#229, vllm-ascend#5461). A value outside [120, 7200] is an error.",
+    'env { HCCL_CONNECT_TIMEOUT = 120 }  # 4 nodes, MoE', 'env { HCCL_CONNECT_TIMEOUT = 1200 }')
+
 # --- SN5xxx scheduler and context -----------------------------------------
 CHUNK_EXCEEDS_BUDGET = _code(
     "SN5001", "chunk-exceeds-batch-tokens", "error", "chunked_prefill is larger than max_num_batched_tokens",
@@ -269,6 +340,20 @@ MAX_NUM_SEQS_OVER_BUDGET = _code(
     "vLLM requires `max_num_batched_tokens >= max_num_seqs`.",
     "decode { max_num_seqs = 512  max_num_batched_tokens = 256 }", "decode { max_num_seqs = 256  max_num_batched_tokens = 256 }")
 
+CAPTURE_GRID_MISS = _code(
+    "SN5006", "batch-off-capture-grid", "warning", "the largest decode batch is not a captured graph size",
+    "With graph mode, decode steps whose token count has no captured graph run eagerly (or pad to "
+    "the next size). vLLM/vllm-ascend capture 1, 2, 4 and multiples of 8 by default and drop sizes "
+    "above `max_num_seqs × (1 + draft_tokens)`: a `max_num_seqs` of 12 leaves batches 9–12 eager, "
+    "~7.5× slower (vllm-ascend#16049). Use a size on the grid or list it in `graph.capture_sizes`.",
+    'decode { max_num_seqs = 12 }', 'decode { max_num_seqs = 16 }')
+DECODE_GEARS_INVALID = _code(
+    "SN5007", "decode-gear-list-invalid", "error", "Omni-Infer's decode_gear_list breaks its rules",
+    "Omni-Infer compiles one decode graph per gear: at most 6 gears (`ValueError: Max gear num "
+    "supported is 6 now.`), and the largest must be `max_num_seqs × (1 + draft_tokens)` (Omni-Infer "
+    "drops larger gears and appends the max batch; a missing max gear is a warning).",
+    'graph { decode_gears = [1, 2, 4, 8, 16, 32, 64] }', 'graph { decode_gears = [8, 16, 32, 64] }')
+
 # --- SN6xxx gateway ----------------------------------------------------------
 GATEWAY_MODEL_MISMATCH = _code(
     "SN6001", "gateway-model-mismatch", "error", "the gateway's model_id is not the served model name",
@@ -280,12 +365,28 @@ GATEWAY_TIMEOUT_SHORT = _code(
     "TPOT target. Shorter timeouts cut long generations off mid-stream.",
     "gateway { timeout = 120s }  # 32k tokens × 50 ms", "gateway { timeout = 30min }")
 
+PROXY_TIMEOUT = _code(
+    "SN6003", "proxy-timeout-unbounded-or-misordered", "error", "a proxy timeout is unbounded or shorter than the hop it guards",
+    "Every hop needs a finite timeout, in order: client total (`gateway.timeout`) ≥ proxy read "
+    "timeout ≥ the longest silent gap (TTFT for streaming; TTFT + max_tokens × TPOT without "
+    "streaming). An unbounded read holds prefill/decode capacity forever when an upstream stalls "
+    "(vllm-ascend#14371); a short one cuts long generations (basetenlabs/truss#670).",
+    'proxy { read_timeout = none }', 'proxy { connect_timeout = 10s  read_timeout = 300s }')
+
 # --- SN7xxx SLO feasibility ---------------------------------------------------
 TPOT_UNREACHABLE = _code(
     "SN7001", "tpot-unreachable", "error", "the TPOT target is below one decode step at batch 1",
     "Each decode step reads at least the weights held by one device once; at full HBM bandwidth "
     "that time bounds TPOT from below even at batch 1.",
     "slo { tpot < 2ms }", "slo { tpot < 50ms }")
+
+SPECULATIVE_SLOWDOWN = _code(
+    "SN7002", "speculative-decoding-slows-decode", "warning", "speculative decoding is predicted to slow decoding down",
+    "Speculation pays when the expected tokens per step, `E = (1 − α^(k+1)) / (1 − α)`, outweigh the "
+    "longer step: `t_verify(k+1 tokens) + k × t_draft`. With a low acceptance α or an expensive "
+    "draft the ratio `E × t_target / step` drops below 1 (vllm-ascend#12890: α ≈ 0.4, TPOT 45 → 60 ms).",
+    'speculative { method = draft_model  draft_tokens = 4  acceptance = 0.4  draft_cost = 0.3 }',
+    'speculative { method = mtp  draft_tokens = 1  acceptance = 0.8 }')
 
 # --- SN9xxx internal -----------------------------------------------------------
 INTERNAL_ERROR = _code(

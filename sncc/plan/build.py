@@ -25,7 +25,7 @@ from sncc.diagnostics.model import Diagnostic, Edit, Fix, Related, diag
 from sncc.plan import model as m
 from sncc.source import Span
 from sncc.syntax import ast
-from sncc.units import KIND_NOUN, KIND_UNITS, UnitError, parse_quantity
+from sncc.units import KIND_NOUN, KIND_UNITS, UnitError, parse_number, parse_quantity
 
 #: strings that look like credentials (OpenAI/TaoToken-style `sk-…`, bearer tokens, AWS keys)
 SECRET_PATTERNS = (
@@ -34,6 +34,14 @@ SECRET_PATTERNS = (
     re.compile(r"\bAKIA[0-9A-Z]{16}\b"),
     re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}"),
 )
+
+
+#: Largest magnitude a numeric value may have, in its canonical unit: 2^53 - 1, the
+#: largest integer an IEEE 754 double holds exactly.  Outputs are JSON, and I-JSON
+#: (RFC 7493 §2.2) says integers beyond ±(2^53 - 1) are not interoperable; it also
+#: keeps every product the checks form far from float overflow and Python's
+#: int-to-str digit limit.
+MAX_MAGNITUDE = 2**53 - 1
 
 
 @dataclass
@@ -85,6 +93,8 @@ class _Builder:
     def convert(self, kind: str, info, v: ast.Value, where: str, key: str) -> Any:
         """Interpret literal ``v`` for a field of ``kind``; returns a marker on failure."""
         extra = info.json_schema_extra if info is not None and isinstance(info.json_schema_extra, dict) else {}
+        if isinstance(v, ast.Number) and self.too_big(v, v.value, key):
+            return _BAD
         if kind in ("count", "int"):
             if isinstance(v, ast.Number) and v.value == v.value.to_integral_value():
                 return int(v.value)
@@ -99,6 +109,10 @@ class _Builder:
             if isinstance(v, ast.QuantityLit):
                 return self.quantity(v, "tokens", where, key, integral=True)
             return self.bad(v, "a token count like `16k`" + (" or `off`" if kind == "tokens-or-off" else ""), where, key)
+        if kind == "duration-or-none":
+            if isinstance(v, ast.Ident) and v.name in ("none", "off", "unbounded"):
+                return 0.0  # no timeout
+            kind = "duration"
         if kind in ("duration", "bytes", "bandwidth"):
             if isinstance(v, ast.QuantityLit):
                 return self.quantity(v, kind, where, key)
@@ -159,6 +173,8 @@ class _Builder:
                 return self.bad(v, "a list of integers like `[1, 2, 4]`", where, key)
             out = []
             for item in v.items:
+                if isinstance(item, ast.Number) and self.too_big(item, item.value, key):
+                    return _BAD
                 if isinstance(item, ast.Number) and item.value == item.value.to_integral_value():
                     out.append(int(item.value))
                 else:
@@ -197,6 +213,9 @@ class _Builder:
         return m.EnvRef(name=name)
 
     def quantity(self, v: ast.QuantityLit, kind: str, where: str, key: str, integral: bool = False):
+        number = re.match(r"[+-]?[\d_]+(\.\d+)?", v.text).group(0)
+        if self.too_big(v, parse_number(number), key):
+            return _BAD
         try:
             q = parse_quantity(v.text)
         except UnitError as e:
@@ -214,11 +233,27 @@ class _Builder:
                 v.span, help=f"units for {KIND_NOUN.get(kind, kind)}: {', '.join(KIND_UNITS.get(kind, []))}",
             )
             return _BAD
+        if self.too_big(v, q.value, key):
+            return _BAD
         val = q.canonical()
         if integral and not isinstance(val, int):
             # `1.2k` = 1228.8 tokens: token counts round to the nearest token
             val = int(q.value.to_integral_value(rounding="ROUND_HALF_UP"))
         return val
+
+    def too_big(self, v: ast.Value, value: Decimal, key: str) -> bool:
+        """Report SN2009 and return True when ``|value|`` exceeds :data:`MAX_MAGNITUDE`.
+
+        Compares digit counts before values, so a literal with a million digits
+        costs no arithmetic (Decimal's context would overflow on it).
+        """
+        if value.is_zero() or value.adjusted() < 15 or value.adjusted() == 15 and abs(value) <= MAX_MAGNITUDE:
+            return False
+        shown = v.text if len(getattr(v, "text", "")) <= 24 else v.text[:12] + "…" + v.text[-6:]
+        self.error(codes.OUT_OF_RANGE, f"`{key}` = `{shown}` is too large: values are limited to 2^53 - 1 "
+                   f"({MAX_MAGNITUDE:,}) in their base unit", v.span,
+                   help="check for extra digits or a wrong unit")
+        return True
 
     def bad(self, v: ast.Value, expected: str, where: str, key: str):
         if isinstance(v, ast.QuantityLit) and expected in ("an integer", "a number"):

@@ -23,6 +23,7 @@ from sncc.source import Span
 KINDS = (
     "count", "int", "tokens", "tokens-or-off", "duration", "bytes", "bandwidth",
     "ratio", "float", "bool", "string", "enum", "secret", "int-list", "env-map",
+    "duration-or-none",
 )
 
 
@@ -96,6 +97,7 @@ class Model(Node):
                              choices=("bf16", "fp16", "w8a8", "w8a16", "w4a8", "w4a16", "w4a4", "fp8", "mxfp8", "mxfp4", "fp4", "int4-moe"))
     served_name: Optional[str] = F(None, doc="name the server registers (`--served-model-name`); defaults to the model id")
     max_model_len: Optional[int] = F(None, kind="tokens", doc="longest sequence (input + output); defaults to the workload's max input + max output", ge=1)
+    rope_scaling: Optional[float] = F(None, kind="float", doc="rope-scaling (YaRN) factor the engine applies (`--hf-overrides` `rope_parameters.factor`); positions become max_position_embeddings × factor", gt=0)
 
 
 class Hardware(Node):
@@ -135,6 +137,7 @@ class Role(Node):
     max_num_seqs: int = F(256, kind="count", doc="sequences per attention group (per DP rank) in one step (`max_num_seqs`; vLLM default 256)", ge=1)
     memory_utilization: Optional[float] = F(None, kind="ratio", doc="overrides hardware.memory_utilization for this role", gt=0, le=1)
     graph_mode: Optional[bool] = F(None, kind="bool", doc="run captured graphs (true) or eager (false); default: graph for decode and serve, eager for prefill")
+    scheduler: str = F("default", kind="enum", doc="`ascend` = vllm-ascend's Ascend scheduler (`additional_config.ascend_scheduler_config`, v0.9.1 to v0.11.x), which runs without chunked prefill", choices=("default", "ascend"))
 
 
 class KVCache(Node):
@@ -181,9 +184,51 @@ class Optimize(Node):
 class Speculative(Node):
     """``speculative { ... }``: speculative decoding (MTP, EAGLE, n-gram)."""
 
-    method: str = F("mtp", kind="enum", doc="speculative method", choices=("mtp", "eagle", "eagle3", "ngram"))
+    method: str = F("mtp", kind="enum", doc="speculative method (`draft_model` = a separate small model)", choices=("mtp", "eagle", "eagle3", "ngram", "draft_model"))
     draft_tokens: int = F(1, kind="count", doc="draft tokens proposed per step (`num_speculative_tokens`)", ge=1)
     acceptance: float = F(kind="ratio", doc="mean acceptance rate of draft tokens (required: measure it)", ge=0, le=1)
+    draft_cost: Optional[float] = F(None, kind="ratio", doc="time of one draft token as a fraction of one target decode step; default: the simulator's MTP/EAGLE layer cost, 0 for n-gram", ge=0, le=1)
+
+
+class Graph(Node):
+    """``graph { ... }``: graph capture of the decode (and serve) roles."""
+
+    mode: Optional[str] = F(None, kind="enum", doc="graph mode; default: the engine release's default (vllm-ascend ACL graph from v0.9.0rc1)",
+                            choices=("aclgraph", "torchair", "npugraph_ex", "xlite", "cudagraph"))
+    cudagraph_mode: Optional[str] = F(None, kind="enum", doc="vLLM `compilation_config.cudagraph_mode`",
+                                      choices=("piecewise", "full", "full_decode_only", "full_and_piecewise"))
+    capture_sizes: Optional[list[int]] = F(None, kind="int-list", doc="batch sizes (tokens per DP rank) captured as graphs (`cudagraph_capture_sizes`); default: 1, 2, 4 and multiples of 8")
+    decode_gears: Optional[list[int]] = F(None, kind="int-list", doc="Omni-Infer `decode_gear_list`: at most 6 gears, the largest max_num_seqs × (1 + draft_tokens)")
+
+
+class Software(Node):
+    """``software { ... }``: the Python packages installed beside the engine."""
+
+    vllm: Optional[str] = F(None, doc="vLLM version, e.g. `0.11.0`")
+    torch: Optional[str] = F(None, doc="torch version, e.g. `2.7.1`")
+    torch_npu: Optional[str] = F(None, doc="torch_npu version, e.g. `2.7.1.post1`")
+    triton_ascend: Optional[str] = F(None, doc="Triton-Ascend version")
+
+
+class KVTransfer(Node):
+    """``kv_transfer { ... }``: the KV-cache connector between prefill and decode."""
+
+    connector: Optional[str] = F(None, kind="enum", doc="KV connector; default: the engine's (Mooncake on vllm-ascend); `none` = no kv_transfer_config",
+                                 choices=("mooncake", "llmdatadist", "nixl", "pynccl", "p2p_nccl", "lmcache", "none"))
+    use_ascend_direct: Optional[bool] = F(None, kind="bool", doc="Mooncake `kv_connector_extra_config.use_ascend_direct` (default true on Ascend)")
+    prefill_tp: Optional[int] = F(None, kind="count", doc="`kv_connector_extra_config.prefill.tp_size`; default: prefill.tp", ge=1)
+    prefill_dp: Optional[int] = F(None, kind="count", doc="`kv_connector_extra_config.prefill.dp_size`; default: prefill.ep", ge=1)
+    decode_tp: Optional[int] = F(None, kind="count", doc="`kv_connector_extra_config.decode.tp_size`; default: decode.tp", ge=1)
+    decode_dp: Optional[int] = F(None, kind="count", doc="`kv_connector_extra_config.decode.dp_size`; default: decode.ep", ge=1)
+
+
+class Proxy(Node):
+    """``proxy { ... }``: the load-balancing proxy between the gateway and the engines; `none` = unbounded."""
+
+    connect_timeout: Optional[float] = F(None, kind="duration-or-none", doc="connect timeout; `none` = unbounded", ge=0)
+    read_timeout: Optional[float] = F(None, kind="duration-or-none", doc="read-inactivity timeout: longest silence tolerated from an engine; `none` = unbounded", ge=0)
+    write_timeout: Optional[float] = F(None, kind="duration-or-none", doc="write timeout; `none` = unbounded", ge=0)
+    pool_timeout: Optional[float] = F(None, kind="duration-or-none", doc="wait for a free connection; `none` = unbounded", ge=0)
 
 
 class LengthDist(Node):
@@ -269,6 +314,10 @@ class Plan(Node):
     kv_cache: KVCache = Field(default_factory=KVCache)
     optimize: Optional[Optimize] = None
     speculative: Optional[Speculative] = None
+    graph: Optional[Graph] = None
+    software: Optional[Software] = None
+    kv_transfer: Optional[KVTransfer] = None
+    proxy: Optional[Proxy] = None
     workload: Workload
     slo: list[SloTarget] = Field(default_factory=list)
     gateway: Optional[Gateway] = None

@@ -35,7 +35,7 @@ class _Reqs:
     """Struct-of-arrays request table (times in seconds, lengths in tokens)."""
 
     __slots__ = ("prompt", "out", "t_arr", "t_disp", "t_first", "t_done", "blocks", "rank", "inst",
-                 "done_prompt", "cached")
+                 "done_prompt", "cached", "t_pdone", "t_kv")
 
     def __init__(self, prompts: List[int], outs: List[int]):
         n = len(prompts)
@@ -50,15 +50,18 @@ class _Reqs:
         self.inst = [-1] * n
         self.done_prompt = [0] * n
         self.cached = [0] * n
+        self.t_pdone = [0.0] * n    # prefill finished (disaggregated) [s]
+        self.t_kv = [0.0] * n       # KV arrived at the decode instance (disaggregated) [s]
 
 
 class _DecodeInst:
     """One decode instance: DP ranks with KV pools, running sets, a finish heap."""
 
     __slots__ = ("free_blocks", "nseq", "sum_prompt", "sum_start", "pending", "new_this", "heap",
-                 "step", "busy", "total", "running")
+                 "step", "busy", "total", "running", "cap")
 
     def __init__(self, ranks: int, blocks: int):
+        self.cap = blocks * ranks
         self.free_blocks = [blocks] * ranks
         self.nseq = [0] * ranks
         self.sum_prompt = [0] * ranks
@@ -82,6 +85,11 @@ class Simulation:
         self.ev: List[tuple] = []
         self.seq = 0
         self.now = 0.0
+        #: time series sampled at most every ``ts_dt`` simulated seconds:
+        #: (t [s], requests waiting for dispatch, running decode sequences, KV pool use fraction)
+        self.series: List[tuple] = []
+        self.ts_dt = 1.0
+        self._ts_next = 0.0
 
     # ------------------------------------------------------------------ events
     def _push(self, t: float, kind: int, a: int = 0) -> None:
@@ -120,7 +128,19 @@ class Simulation:
             self.now = t
             handlers[kind](a)
         return {"reqs": self.R, "issued": self.issued, "completed": self.completed,
-                "t_first_block": self.t_first_block}
+                "t_first_block": self.t_first_block, "series": self.series}
+
+    def _sample(self, waiting: int) -> None:
+        """Append one time-series point (called after decode/serve steps)."""
+        self._ts_next = self.now + self.ts_dt
+        running = 0
+        used = 0
+        total = 0
+        for d in self.d:
+            running += len(d.heap)
+            used += sum(d.free_blocks)
+            total += d.cap
+        self.series.append((self.now, waiting, running, 1.0 - used / total if total else 0.0))
 
     def _new_request(self, t: float) -> None:
         i = self.issued
@@ -278,12 +298,14 @@ class Simulation:
         for i in self.p_step_info[k]:
             if self.push_mode:
                 self.p_load[k] -= R.prompt[i]
+            R.t_pdone[i] = self.now
             self._push(self.now + c.kv_exposed(R.prompt[i] - R.cached[i], t_step), 2, i)
         self.p_step_info[k] = []
         self.p_idle.append(k)
         self._dispatch()
 
     def _kv_arrive(self, i: int) -> None:
+        self.R.t_kv[i] = self.now
         d = self.d[self.R.inst[i]]
         d.pending.append(i)
         if not d.busy:
@@ -338,6 +360,8 @@ class Simulation:
             self._complete(i)
         d.step = step + 1
         d.busy = False
+        if now >= self._ts_next:
+            self._sample(len(self.proxy) - self.proxy_head)
         self._dispatch()
         if not d.busy:
             self._start_decode(di)
@@ -469,6 +493,8 @@ class Simulation:
             f = nxt + int(math.ceil((R.out[i] - 1) / tps - 1e-9)) - 1
             heapq.heappush(h, (f, i))
         self.s_step_fin[k] = []
+        if now >= self._ts_next:
+            self._sample(sum(len(w) for w in self.s_wait))
         d.step = nxt
         d.busy = False
         self._start_serve(k)

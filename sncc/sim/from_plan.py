@@ -1,9 +1,8 @@
 """Typed plan → :class:`~sncc.sim.spec.SimSpec`, and one call to run it.
 
 The simulator reads the typed plan and the resolved facts, never the syntax
-tree.  The KV pool per device is sized by :mod:`sncc.sim.memory` with the
-calibrated profile's reserve (the memory check uses :mod:`sncc.capacity`
-with sourced, conservative reserves).  The calibration profile is chosen by the
+tree.  The KV pool per device is sized by :mod:`sncc.capacity` (the memory
+check's model) with the calibration profile's fitted reserve and utilization.  The calibration profile is chosen by the
 chip's generation (``PROFILE_BY_GENERATION``); a chip without its own profile
 uses the nearest one and the result says so in ``info``.
 """
@@ -26,6 +25,7 @@ def spec_from_plan(plan, resolved, *, seed: int = 0, profile: str | None = None)
     Raises ``ValueError`` when a fact the simulator needs is missing (unknown
     model or chip): ``sncc check`` reports those first.
     """
+    from sncc.capacity import hccl_buffsize_mb
     from sncc.sim.spec import Features, LengthDist, RoleSpec, SimSpec, SloTarget, Workload
 
     if resolved.arch is None or resolved.chip is None:
@@ -70,7 +70,7 @@ def spec_from_plan(plan, resolved, *, seed: int = 0, profile: str | None = None)
         links=tuple(system.links) if system is not None else (),
         devices_per_node=system.devices_per_node if system is not None else (resolved.chip.devices_per_node or 8),
         profile=profile or PROFILE_BY_GENERATION.get(resolved.chip.generation, "ascend-a3"),
-        features=features, slos=slos,
+        features=features, slos=slos, hccl_buffsize_mb=hccl_buffsize_mb(plan.env),
     )
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import operator
 from dataclasses import asdict, dataclass, field
-from typing import Any, Dict, List, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 
 def percentile(sorted_xs: Sequence[float], q: float) -> float:
@@ -30,12 +30,23 @@ _OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge
 
 @dataclass
 class SloVerdict:
-    """One SLO check: ``name`` like ``ttft.p90 <= 2.0``; observed in the metric's unit."""
+    """One SLO check: ``name`` like ``ttft.p90 <= 2.0``; values in the metric's unit.
+
+    ``low``/``high``: the interval the true value lies in given the profile's calibration
+    residuals for the metric's family (:func:`interval`).  ``verdict``: ``met`` (the whole
+    interval meets the target), ``missed`` (the whole interval misses it) or ``uncertain``
+    (the interval straddles the target); ``met`` is True/False, or None when uncertain.
+    ``window``: ``steady`` (judged on the steady-state window) or ``run`` (whole run).
+    """
 
     name: str
     target: float
     observed: float
-    met: bool
+    met: Optional[bool]
+    verdict: str = "met"
+    low: Optional[float] = None
+    high: Optional[float] = None
+    window: str = "run"
 
 
 @dataclass
@@ -46,13 +57,26 @@ class SimResult:
     minute over ``duration_s`` (first arrival to last completion), token rates in
     tokens/s.  ``ttft_s`` is the engine's view (dispatch to a prefill/serve instance to
     first token); ``queue_s`` is time in the proxy queue before dispatch (part of e2e).
-    ``saturated``: the same figures over the saturated window — from the first time
-    admission blocked (KV pool or max_num_seqs full with requests waiting) to the last
-    dispatch — i.e. the steady state of a closed loop before the final drain:
-    ``qpm`` = dispatches in the window per minute (each dispatch needs a completion to
-    free its slot), ``ttft_s``/``tpot_ms``/``e2e_s`` means over requests dispatched in
-    the window, ``start_s``/``end_s``/``requests``.  Empty if admission never blocked.
-    ``fitted_constants`` lists every fitted profile constant the run used.
+
+    ``saturated`` is the steady-state window the SLOs are judged on:
+
+    * closed loop that saturates: from the first time admission blocked (KV pool or
+      max_num_seqs full with requests waiting) to the last dispatch — the steady state
+      before the final drain; ``qpm`` = dispatches in the window per minute (each needs a
+      completion to free its slot);
+    * open loop (a rate): requests arriving between the 10th and 90th percentile of
+      arrival times (warm-up and drain excluded); ``qpm`` = completions inside that
+      time span per minute (below the offered rate when a backlog grows).
+
+    It holds ``window`` (which rule), ``queue_growth`` (open loop: rise of the mean proxy
+    wait from the first to the last fifth of the window per second of window, i.e. the
+    backlog's growth as a fraction of the service rate; 0 for a closed loop), ``start_s``/``end_s``/``requests``, ``qpm``, the
+    means ``ttft_s``/``tpot_ms``/``e2e_s``/``queue_s``, and ``percentiles`` (mean/p50/p90/p99
+    of ``ttft_s``, ``tpot_ms``, ``e2e_s``, ``queue_s``, ``client_ttft_s`` = queue + TTFT).
+    ``binds``: where a steady-window request spends its time (see :func:`time_shares`)
+    and the decode/prefill step breakdown.  ``series``: time series (``t_s``,
+    ``waiting``, ``running``, ``kv_use``).  ``intervals``: the calibration interval of
+    each headline figure.  ``fitted_constants`` lists every fitted profile constant used.
     """
 
     requests_completed: int
@@ -65,10 +89,13 @@ class SimResult:
     output_tokens_per_s: float
     output_tokens_per_s_per_device: float
     tokens_per_s_per_user: Dict[str, float]
-    saturated: Dict[str, float] = field(default_factory=dict)
+    saturated: Dict[str, Any] = field(default_factory=dict)
     slo: List[SloVerdict] = field(default_factory=list)
+    binds: Dict[str, Any] = field(default_factory=dict)
+    intervals: Dict[str, Any] = field(default_factory=dict)
     fitted_constants: Dict[str, Any] = field(default_factory=dict)
     info: Dict[str, Any] = field(default_factory=dict)
+    series: Dict[str, List[float]] = field(default_factory=dict)
 
     def to_dict(self) -> Dict[str, Any]:
         """JSON-ready dict (``requests.completed`` nested as documented)."""
@@ -76,10 +103,95 @@ class SimResult:
         d["requests"] = {"completed": d.pop("requests_completed")}
         return d
 
+    def steady(self, metric: str, stat: str) -> Optional[float]:
+        """``metric`` (ttft/tpot/e2e/queue/client_ttft/qpm) ``stat`` over the steady window
+        in SLO units (seconds, QPM), or None when there is no steady window."""
+        sat = self.saturated
+        if not sat:
+            return None
+        if metric == "qpm":
+            return sat["qpm"]
+        key = {"ttft": "ttft_s", "tpot": "tpot_ms", "e2e": "e2e_s", "queue": "queue_s",
+               "client_ttft": "client_ttft_s"}[metric]
+        v = sat["percentiles"][key][stat]
+        return v / 1e3 if metric == "tpot" else v
+
+
+# ---------------------------------------------------------------- uncertainty
+#: SLO metric -> residual family of the profile's ``calibration.residuals``
+FAMILY = {"ttft": "ttft", "client_ttft": "ttft", "queue": "ttft", "tpot": "tpot", "e2e": "tpot",
+          "tokens_per_s_per_user": "tpot", "qpm": "throughput", "output_tokens_per_s": "throughput"}
+
+
+def interval(value: float, residuals: Sequence[float]) -> Tuple[float, float]:
+    """Interval of the true value given calibration residuals ``r = predicted/measured - 1``.
+
+    The truth is ``value / (1 + r)`` for some residual seen in calibration; the interval
+    spans the extreme residuals and the prediction itself: ``[value/(1+max(r,0)),
+    value/(1+min(r,0))]``.  Raises ValueError when a residual is <= -1.
+    """
+    rs = list(residuals) + [0.0]
+    if min(rs) <= -1.0:
+        raise ValueError("a calibration residual <= -100% cannot bound a prediction")
+    a, b = value / (1.0 + max(rs)), value / (1.0 + min(rs))
+    return (min(a, b), max(a, b))
+
+
+def time_shares(R: Any, idx: Sequence[int], disaggregated: bool) -> Dict[str, Any]:
+    """Mean seconds and share of e2e a request spends in each phase (requests ``idx``).
+
+    Phases: ``queue`` (proxy, before dispatch), ``prefill`` (dispatch to the end of its
+    prefill, incl. waiting for a step), ``kv_transfer`` (exposed KV transfer), ``decode_join``
+    (KV arrival to first token: waiting for and running the first decode step), ``decode``
+    (first to last token).  Aggregated serving has no ``kv_transfer``/``decode_join``.
+    """
+    n = max(1, len(idx))
+    if disaggregated:
+        ph = {"queue": sum(R.t_disp[i] - R.t_arr[i] for i in idx) / n,
+              "prefill": sum(R.t_pdone[i] - R.t_disp[i] for i in idx) / n,
+              "kv_transfer": sum(R.t_kv[i] - R.t_pdone[i] for i in idx) / n,
+              "decode_join": sum(R.t_first[i] - R.t_kv[i] for i in idx) / n,
+              "decode": sum(R.t_done[i] - R.t_first[i] for i in idx) / n}
+    else:
+        ph = {"queue": sum(R.t_disp[i] - R.t_arr[i] for i in idx) / n,
+              "prefill": sum(R.t_first[i] - R.t_disp[i] for i in idx) / n,
+              "decode": sum(R.t_done[i] - R.t_first[i] for i in idx) / n}
+    tot = sum(ph.values()) or 1.0
+    return {k: {"mean_s": v, "share": v / tot} for k, v in ph.items()}
+
+
+def _window(R: Any, done: List[int], t_first_block: Any, closed: bool) -> Tuple[str, List[int], float, float, float]:
+    """(rule, requests, start, end, qpm) of the steady-state window, or ("", [], ...)."""
+    if closed:
+        if t_first_block is None:
+            return "", [], 0.0, 0.0, 0.0
+        t_end = max(R.t_disp[i] for i in done)
+        win = [i for i in done if t_first_block <= R.t_disp[i] <= t_end]
+        if len(win) < 2 or t_end <= t_first_block:
+            return "", [], 0.0, 0.0, 0.0
+        return "admission-blocked", win, t_first_block, t_end, len(win) / (t_end - t_first_block) * 60.0
+    arr = sorted(R.t_arr[i] for i in done)
+    if len(arr) < 10:
+        return "", [], 0.0, 0.0, 0.0
+    a, b = percentile(arr, 10), percentile(arr, 90)
+    win = [i for i in done if a <= R.t_arr[i] <= b]
+    if len(win) < 2 or b <= a:
+        return "", [], 0.0, 0.0, 0.0
+    # completions (of any request) inside the window per minute: equals the arrival rate
+    # when the deployment keeps up, falls below it when a backlog grows
+    qpm = sum(1 for i in done if a <= R.t_done[i] <= b) / (b - a) * 60.0
+    return "arrivals-10-90", win, a, b, qpm
+
 
 def build_result(R: Any, devices: int, slos: Sequence[Any], fitted: Dict[str, Any],
-                 info: Dict[str, Any], t_first_block: Any = None) -> SimResult:
-    """Aggregate per-request arrays of the engine into a :class:`SimResult`."""
+                 info: Dict[str, Any], t_first_block: Any = None, *, closed: bool = True,
+                 disaggregated: bool = True, residuals: Optional[Dict[str, Sequence[float]]] = None,
+                 series: Sequence[tuple] = ()) -> SimResult:
+    """Aggregate per-request arrays of the engine into a :class:`SimResult`.
+
+    ``closed``: closed-loop workload (steady window = admission blocked); ``residuals``:
+    calibration residuals per family (``ttft``/``tpot``/``throughput``) for intervals and
+    verdicts (empty -> no interval, every verdict is met or missed)."""
     done = [i for i in range(len(R.t_done)) if R.t_done[i] >= 0]
     ttft = [R.t_first[i] - R.t_disp[i] for i in done]
     e2e = [R.t_done[i] - R.t_arr[i] for i in done]
@@ -97,46 +209,89 @@ def build_result(R: Any, devices: int, slos: Sequence[Any], fitted: Dict[str, An
         output_tokens_per_s_per_device=out_tok / dur / max(1, devices),
         tokens_per_s_per_user={"mean": sum(tps_user) / len(tps_user) if tps_user else float("nan")},
         fitted_constants=dict(fitted), info=dict(info))
-    if t_first_block is not None:
-        t_end = max(R.t_disp[i] for i in done)
-        win = [i for i in done if t_first_block <= R.t_disp[i] <= t_end]
-        if len(win) > 1 and t_end > t_first_block:
-            wt = [(R.t_done[i] - R.t_first[i]) / (R.out[i] - 1) for i in win if R.out[i] > 1]
-            res.saturated = {
-                "start_s": t_first_block, "end_s": t_end, "requests": float(len(win)),
-                "qpm": len(win) / (t_end - t_first_block) * 60.0,
-                "ttft_s": sum(R.t_first[i] - R.t_disp[i] for i in win) / len(win),
-                "tpot_ms": 1e3 * sum(wt) / max(1, len(wt)),
-                "e2e_s": sum(R.t_done[i] - R.t_arr[i] for i in win) / len(win),
-            }
-    res.slo = [evaluate_slo(res, s) for s in slos]
+    rule, win, a, b, qpm = _window(R, done, t_first_block, closed)
+    if win:
+        wt = [(R.t_done[i] - R.t_first[i]) / (R.out[i] - 1) for i in win if R.out[i] > 1]
+        pct = {"ttft_s": summary([R.t_first[i] - R.t_disp[i] for i in win]),
+               "tpot_ms": {k: v * 1e3 for k, v in summary(wt).items()},
+               "e2e_s": summary([R.t_done[i] - R.t_arr[i] for i in win]),
+               "queue_s": summary([R.t_disp[i] - R.t_arr[i] for i in win]),
+               "client_ttft_s": summary([R.t_first[i] - R.t_arr[i] for i in win])}
+        growth = 0.0
+        if rule == "arrivals-10-90":
+            byarr = sorted(win, key=R.t_arr.__getitem__)
+            k = max(1, len(byarr) // 5)
+            q = lambda ids: sum(R.t_disp[i] - R.t_arr[i] for i in ids) / len(ids)  # noqa: E731
+            growth = (q(byarr[-k:]) - q(byarr[:k])) / (b - a)
+        res.saturated = {
+            "window": rule, "queue_growth": growth, "start_s": a, "end_s": b, "requests": float(len(win)), "qpm": qpm,
+            "ttft_s": pct["ttft_s"]["mean"], "tpot_ms": pct["tpot_ms"]["mean"],
+            "e2e_s": pct["e2e_s"]["mean"], "queue_s": pct["queue_s"]["mean"], "percentiles": pct,
+        }
+    idx = win or done
+    res._samples = ([R.t_first[i] - R.t_disp[i] for i in idx],
+                    [1e3 * (R.t_done[i] - R.t_first[i]) / (R.out[i] - 1) for i in idx if R.out[i] > 1])
+    res.binds = {"window": "steady" if win else "run",
+                 "time_shares": time_shares(R, idx, disaggregated)}
+    if series:
+        res.series = {"t_s": [p[0] for p in series], "waiting": [p[1] for p in series],
+                      "running": [p[2] for p in series], "kv_use": [p[3] for p in series]}
+    res.info["residuals"] = dict(residuals or {})
+    rsd = residuals or {}
+    heads = {"qpm": ("throughput", res.saturated.get("qpm", res.qpm)),
+             "ttft_s": ("ttft", res.saturated.get("ttft_s", res.ttft_s["mean"])),
+             "tpot_ms": ("tpot", res.saturated.get("tpot_ms", res.tpot_ms["mean"]))}
+    for k, (fam, v) in heads.items():
+        if rsd.get(fam) and v == v:
+            lo, hi = interval(v, rsd[fam])
+            res.intervals[k] = {"value": v, "low": lo, "high": hi, "family": fam}
+    res.slo = [evaluate_slo(res, s, rsd) for s in slos]
     return res
 
 
-def evaluate_slo(res: SimResult, s: Any) -> SloVerdict:
-    """Check one SloTarget against ``res`` (ttft/tpot/e2e targets in seconds)."""
+def evaluate_slo(res: SimResult, s: Any, residuals: Optional[Dict[str, Sequence[float]]] = None,
+                 client_ttft: bool = False) -> SloVerdict:
+    """Check one SloTarget against ``res`` (ttft/tpot/e2e targets in seconds).
+
+    Latency SLOs (any stat) and QPM are judged on the steady-state window when there is one
+    (the warm-up and the end-of-run drain, set by the few longest outputs, are not
+    properties of the deployment); else on the whole run.  ``client_ttft`` judges TTFT as
+    the client sees it (proxy queue + engine TTFT), as the goodput search does.
+    Raises ValueError for an unknown metric."""
     m, stat = s.metric, (s.stat or "mean")
-    sat = res.saturated
-    # A closed loop that saturates is judged on its steady state (the saturated
-    # window); the end-of-run drain, set by the few longest outputs, is not a
-    # property of the deployment.  Percentiles come from the whole run.
-    if sat and stat == "mean" and m in ("ttft", "tpot", "e2e", "qpm"):
-        obs = {"ttft": sat["ttft_s"], "tpot": sat["tpot_ms"] / 1e3, "e2e": sat["e2e_s"], "qpm": sat["qpm"]}[m]
-        name = f"{m}.{stat} {s.op} {s.target:g}" if m != "qpm" else f"{m} {s.op} {s.target:g}"
-        return SloVerdict(name=name + " (steady state)", target=s.target, observed=obs, met=bool(_OPS[s.op](obs, s.target)))
-    if m == "ttft":
-        obs = res.ttft_s[stat]
-    elif m == "tpot":
-        obs = res.tpot_ms[stat] / 1e3
-    elif m == "e2e":
-        obs = res.e2e_s[stat]
-    elif m == "qpm":
-        obs = res.qpm
-    elif m == "output_tokens_per_s":
-        obs = res.output_tokens_per_s
-    elif m == "tokens_per_s_per_user":
-        obs = res.tokens_per_s_per_user["mean"]
-    else:
+    if m not in FAMILY:
         raise ValueError(f"unknown SLO metric {m!r}")
+    obs = None
+    window = "run"
+    if res.saturated and m in ("ttft", "tpot", "e2e", "qpm"):
+        obs = res.steady("client_ttft" if (m == "ttft" and client_ttft) else m, stat)
+        window = "steady"
+    if obs is None:
+        if m == "ttft":
+            obs = res.ttft_s[stat] + (res.queue_s[stat] if client_ttft else 0.0)
+        elif m == "tpot":
+            obs = res.tpot_ms[stat] / 1e3
+        elif m == "e2e":
+            obs = res.e2e_s[stat]
+        elif m == "qpm":
+            obs = res.qpm
+        elif m == "output_tokens_per_s":
+            obs = res.output_tokens_per_s
+        else:
+            obs = res.tokens_per_s_per_user["mean"]
     name = f"{m}.{stat} {s.op} {s.target:g}" if m in ("ttft", "tpot", "e2e") else f"{m} {s.op} {s.target:g}"
-    return SloVerdict(name=name, target=s.target, observed=obs, met=bool(_OPS[s.op](obs, s.target)))
+    op = _OPS[s.op]
+    rs = (residuals or {}).get(FAMILY[m]) or []
+    if rs and obs == obs:
+        lo, hi = interval(obs, rs)
+    else:
+        lo = hi = obs
+    a, b = bool(op(lo, s.target)), bool(op(hi, s.target))
+    if a and b:
+        verdict, met = "met", True
+    elif not a and not b:
+        verdict, met = "missed", False
+    else:
+        verdict, met = "uncertain", None
+    return SloVerdict(name=name, target=s.target, observed=obs, met=met, verdict=verdict,
+                      low=lo if rs else None, high=hi if rs else None, window=window)

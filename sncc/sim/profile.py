@@ -62,16 +62,41 @@ class Profile:
         return Profile(self.id, self._data)
 
 
+class ProfileError(ValueError):
+    """A profile file that cannot be read or parsed (message says which and why)."""
+
+
+def profile_path(pid: str) -> str:
+    """File of profile ``pid``: a path to a ``.toml`` file, or an id under PROFILE_DIR."""
+    if pid.endswith(".toml") or os.sep in pid or "/" in pid:
+        return pid
+    return os.path.join(PROFILE_DIR, f"{pid}.toml")
+
+
+#: in-memory profiles by id (``sncc calibrate`` trial profiles); looked up before files
+_CUSTOM: Dict[str, Dict[str, Any]] = {}
+
+
 @functools.lru_cache(maxsize=None)
 def _load_raw(pid: str) -> Dict[str, Any]:
-    path = os.path.join(PROFILE_DIR, f"{pid}.toml")
-    with open(path, "rb") as fh:
-        return _toml.load(fh)
+    if pid in _CUSTOM:
+        return _CUSTOM[pid]
+    path = profile_path(pid)
+    try:
+        with open(path, "rb") as fh:
+            return _toml.load(fh)
+    except OSError as e:
+        raise ProfileError(f"cannot read profile {path}: {e.strerror or e}") from None
+    except _toml.TOMLDecodeError as e:
+        raise ProfileError(f"profile {path} is not valid TOML: {e}") from None
 
 
 def load_profile(pid: str) -> Profile:
-    """Load profile ``pid`` (cached parse; returns a fresh usage tracker)."""
-    return Profile(pid, _load_raw(pid))
+    """Load profile ``pid`` (an id or a ``.toml`` path; cached parse, fresh usage tracker).
+
+    Raises :class:`ProfileError` when the file cannot be read or parsed."""
+    raw = _load_raw(pid)
+    return Profile(str(raw.get("id", pid)) if profile_path(pid) == pid else pid, raw)
 
 
 def profile_for_chip(chip: Any) -> Optional[str]:

@@ -1,4 +1,4 @@
-"""Render a :class:`~sncc.sim.metrics.SimResult` as a text table or JSON
+"""Render a :class:`~sncc.sim.metrics.SimResult` as a text report or JSON
 (``schemas/simulate.schema.json``)."""
 
 from __future__ import annotations
@@ -11,46 +11,107 @@ def _num(x) -> float | None:
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else x
 
 
-def result_dict(result) -> dict:
-    """The JSON document of a run: the result's fields plus ``$schema``."""
+def result_dict(result, extra: dict | None = None) -> dict:
+    """The JSON document of a run: the result's fields plus ``$schema`` and ``extra``
+    (``goodput``, ``changes``)."""
     d = result.to_dict()
     doc = {"$schema": "https://sncc.dev/schemas/simulate.schema.json"}
     doc.update(d)
+    if extra:
+        doc.update(extra)
     return json.loads(json.dumps(doc, default=lambda o: None), parse_constant=lambda c: None)
 
 
-def render_json(result) -> str:
+def render_json(result, extra: dict | None = None) -> str:
     """JSON text (2-space indent, trailing newline)."""
-    return json.dumps(result_dict(result), indent=2, allow_nan=False) + "\n"
+    return json.dumps(result_dict(result, extra), indent=2, allow_nan=False) + "\n"
 
 
-def render_text(result, plan) -> str:
-    """A human table: throughput, latency percentiles and the SLO verdicts."""
+def _fmt_slo_value(name: str, v: float) -> str:
+    if v is None:
+        return "-"
+    return f"{v * 1e3:.3g} ms" if name.startswith("tpot") else f"{v:.4g}"
+
+
+def render_text(result, plan, extra: dict | None = None) -> str:
+    """A human report: throughput, latency percentiles (run and steady state), SLO verdicts
+    with their calibration intervals, where the time goes, and what-ifs / goodput."""
     d = result.to_dict()
-    lines = [f"plan `{plan.name}`: {d['requests']['completed']} requests in {d['duration_s']:.1f} s (simulated)", ""]
-    lines.append(f"  {'QPM':<28}{d['qpm']:>10.1f}")
+    extra = extra or {}
+    lines = [f"plan `{plan.name}`: {d['requests']['completed']} requests in {d['duration_s']:.1f} s (simulated, "
+             f"profile {d['info'].get('profile', '?')})", ""]
+    lines.append(f"  {'QPM (whole run)':<28}{d['qpm']:>10.1f}")
     lines.append(f"  {'output tokens/s':<28}{d['output_tokens_per_s']:>10.0f}")
     lines.append(f"  {'output tokens/s per device':<28}{d['output_tokens_per_s_per_device']:>10.1f}")
     tpu = _num(d["tokens_per_s_per_user"].get("mean"))
     lines.append(f"  {'tokens/s per user (mean)':<28}{(tpu or 0):>10.1f}")
     lines.append("")
-    lines.append(f"  {'':<12}{'mean':>10}{'p50':>10}{'p90':>10}{'p99':>10}")
-    for label, key, scale, unit in (("TTFT", "ttft_s", 1, "s"), ("TPOT", "tpot_ms", 1, "ms"),
-                                    ("e2e", "e2e_s", 1, "s"), ("queue", "queue_s", 1, "s")):
-        row = d.get(key) or {}
-        cells = "".join(f"{(row.get(s) or 0) * scale:>10.3g}" for s in ("mean", "p50", "p90", "p99"))
-        lines.append(f"  {label + ' (' + unit + ')':<12}{cells}")
+
+    def table(title, rows):
+        lines.append(f"  {title:<16}{'mean':>10}{'p50':>10}{'p90':>10}{'p99':>10}")
+        for label, row in rows:
+            row = row or {}
+            cells = "".join(f"{(row.get(s) or 0):>10.3g}" for s in ("mean", "p50", "p90", "p99"))
+            lines.append(f"  {label:<16}{cells}")
+
+    table("whole run", [("TTFT (s)", d["ttft_s"]), ("TPOT (ms)", d["tpot_ms"]), ("e2e (s)", d["e2e_s"]),
+                        ("queue (s)", d["queue_s"])])
     sat = d.get("saturated") or {}
     if sat:
         lines.append("")
-        lines.append(f"  steady state ({sat['start_s']:.0f}–{sat['end_s']:.0f} s, {sat['requests']:.0f} requests dispatched):")
-        lines.append(f"    QPM {sat['qpm']:.1f}   TTFT mean {sat['ttft_s']:.3g} s   TPOT mean {sat['tpot_ms']:.3g} ms   e2e mean {sat['e2e_s']:.3g} s")
+        rule = "admission blocked" if sat.get("window") == "admission-blocked" else "arrivals 10–90 %"
+        lines.append(f"  steady state ({rule}: {sat['start_s']:.0f}–{sat['end_s']:.0f} s, "
+                     f"{sat['requests']:.0f} requests): QPM {sat['qpm']:.1f}")
+        p = sat["percentiles"]
+        table("steady state", [("TTFT (s)", p["ttft_s"]), ("TPOT (ms)", p["tpot_ms"]), ("e2e (s)", p["e2e_s"]),
+                               ("queue (s)", p["queue_s"])])
+    iv = d.get("intervals") or {}
+    if iv:
+        lines.append("")
+        lines.append("  calibration intervals (from the profile's residuals):")
+        for k, lab, unit in (("qpm", "QPM", ""), ("ttft_s", "TTFT mean", " s"), ("tpot_ms", "TPOT mean", " ms")):
+            if k in iv:
+                x = iv[k]
+                lines.append(f"    {lab:<10} {x['value']:.4g}{unit}  in [{x['low']:.4g}, {x['high']:.4g}]{unit}")
     if d.get("slo"):
         lines.append("")
         for s in d["slo"]:
-            mark = "met   " if s["met"] else "MISSED"
-            lines.append(f"  {mark} {s['name']:<24} observed {s['observed']:.4g}")
+            mark = {"met": "met      ", "missed": "MISSED   ", "uncertain": "UNCERTAIN"}[s["verdict"]]
+            rng = ""
+            if s.get("low") is not None:
+                rng = f"  interval [{_fmt_slo_value(s['name'], s['low'])}, {_fmt_slo_value(s['name'], s['high'])}]"
+            win = " (steady state)" if s.get("window") == "steady" else ""
+            lines.append(f"  {mark} {s['name'] + win:<34} observed {_fmt_slo_value(s['name'], s['observed'])}{rng}")
+    b = d.get("binds") or {}
+    if b.get("time_shares"):
+        lines.append("")
+        lines.append(f"  where a request's time goes ({'steady state' if b.get('window') == 'steady' else 'whole run'}):")
+        for k, v in b["time_shares"].items():
+            lines.append(f"    {k.replace('_', ' '):<14}{v['mean_s']:>10.3g} s  {100 * v['share']:>5.1f} %")
+    for key, lab in (("decode_step", "decode step"), ("prefill_step", "prefill step")):
+        st = b.get(key)
+        if st:
+            what = (f"{st['batch_per_group']} seqs per attention group" if "batch_per_group" in st
+                    else f"one {st['tokens']:.0f}-token prompt")
+            comp = ", ".join(f"{k.replace('_', ' ')} {1e3 * st[k]:.3g}" for k in
+                             ("attention", "ffn", "vector", "comm_exposed", "head_mtp", "launch") if k in st)
+            lines.append(f"    {lab} ({what}): {1e3 * st['total']:.3g} ms = {comp} ms")
+    ch = extra.get("changes")
+    if ch:
+        lines.append("")
+        lines.append("  cheapest changes for the missed SLOs (each re-simulated):")
+        for c in ch:
+            eff = "; ".join(f"{e['slo']}: {_fmt_slo_value(e['slo'], e['before'])} -> {_fmt_slo_value(e['slo'], e['after'])}"
+                            for e in c["effects"])
+            lines.append(f"    {c['change']} (+{c['added_devices']} devices): {eff}; all SLOs {c['all_slos']}")
+    gp = extra.get("goodput")
+    if gp:
+        lines.append("")
+        bind = f"; binding above it: {', '.join(gp['binding'])}" if gp.get("binding") else ""
+        lines.append(f"  goodput: {gp['rate']:.3g} req/s ({gp['qpm']:.1f} QPM) of Poisson arrivals meet every latency "
+                     f"SLO (client TTFT = queue + TTFT) on the steady window ({gp['runs']} runs){bind}")
     lines.append("")
     lines.append("TTFT is measured from dispatch to an engine instance (the engine's own metric); "
-                 "time in the proxy queue is `queue`.")
+                 "time in the proxy queue is `queue`.  An SLO whose calibration interval straddles its target "
+                 "is UNCERTAIN (exit 0 unless --strict).")
     return "\n".join(lines) + "\n"

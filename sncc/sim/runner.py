@@ -7,7 +7,7 @@ from typing import Any
 from . import cost_comm as cc
 from .cost_kv_transfer import kv_exposed_time, kv_transfer_time
 from .engine import Simulation
-from .memory import blocks_for, kv_budget_bytes_per_device, weight_bytes_per_device
+from .memory import blocks_for, role_memory
 from .metrics import SimResult, build_result
 from .model_shape import kv_bytes_per_token as _kv_formula, model_shape
 from .profile import load_profile
@@ -66,14 +66,14 @@ def prepare(spec: Any) -> Any:
     info = {"kv_bytes_per_token": kv_tok, "weight_bytes_per_param": wb, "compute_dtype": cdt}
 
     def pool_blocks(name: str, role: Any) -> int:
-        w = weight_bytes_per_device(shape, role, wb, spec.features.redundant_experts if name != "prefill" else 0,
-                                    mtp_on, prof.get("memory.embedding_bytes_per_param"))
+        mem = role_memory(spec, prof, name, role, mtp=mtp_on, quant=spec.quant, weight_bytes=wb)
         budget = role.kv_budget_bytes_per_device
         if budget is None:
-            budget = kv_budget_bytes_per_device(spec.chip, prof, name, w)
-        share = 1.0 if shape.is_mla else max(1.0, shape.n_kv_heads / role.tp) / shape.n_kv_heads
-        per_block = role.block_size * kv_tok * share
-        info[f"{name}.weights_bytes_per_device"] = w
+            budget = max(0.0, float(mem.kv_budget))
+        per_block = role.block_size * mem.kv_per_token
+        info[f"{name}.weights_bytes_per_device"] = mem.weights
+        info[f"{name}.hccl_bytes_per_device"] = mem.hccl
+        info[f"{name}.reserve_bytes_per_device"] = mem.reserve
         info[f"{name}.kv_budget_bytes_per_device"] = budget
         return int(budget // per_block)
 
@@ -118,12 +118,52 @@ def prepare(spec: Any) -> Any:
     return c
 
 
-def simulate(spec: Any) -> SimResult:
-    """Run the discrete-event simulation of ``spec`` and return its metrics."""
+def profile_residuals(prof: Any) -> dict:
+    """The profile's calibration residuals per family (``ttft``/``tpot``/``throughput``),
+    ``{}`` when it records none."""
+    if prof.has("calibration.residuals"):
+        return {k: [float(x) for x in v] for k, v in prof.entry("calibration.residuals")["value"].items()}
+    return {}
+
+
+def step_breakdowns(spec: Any, c: Any, res: SimResult) -> dict:
+    """Decode and prefill step components [s] at the run's mean operating point."""
+    out = {}
+    n = max(1, len(c.prompts))
+    mp = sum(c.prompts) / n
+    mo = sum(c.outputs) / n
+    if spec.disaggregated:
+        dm, role, pm = c.decode_model, c.decode, c.prefill_model
+    else:
+        dm, role, pm = c.serve_model, c.serve, c.serve_model
+    run = None
+    if res.series:
+        sat = res.saturated
+        a, b = (sat["start_s"], sat["end_s"]) if sat else (float("-inf"), float("inf"))
+        run = [r for t, r in zip(res.series["t_s"], res.series["running"]) if a <= t <= b] or res.series["running"]
+    if run:
+        tot = sum(run) / len(run) / max(1, role.instances)
+        B = max(1, int(round(tot / max(1, role.ep))))
+        out["decode_step"] = {"batch_per_group": B, **dm.breakdown(0.0, B, B * (mp + mo / 2), int(tot))}
+    out["prefill_step"] = {"tokens": mp, **pm.breakdown(mp, 0, 0.0, 0)}
+    return out
+
+
+def simulate(spec: Any, *, series: bool = True) -> SimResult:
+    """Run the discrete-event simulation of ``spec`` and return its metrics.
+
+    ``series=False`` skips the time series (goodput search, calibration)."""
     c = prepare(spec)
     sim = Simulation(spec, c)
+    if not series:
+        sim.ts_dt = float("inf")
     raw = sim.run()
     info = dict(c.info)
     info["issued"] = raw["issued"]
-    return build_result(raw["reqs"], c.total_devices, spec.slos, c.profile.used_fitted, info,
-                        raw["t_first_block"])
+    info["profile"] = c.profile.id
+    res = build_result(raw["reqs"], c.total_devices, spec.slos, c.profile.used_fitted, info,
+                       raw["t_first_block"], closed=bool(spec.workload.concurrency),
+                       disaggregated=spec.disaggregated, residuals=profile_residuals(c.profile),
+                       series=raw["series"])
+    res.binds.update(step_breakdowns(spec, c, res))
+    return res

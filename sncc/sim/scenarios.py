@@ -58,10 +58,11 @@ def seed000_spec(prefill_instances: int = 7, requests: int = 3000, concurrency: 
                    kv_bytes_per_token=C8_MLA_KV_BYTES_PER_TOKEN, profile="ascend-a3",
                    roles=(("prefill", prefill), ("decode", decode)), features=feats, workload=wl,
                    slos=(SloTarget("ttft", "mean", "<", 2.0), SloTarget("tpot", "mean", "<", 0.050)),
-                   kv_admission="reserve-max-tokens", prefill_dispatch="pull")
+                   kv_admission="reserve-max-tokens", prefill_dispatch="pull",
+                   hccl_buffsize_mb=1000)  # seed 000 plan: env { HCCL_BUFFSIZE = 1000 }
 
 
-def cloudmatrix_decode_step(isl: int, osl: int, batch_per_npu: int) -> dict:
+def cloudmatrix_decode_step(isl: int, osl: int, batch_per_npu: int, profile: str = "ascend-a3") -> dict:
     """Model TPOT [ms] and tok/s per NPU of a CloudMatrix-Infer decode point.
 
     EP320 = 160 NPUs = 320 dies, TP1 x DP320, MTP 1 draft at 70% acceptance,
@@ -83,7 +84,7 @@ def cloudmatrix_decode_step(isl: int, osl: int, batch_per_npu: int) -> dict:
                    workload=Workload(requests=1, input=LengthDist(), output=LengthDist()))
     from .runner import resolve_quant
     wb, cd = resolve_quant(spec)
-    sm = StepModel(spec, "decode", role, load_profile("ascend-a3"), model_shape(spec.model),
+    sm = StepModel(spec, "decode", role, load_profile(profile), model_shape(spec.model),
                    C8_MLA_KV_BYTES_PER_TOKEN, wb, cd)
     # EP320: 256 routed experts on 320 dies -> 1 expert per die (shared/redundant on the rest)
     sm.e_loc = 1.0
@@ -93,7 +94,8 @@ def cloudmatrix_decode_step(isl: int, osl: int, batch_per_npu: int) -> dict:
     return {"step_ms": t * 1e3, "tpot_ms": tpot * 1e3, "tok_s_per_npu": batch_per_npu / tpot}
 
 
-def cloudmatrix_prefill_tok_s_per_npu(prompt: int = 4096, tokens_per_npu: int = 16384) -> float:
+def cloudmatrix_prefill_tok_s_per_npu(prompt: int = 4096, tokens_per_npu: int = 16384,
+                                      profile: str = "ascend-a3") -> float:
     """Model prefill throughput per NPU for the CloudMatrix-Infer setup (16 NPUs = 32 dies per
     instance, EP32, attention DP32 (TP1), 16,384 tokens batched per NPU, 4K prompts)."""
     from .profile import load_profile
@@ -109,12 +111,44 @@ def cloudmatrix_prefill_tok_s_per_npu(prompt: int = 4096, tokens_per_npu: int = 
                    roles=(("prefill", role),), features=Features(micro_batch=2, graph_mode=False),
                    workload=Workload(requests=1, input=LengthDist(), output=LengthDist()))
     wb, cd = resolve_quant(spec)
-    sm = StepModel(spec, "prefill", role, load_profile("ascend-a3"), model_shape(spec.model),
+    sm = StepModel(spec, "prefill", role, load_profile(profile), model_shape(spec.model),
                    C8_MLA_KV_BYTES_PER_TOKEN, wb, cd)
     total = tokens_per_npu * 16
     n = total // prompt
     t = sm.prefill_step([(prompt, 0)] * n)
     return total / t / 16
+
+
+def prefill_contradiction_bounds(profile: str = "ascend-a3") -> dict:
+    """Numbers behind the profile's note on the seed-000 vs CloudMatrix prefill contradiction.
+
+    All from this simulator's own cost functions, for one seed-000 prefill instance
+    (16 dies, TP8 x DP2, eager) processing one 3,584-token prompt or a full 32k step:
+
+    * ``needed_tok_s_per_npu``: prefill capacity per NPU at which 10.1 req/s of 3,584-token
+      prompts (608 QPM) load 7 instances (56 NPUs) to rho = 0.85 — the load at which
+      queueing can make 6P TTFT >= 1.5x 7P TTFT;
+    * ``tp_allreduce_s_32k`` / ``eager_launch_s`` / ``kv_transfer_s``: the time per step or
+      per request of the seed-specific mechanisms (TP8 all-reduce of a 32k step, eager
+      launch per step, KV transfer of one prompt) — each far below the ~7x gap.
+    """
+    from .runner import prepare
+    spec = seed000_spec(7)
+    from dataclasses import replace
+    c = prepare(replace(spec, profile=profile))
+    pm = c.prefill_model
+    s = pm.shape
+    from . import cost_comm as cc
+    tok_g = 32768 / pm.role.ep
+    ar = 2 * cc.allreduce_time(tok_g * s.hidden * 2.0, pm.role.tp, pm.tp_bw, pm.tp_lat, pm.ar_alpha, pm.ar_eta)
+    lam = 608 / 60.0
+    return {
+        "needed_tok_s_per_npu": lam * 3584 / 0.85 / 56,
+        "cloudmatrix_tok_s_per_npu": CLOUDMATRIX_PREFILL_TOK_S_PER_NPU,
+        "tp_allreduce_s_32k": ar * s.n_layers,
+        "eager_launch_s": pm._launch("prefill"),
+        "kv_transfer_s": c.kv_exposed(3584, 0.0),
+    }
 
 
 def qwen3_32b_h200_spec(requests: int = 200, rate: Optional[float] = 4.0, seed: int = 0) -> SimSpec:

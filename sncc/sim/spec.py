@@ -29,7 +29,8 @@ class RoleSpec:
         chunk_size: chunked-prefill chunk per request per step [tokens] or None (= budget).
         max_num_seqs: running sequences per attention (DP) group.
         kv_budget_bytes_per_device: KV-cache pool per device [B]; None -> computed
-            by :func:`sncc.sim.memory.kv_budget_bytes_per_device` from the profile.
+            by :func:`sncc.sim.memory.kv_budget_bytes_per_device` (sncc.capacity with the
+            profile's calibrated reserve and utilization).
         block_size: KV block size [tokens].
         graph_mode: None -> role default (prefill eager, decode/serve graph).
         graph_gears: graph-mode batch buckets [tokens per DP group]; a decode step's
@@ -156,6 +157,9 @@ class SimSpec:
         prefill_dispatch: ``pull`` (the proxy hands a request to a prefill instance when
             that instance starts a step) or ``push`` (immediately, least-loaded instance).
         quant_weight_bytes, quant_compute_dtype: optional overrides of the catalog quant.
+        hccl_buffsize_mb: HCCL_BUFFSIZE [MB] (plan ``env``); None -> CANN default
+            (:func:`sncc.capacity.hccl_buffsize_mb`).  Each HCCL communicator holds 2x this
+            outside the KV pool.
     """
 
     model: Any
@@ -174,6 +178,7 @@ class SimSpec:
     prefill_dispatch: str = "pull"
     quant_weight_bytes: Optional[float] = None
     quant_compute_dtype: Optional[str] = None
+    hccl_buffsize_mb: Optional[int] = None
 
     def role(self, name: str) -> Optional[RoleSpec]:
         """The RoleSpec called ``name`` or None."""

@@ -118,8 +118,15 @@ class StepModel:
             return 0.0
         return self._mixed_step(T, pairs, 0, 0.0, 0)
 
-    def _mixed_step(self, T: float, pairs: float, B: int, ctx_sum: float, B_total: int) -> float:
-        """Step with T prefill tokens (instance-wide) plus B decode sequences in the largest group."""
+    def _mixed_step(self, T: float, pairs: float, B: int, ctx_sum: float, B_total: int,
+                    parts: Dict[str, float] | None = None) -> float:
+        """Step with T prefill tokens (instance-wide) plus B decode sequences in the largest group.
+
+        ``parts``, when given, receives the step's components [s]: ``attention`` (projections
+        and core: KV reads or attention FLOPs), ``ffn`` (dense/shared/routed expert GEMMs:
+        weight reads or FLOPs), ``vector``, ``comm_exposed`` (TP all-reduce + EP
+        dispatch/combine not hidden by micro-batch overlap), ``head_mtp`` (LM head, MTP draft),
+        ``launch`` (graph/eager launch and per-step overheads)."""
         s, r, p = self.shape, self.role, self.p
         tp, ep = r.tp, r.ep
         q = 1 + self.draft
@@ -174,6 +181,13 @@ class StepModel:
         layer_dense = comp_dense + self._exposed(ar, comp_dense)
         layer_moe = comp_moe + self._exposed(ar + ep_t, comp_moe)
         total = s.n_dense * layer_dense + s.n_moe * layer_moe
+        if parts is not None:
+            parts["attention"] = s.n_layers * attn
+            parts["ffn"] = s.n_dense * t_dense + s.n_moe * t_moe
+            parts["vector"] = s.n_layers * t_vec
+            parts["comm_exposed"] = (s.n_dense * self._exposed(ar, comp_dense)
+                                     + s.n_moe * self._exposed(ar + ep_t, comp_moe))
+            before = total
         # LM head for decode tokens (prefill samples one token per finished request: negligible)
         if B > 0:
             total += roofline(2 * dec_tok * s.hidden * s.vocab / tp, s.hidden * s.vocab * 2.0 / tp,
@@ -181,10 +195,24 @@ class StepModel:
             if self.draft:
                 # MTP draft: one extra decoder layer per draft token, at decode batch
                 total += self.draft * p.get("mtp.draft_layer_cost_factor") * (layer_moe if s.n_experts else layer_dense)
+        if parts is not None:
+            parts["head_mtp"] = total - before
+            before = total
         total += self._launch("prefill" if prefill_part and B == 0 else "decode")
         if prefill_part:
             total += p.get("overhead.prefill_step_s")
+        if parts is not None:
+            parts["launch"] = total - before
         return total
+
+    def breakdown(self, T: float, B: int, ctx_sum: float, B_total: int) -> Dict[str, float]:
+        """Components [s] of one step with ``T`` fresh prefill tokens (no cached prefix,
+        one request per chunk of ``chunk_size``) and ``B`` decode sequences (see
+        :meth:`_mixed_step`); key ``total`` is the step time."""
+        parts: Dict[str, float] = {}
+        pairs = ca.causal_pairs(T, 0.0) if T > 0 else 0.0
+        parts["total"] = self._mixed_step(T, pairs, B, ctx_sum, B_total, parts)
+        return parts
 
     # ------------------------------------------------------------------ decode
     def decode_step(self, B: int, ctx_sum: float, B_total: int) -> float:

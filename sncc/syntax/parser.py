@@ -35,20 +35,46 @@ TERMINAL_NAMES = {
 }
 
 
+def _cache_file(grammar: str) -> str | None:
+    """Path of the pickled-parser cache for ``grammar`` in the user's sncc cache
+    directory (:func:`sncc.cache.cache_dir`), or None when caching is off."""
+    import os
+
+    from sncc.cache import cache_dir, key_of
+
+    base = cache_dir()
+    if base is None:
+        return None
+    try:
+        import lark
+
+        return os.path.join(base, f"lark-lalr-{key_of(grammar, lark.__version__)}.pickle")
+    except Exception:  # noqa: BLE001 - no cache is always fine
+        return None
+
+
 @functools.lru_cache(maxsize=1)
 def get_parser():
-    """Build the Lark LALR parser once per process (about 15 ms)."""
+    """Build the Lark LALR parser once per process.
+
+    Construction analyses the grammar (about 30 ms); the result is cached on
+    disk by Lark's ``cache=`` option (:func:`_cache_file`), which checks a hash
+    of the grammar, the options, Lark's and Python's versions, and rebuilds on
+    any mismatch or unreadable file (loading takes about 2 ms).
+    """
     from lark import Lark
 
     from sncc.resources import grammar_text
 
-    return Lark(
-        grammar_text(),
-        parser="lalr",
-        lexer="contextual",
-        propagate_positions=True,
-        maybe_placeholders=True,
-    )
+    grammar = grammar_text()
+    options = dict(parser="lalr", lexer="contextual", propagate_positions=True, maybe_placeholders=True)
+    cache = _cache_file(grammar)
+    if cache is not None:
+        try:
+            return Lark(grammar, cache=cache, **options)
+        except Exception:  # noqa: BLE001 - a cache problem must not stop a check
+            pass
+    return Lark(grammar, **options)
 
 
 def _describe(term: str) -> str:

@@ -1,0 +1,149 @@
+"""Prefill/decode KV-transfer checks (SN3008, SN3009, SN4009): a disaggregated
+plan has a connector its engine release offers, the prefill and decode TP suit
+the connector, and the connector's settings match the deployment.
+
+Connector facts: ``software.toml [[kv_connectors]]`` (misconfig BR-18, BR-31, BR-32).
+"""
+
+from __future__ import annotations
+
+from sncc import catalog
+from sncc.diagnostics import codes
+from sncc.diagnostics.model import Edit, Fix, Related, diag
+
+
+def effective_connector(plan) -> str | None:
+    """The connector id a disaggregated plan uses: ``kv_transfer.connector``, else the engine's default."""
+    kt = plan.kv_transfer
+    if kt is not None and kt.connector is not None:
+        return kt.connector
+    return catalog.default_kv_connector(plan.engine.kind)
+
+
+def _kt_span(plan, field: str):
+    kt = plan.kv_transfer
+    if kt is None:
+        return plan.decode.name_span if plan.decode is not None else plan.name_span
+    return kt.span_of(field)
+
+
+def check_kv_connector(plan, r):
+    """A disaggregated plan names a connector its engine release has (SN3008)."""
+    if not plan.disaggregated or plan.prefill is None or plan.decode is None:
+        return
+    cid = effective_connector(plan)
+    eng = plan.engine
+    if cid in (None, "none"):
+        default = catalog.default_kv_connector(eng.kind)
+        yield diag(codes.KV_CONNECTOR_UNAVAILABLE, "prefill and decode run without a KV-transfer connector",
+                   _kt_span(plan, "connector"),
+                   help=f"every prefill and decode worker needs a kv_transfer_config: `connector = {default}`" if default
+                   else "name a connector in `kv_transfer`", path=("kv_transfer", "connector"))
+        return
+    try:
+        conn = catalog.kv_connector(cid)
+    except KeyError:
+        return
+    if eng.kind not in conn.engines:
+        yield diag(codes.KV_CONNECTOR_UNAVAILABLE, f"`{eng.kind}` has no `{cid}` connector ({conn.class_name})",
+                   _kt_span(plan, "connector"), related=[Related(eng.name_span, "engine chosen here")],
+                   help="connectors of " + eng.kind + ": " + ", ".join(
+                       f"`{c.id}`" for c in catalog.kv_connectors().values() if eng.kind in c.engines),
+                   path=("kv_transfer", "connector"))
+        return
+    gone = conn.removed_in.get(eng.kind)
+    if gone and eng.version:
+        try:
+            removed = catalog.parse_version(eng.version) >= catalog.parse_version(gone)
+        except ValueError:
+            removed = False
+        if removed:
+            yield diag(codes.KV_CONNECTOR_UNAVAILABLE,
+                       f"the `{cid}` connector ({conn.class_name}) was removed in {eng.kind} {gone}",
+                       _kt_span(plan, "connector"), related=[Related(eng.span_of("version"), f"{eng.kind} {eng.version}")],
+                       help="use `connector = mooncake`" if eng.kind == "vllm-ascend" else f"use a release before {gone}",
+                       notes=[conn.notes] if conn.notes else [], path=("kv_transfer", "connector"))
+
+
+def check_kv_connector_tp(plan, r):
+    """Prefill and decode TP suit the connector's heterogeneous-TP support (SN3009)."""
+    if not plan.disaggregated or plan.prefill is None or plan.decode is None:
+        return
+    cid = effective_connector(plan)
+    try:
+        conn = catalog.kv_connector(cid) if cid else None
+    except KeyError:
+        conn = None
+    if conn is None:
+        return
+    p, d = plan.prefill, plan.decode
+    problem = None
+    if conn.heterogeneous_tp == "equal" and p.tp != d.tp:
+        problem = f"the `{cid}` connector needs equal TP on both sides: prefill tp = {p.tp}, decode tp = {d.tp}"
+        help_ = f"set both to tp = {max(p.tp, d.tp)}, or use a connector that supports different TP"
+    elif conn.heterogeneous_tp == "prefill-multiple" and not (r.arch is not None and r.arch.is_mla):
+        if p.tp < d.tp or p.tp % d.tp:
+            problem = (f"with the `{cid}` connector prefill TP must be ≥ decode TP and divisible by it: "
+                       f"prefill tp = {p.tp}, decode tp = {d.tp}")
+            help_ = f"use decode tp = {p.tp} or a divisor of it"
+    if problem:
+        yield diag(codes.KV_CONNECTOR_TP_MISMATCH, problem, d.span_of("tp"),
+                   related=[Related(p.span_of("tp"), f"prefill tp = {p.tp}")], help=help_,
+                   notes=[conn.notes] if conn.notes else [], path=("decode", "tp"))
+
+
+def check_kv_connector_settings(plan, r):
+    """Mooncake on Ascend: CANN newer than the connector's floor, ``use_ascend_direct``,
+    declared P/D sizes equal the real ones, same-host environment (SN4009; misconfig BR-18)."""
+    if not plan.disaggregated or plan.prefill is None or plan.decode is None:
+        return
+    cid = effective_connector(plan)
+    try:
+        conn = catalog.kv_connector(cid) if cid else None
+    except KeyError:
+        conn = None
+    if conn is None:
+        return
+    kt = plan.kv_transfer
+    ascend = r.chip is not None and r.chip.vendor == "huawei"
+    hw = plan.hardware
+    if ascend and conn.ascend_min_cann_exclusive and hw.cann:
+        try:
+            old = catalog.parse_version(hw.cann) <= catalog.parse_version(conn.ascend_min_cann_exclusive)
+        except ValueError:
+            old = False
+        if old:
+            yield diag(codes.KV_CONNECTOR_MISCONFIGURED,
+                       f"the `{cid}` connector on Ascend needs CANN newer than {conn.ascend_min_cann_exclusive}, not {hw.cann}",
+                       hw.span_of("cann"), related=[Related(_kt_span(plan, "connector"), f"connector `{cid}`")],
+                       help="upgrade CANN (and the engine release paired with it)", path=("hardware", "cann"))
+    if ascend and conn.ascend_requires_direct and kt is not None and kt.use_ascend_direct is False:
+        span = kt.span_of("use_ascend_direct")
+        yield diag(codes.KV_CONNECTOR_MISCONFIGURED,
+                   f"the `{cid}` connector on Ascend needs `use_ascend_direct = true`; decode cannot reach the prefill targets without it",
+                   span, help="set `use_ascend_direct = true` (kv_connector_extra_config)",
+                   fixes=[Fix("set true", (Edit(span, "true"),), "safe")], path=("kv_transfer", "use_ascend_direct"))
+    if kt is not None:
+        for side, role in (("prefill", plan.prefill), ("decode", plan.decode)):
+            for fld, actual, what in ((f"{side}_tp", role.tp, "tp"), (f"{side}_dp", role.ep, "ep")):
+                declared = getattr(kt, fld)
+                if declared is not None and declared != actual:
+                    span = kt.span_of(fld)
+                    yield diag(codes.KV_CONNECTOR_MISCONFIGURED,
+                               f"`{fld} = {declared}` but the {side} instances run {what} = {actual}",
+                               span, related=[Related(role.span_of(what), f"{side}.{what} = {actual}")],
+                               help=f"set `{fld} = {actual}` or remove it (sncc fills it from the role)",
+                               fixes=[Fix(f"set {actual}", (Edit(span, str(actual)),), "safe")],
+                               path=("kv_transfer", fld))
+    if ascend and conn.same_host_env:
+        per_node = r.system.devices_per_node if r.system is not None else getattr(r.chip, "devices_per_node", None)
+        used = sum(role.instances * role.devices for _, role in plan.roles())
+        if per_node and used <= per_node:
+            for k, want in conn.same_host_env.items():
+                got = plan.env.get(k)
+                if got != want:
+                    yield diag(codes.KV_CONNECTOR_MISCONFIGURED,
+                               f"prefill and decode share one host: the `{cid}` connector needs `{k}={want}`"
+                               + (f", not `{got}`" if got is not None else ""),
+                               plan.env_span(k) or _kt_span(plan, "connector"),
+                               help=f"add `{k} = {want}` to `env`", path=("env", k))

@@ -1,0 +1,65 @@
+"""Speculative decoding that slows decode down (SN7002, warning; misconfig BR-24).
+
+Expected tokens per step with ``k`` draft tokens of acceptance ``α``
+(Leviathan et al.; the rule of BR-24)::
+
+    E = (1 − α^(k+1)) / (1 − α)        (E = k + 1 when α = 1)
+
+Step cost relative to a plain decode step ``t_target`` (batch 1, the
+latency-critical case): for MTP/EAGLE without ``draft_cost`` the simulator's
+decode step with ``k`` draft layers verifying ``k + 1`` tokens; otherwise
+``t_verify + k × draft_cost × t_target`` with ``t_verify ≈ t_target`` (batch-1
+decode reads the same weights for 1 or k + 1 tokens).  ``draft_cost``
+defaults to 0 for n-gram and to engines.toml ``draft_model_cost_fraction`` for
+a separate draft model.  Warn when ``E × t_target / step < 1``.
+"""
+
+from __future__ import annotations
+
+from sncc.catalog.engine_defaults import engine_defaults
+from sncc.diagnostics import codes
+from sncc.diagnostics.model import diag
+
+
+def expected_tokens(alpha: float, k: int) -> float:
+    """Tokens per verification step, ``(1 − α^(k+1)) / (1 − α)``."""
+    if alpha >= 1.0:
+        return float(k + 1)
+    return (1.0 - alpha ** (k + 1)) / (1.0 - alpha)
+
+
+def check_speculative_gain(plan, r):
+    """Warn when speculation is predicted to lower decode throughput (SN7002)."""
+    sp = plan.speculative
+    role_name = "decode" if plan.decode is not None else "serve" if plan.serve is not None else None
+    if sp is None or role_name is None:
+        return
+    k, a = sp.draft_tokens, sp.acceptance
+    e = expected_tokens(a, k)
+    how = ""
+    ratio = None
+    if sp.draft_cost is None and sp.method in ("mtp", "eagle", "eagle3"):
+        try:
+            from sncc.checks._cost import decode_step_s
+            role = getattr(plan, role_name)
+            graph = role.graph_mode if role.graph_mode is not None else True
+            t = decode_step_s(plan, r, role_name, 1, graph=graph)
+            ts = decode_step_s(plan, r, role_name, 1, graph=graph, mtp=(k, a))
+            ratio = e * t / ts if ts else None
+            how = f"the cost model's step with {k} draft layers is {ts / t:.2f}× a plain step"
+        except Exception:  # no estimate without a known model and chip
+            return
+    else:
+        c = sp.draft_cost if sp.draft_cost is not None else (
+            0.0 if sp.method == "ngram" else float(engine_defaults()["draft_model_cost_fraction"]))
+        ratio = e / (1.0 + k * c)
+        how = f"step ≈ verify (1 target step) + {k} × {c:g} draft = {1 + k * c:.2f} target steps"
+    if ratio is None or ratio >= 1.0:
+        return
+    span = sp.span_of("acceptance")
+    yield diag(codes.SPECULATIVE_SLOWDOWN,
+               f"speculative decoding is predicted to run decode at {ratio:.2f}× the speed without it: "
+               f"acceptance {a:g} with {k} draft tokens gives E = {e:.2f} tokens per step",
+               span, notes=[how, "E = (1 − α^(k+1)) / (1 − α)"],
+               help="use a draft with higher acceptance (MTP), fewer draft tokens (k = 1), or turn speculation off; measure α on your traffic",
+               path=("speculative", "acceptance"))

@@ -1,0 +1,124 @@
+"""Release-dependent checks (SN4002 per release, SN4012, SN4013): the weight
+format per (chip, engine release), the torch / torch_npu / vLLM pairing, and
+engine options that a release removed.
+
+Facts: ``software.toml`` ``[[vllm_ascend]]``, ``[[omni_infer]]``,
+``[[features]]`` (``quant`` lists, ``ascend_scheduler``) and
+``[[quant_routing]]``; misconfig BR-12, BR-16, BR-36 and the
+``additional_config`` keys removed in vllm-ascend v0.12.0rc1.
+"""
+
+from __future__ import annotations
+
+from sncc import catalog
+from sncc.diagnostics import codes
+from sncc.diagnostics.model import Edit, Fix, Related, diag
+
+
+def _release(v: str) -> tuple[int, ...]:
+    """The numeric release part of a version (``2.7.1.post1`` → (2, 7, 1))."""
+    return catalog.parse_version(v)[:3]
+
+
+def check_quant_release(plan, r):
+    """The engine release runs the checkpoint's weight format on this chip (SN4002)."""
+    eng = plan.engine
+    if r.quant is None or r.chip is None or not eng.version:
+        return
+    on_chip = r.quant in (r.chip.weight_formats or ())  # else check_quant_supported reports the chip
+    try:
+        gates = [f for f in catalog.quant_features(eng.kind, r.quant)
+                 if not f.device_types or r.chip.device_type in f.device_types]
+        ok = not on_chip or not gates or any(f.available(eng.version, r.chip.device_type) for f in gates)
+        routing = [q for q in catalog.quant_routing() if q.engine == eng.kind and q.quant == r.quant
+                   and catalog.version_in(eng.version, q.min_version, q.fixed_in)]
+    except ValueError:
+        return
+    rel = [Related(eng.span_of("version"), f"{eng.kind} {eng.version}")]
+    if not ok:
+        first = min((f.min_version for f in gates if f.min_version), key=catalog.parse_version, default=None)
+        yield diag(codes.QUANT_UNSUPPORTED, f"{eng.kind} {eng.version} cannot run `{r.quant}` weights on {r.chip.name}",
+                   r.quant_span or plan.model.name_span, related=rel,
+                   help=f"use {eng.kind} {first} or later" if first else "use another weight format",
+                   notes=[g.notes for g in gates if g.notes][:1], path=("model", "quant"))
+    for q in routing:
+        yield diag(codes.QUANT_UNSUPPORTED,
+                   f"{eng.kind} {eng.version} routes a serialized `{r.quant}` checkpoint to online quantization and fails to load it",
+                   r.quant_span or plan.model.name_span, related=rel,
+                   help=(f"use {eng.kind} {q.fixed_in} or later" if q.fixed_in else "no fixed release is known: use another checkpoint format")
+                   + " (or a build with the loader fix)", notes=[q.notes] if q.notes else [], path=("model", "quant"))
+
+
+def _paired(plan):
+    """(engine label, vllm, torch, torch_npu, source) the engine release pins, or None."""
+    eng = plan.engine
+    if not eng.version:
+        return None
+    if eng.kind == "vllm-ascend":
+        try:
+            row = catalog.vllm_ascend_release(eng.version)
+        except (KeyError, ValueError):
+            return None
+        return f"vllm-ascend {row.version}", row.vllm, row.torch, row.torch_npu
+    if eng.kind == "omni-infer":
+        for row in catalog.omni_infer_revisions():
+            if row.revision.split("@")[0] == eng.version or row.revision == eng.version:
+                return f"Omni-Infer {row.revision}", row.vllm_base, None, None
+    return None
+
+
+def check_software_versions(plan, r):
+    """``software`` versions pair with the engine release: same torch base for torch,
+    torch_npu and the release pin, the paired vLLM (SN4012; misconfig BR-16)."""
+    sw = plan.software
+    if sw is None:
+        return
+    try:
+        if sw.torch and sw.torch_npu and _release(sw.torch) != _release(sw.torch_npu):
+            yield diag(codes.SOFTWARE_MISMATCH, f"torch {sw.torch} and torch_npu {sw.torch_npu} are different torch releases",
+                       sw.span_of("torch_npu"), related=[Related(sw.span_of("torch"), f"torch {sw.torch}")],
+                       help="torch_npu is built for one torch release: install the pair of the same version",
+                       path=("software", "torch_npu"))
+        pair = _paired(plan)
+        if pair is None:
+            return
+        label, vllm, torch, torch_npu = pair
+        rel = [Related(plan.engine.span_of("version"), label)]
+        if sw.vllm and vllm and _release(sw.vllm) != _release(vllm):
+            yield diag(codes.SOFTWARE_MISMATCH, f"{label} pairs with vLLM {vllm}, not {sw.vllm}", sw.span_of("vllm"), related=rel,
+                       help=f"install vLLM {vllm} first, then the engine (it reinstalls its pinned torch / torch_npu)",
+                       fixes=[Fix(f"use {vllm}", (Edit(sw.span_of("vllm"), f'"{vllm.lstrip("v")}"'),), "unsafe")],
+                       path=("software", "vllm"))
+        for key, want in (("torch", torch), ("torch_npu", torch_npu)):
+            got = getattr(sw, key)
+            if got and want and _release(got) != _release(want):
+                yield diag(codes.SOFTWARE_MISMATCH, f"{label} pins {key} {want}, not {got}", sw.span_of(key), related=rel,
+                           help=f"install {key} {want}; vLLM, torch, torch_npu and CANN are one compatibility set",
+                           fixes=[Fix(f"use {want}", (Edit(sw.span_of(key), f'"{want}"'),), "unsafe")], path=("software", key))
+    except ValueError:
+        return
+
+
+def check_removed_options(plan, r):
+    """Engine options outside their release range (SN4013): the Ascend scheduler
+    (``ascend_scheduler_config``) exists only before vllm-ascend v0.12.0rc1."""
+    eng = plan.engine
+    for name, role in plan.roles():
+        if role.scheduler != "ascend":
+            continue
+        if eng.kind != "vllm-ascend":
+            yield diag(codes.OPTION_REMOVED, f"`scheduler = ascend` is a vllm-ascend option, not one of `{eng.kind}`",
+                       role.span_of("scheduler"), help="remove it", path=(name, "scheduler"))
+            continue
+        if not eng.version:
+            continue
+        try:
+            f = catalog.feature("ascend_scheduler")
+            ok = f.available(eng.version)
+        except (KeyError, ValueError):
+            continue
+        if not ok:
+            yield diag(codes.OPTION_REMOVED, f"vllm-ascend {eng.version} has no Ascend scheduler (removed in {f.removed_in})",
+                       role.span_of("scheduler"), related=[Related(eng.span_of("version"), f"vllm-ascend {eng.version}")],
+                       help="remove `scheduler = ascend`; use vLLM's scheduler with chunked prefill", notes=[f.notes],
+                       path=(name, "scheduler"))

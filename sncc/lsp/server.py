@@ -1,0 +1,191 @@
+"""The ``sncc lsp`` language server (pygls 2, stdio).
+
+* diagnostics are published on ``didOpen`` and ``didSave`` at once and on
+  ``didChange`` (full-text sync) after :data:`DEBOUNCE_S` of quiet, so a burst
+  of keystrokes costs one check; a closed file gets an empty list;
+* ``textDocument/hover``, ``completion``, ``codeAction`` and ``definition``
+  are served by :mod:`sncc.lsp.features`.
+
+Positions are always UTF-16 (the protocol's default, which every client
+supports): the server answers ``initialize`` with ``positionEncoding:
+utf-16`` whatever the client offers, because
+:meth:`sncc.source.SourceFile.lsp_position` is the one conversion point.
+
+Every handler catches its own exceptions: bad input gives an SN9001
+diagnostic or an empty answer, never a dead server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
+from pygls.uris import to_fs_path
+
+from sncc import __version__
+from sncc.lsp import features
+from sncc.lsp.convert import Checked, check_document
+from sncc.source import SourceFile
+
+log = logging.getLogger("sncc.lsp")
+
+#: quiet time after a change before the buffer is re-checked (diagnostics-ux.md §4.2: 200–300 ms)
+DEBOUNCE_S = 0.2
+
+
+class SnccProtocol(LanguageServerProtocol):
+    """pygls' protocol with the position encoding pinned to UTF-16."""
+
+    @lsp_method(types.INITIALIZE)
+    def lsp_initialize(self, params: types.InitializeParams):
+        general = params.capabilities.general
+        if general is not None:
+            general.position_encodings = [types.PositionEncodingKind.Utf16]
+        return (yield from super().lsp_initialize(params))
+
+
+class SnccServer(LanguageServer):
+    """The server plus the last check of each open document (for code actions)."""
+
+    def __init__(self) -> None:
+        super().__init__("sncc", __version__, protocol_cls=SnccProtocol,
+                         text_document_sync_kind=types.TextDocumentSyncKind.Full)
+        self.checked: dict[str, Checked] = {}
+
+    def doc_path(self, uri: str) -> str:
+        """File-system path of ``uri`` (the URI itself for non-file documents)."""
+        try:
+            path = to_fs_path(uri)
+        except Exception:  # noqa: BLE001
+            path = None
+        return path or uri
+
+    def read_import(self, path: str) -> str:
+        """Text of an imported file: the open editor buffer when there is one, else the file."""
+        want = os.path.abspath(path)
+        for uri, doc in list(self.workspace.text_documents.items()):
+            if os.path.abspath(self.doc_path(uri)) == want:
+                return doc.source
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+
+    def check(self, uri: str) -> Checked | None:
+        """Check the open document ``uri`` and publish its diagnostics."""
+        try:
+            doc = self.workspace.get_text_document(uri)
+            text, version = doc.source, doc.version
+        except Exception:  # noqa: BLE001
+            log.exception("cannot read %s", uri)
+            return None
+        result = check_document(uri, self.doc_path(uri), text, reader=self.read_import)
+        self.checked[uri] = result
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=result.diagnostics))
+        return result
+
+    def source_of(self, uri: str) -> SourceFile:
+        """The current text of ``uri`` as a :class:`SourceFile`."""
+        doc = self.workspace.get_text_document(uri)
+        return SourceFile(self.doc_path(uri), doc.source)
+
+
+def create_server() -> SnccServer:
+    """Build the server with every feature registered."""
+    server = SnccServer()
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: SnccServer, params: types.DidOpenTextDocumentParams) -> None:
+        ls.check(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(ls: SnccServer, params: types.DidSaveTextDocumentParams) -> None:
+        ls.check(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    async def did_change(ls: SnccServer, params: types.DidChangeTextDocumentParams) -> None:
+        uri, version = params.text_document.uri, params.text_document.version
+        await asyncio.sleep(DEBOUNCE_S)
+        try:
+            current = ls.workspace.get_text_document(uri).version
+        except Exception:  # noqa: BLE001
+            return
+        if current == version:  # no newer change arrived meanwhile
+            ls.check(uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: SnccServer, params: types.DidCloseTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        ls.checked.pop(uri, None)
+        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    def hover(ls: SnccServer, params: types.HoverParams) -> types.Hover | None:
+        try:
+            src = ls.source_of(params.text_document.uri)
+            offset = src.offset_of_lsp(params.position.line, params.position.character)
+            found = features.hover(src, offset)
+            if found is None:
+                return None
+            doc, (start, end) = found
+            from sncc.lsp.convert import lsp_range
+
+            return types.Hover(types.MarkupContent(types.MarkupKind.Markdown, doc), lsp_range(src, src.span(start, end)))
+        except Exception:  # noqa: BLE001
+            log.exception("hover failed")
+            return None
+
+    @server.feature(types.TEXT_DOCUMENT_COMPLETION,
+                    types.CompletionOptions(trigger_characters=['"', "="]))
+    def completion(ls: SnccServer, params: types.CompletionParams) -> types.CompletionList:
+        try:
+            src = ls.source_of(params.text_document.uri)
+            offset = src.offset_of_lsp(params.position.line, params.position.character)
+            items = features.complete(src, offset)
+        except Exception:  # noqa: BLE001
+            log.exception("completion failed")
+            items = []
+        return types.CompletionList(is_incomplete=False, items=items)
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
+                    types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]))
+    def code_action(ls: SnccServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+        try:
+            uri = params.text_document.uri
+            diags = [d for d in params.context.diagnostics if d.source == "sncc"]
+            if diags and not any(isinstance(d.data, dict) and d.data.get("fixes") for d in diags):
+                # a client that drops `data`: use the server's own last check of the file
+                last = ls.checked.get(uri)
+                if last is not None:
+                    keys = {(d.code, d.range.start.line, d.range.start.character) for d in diags}
+                    diags = [d for d in last.diagnostics if (d.code, d.range.start.line, d.range.start.character) in keys]
+            return features.code_actions(uri, diags, params.range)
+        except Exception:  # noqa: BLE001
+            log.exception("code action failed")
+            return []
+
+    @server.feature(types.TEXT_DOCUMENT_DEFINITION)
+    def definition(ls: SnccServer, params: types.DefinitionParams) -> list[types.Location]:
+        try:
+            uri = params.text_document.uri
+            last = ls.checked.get(uri)
+            src = ls.source_of(uri)
+            if last is None or last.source.text != src.text:
+                last = check_document(uri, src.name, src.text, reader=ls.read_import)
+            offset = src.offset_of_lsp(params.position.line, params.position.character)
+            return features.definition(last.comp, offset)
+        except Exception:  # noqa: BLE001
+            log.exception("definition failed")
+            return []
+
+    return server
+
+
+def main() -> None:
+    """Serve LSP over stdin/stdout until the client sends ``exit``."""
+    logging.basicConfig(level=os.environ.get("SNCC_LSP_LOG", "WARNING"), format="sncc-lsp %(levelname)s %(message)s")
+    create_server().start_io()

@@ -1,0 +1,84 @@
+"""The work behind ``sncc simulate`` and ``sncc calibrate`` (the click layer stays thin).
+
+Exit-code decision: an SLO verdict is ``met``, ``missed`` or ``uncertain`` (its calibration
+interval straddles the target).  ``simulate`` exits 1 when any SLO is missed; an uncertain
+verdict is printed as UNCERTAIN but exits 0 — the prediction does not show a miss — unless
+``--strict``, which counts uncertain as not met (exit 1).
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Optional, Tuple
+
+EXIT_OK, EXIT_PROBLEMS, EXIT_FAILURE = 0, 1, 2
+
+
+class CommandError(Exception):
+    """A user-facing failure of the command (exit 2); the message says what to do."""
+
+
+def simulate_plan(comp: Any, *, seed: int = 0, fmt: str = "text", profile: Optional[str] = None,
+                  goodput: bool = False, plot: Optional[str] = None, strict: bool = False) -> Tuple[str, int]:
+    """Simulate a compiled plan; returns (output text, exit code).
+
+    Raises :class:`CommandError` for an unreadable profile or an unwritable plot."""
+    from .from_plan import spec_from_plan
+    from .profile import ProfileError, load_profile
+    from .render import render_json, render_text
+    from .runner import simulate
+    from .whatif import cheapest_changes
+    from .whatif import goodput as goodput_search
+
+    spec = spec_from_plan(comp.plan, comp.resolved, seed=seed, profile=profile)
+    try:
+        load_profile(spec.profile)
+    except ProfileError as e:
+        raise CommandError(str(e)) from None
+    result = simulate(spec)
+    extra = {}
+    changes = cheapest_changes(spec, result)
+    if changes:
+        extra["changes"] = changes
+    if goodput:
+        if not any(s.metric in ("ttft", "tpot", "e2e") for s in spec.slos):
+            raise CommandError("--goodput needs at least one latency SLO (ttft, tpot or e2e) in the plan's `slo` block")
+        extra["goodput"] = goodput_search(spec)
+    if plot:
+        from .plot import PlotUnavailable, write_plot
+        ttft, tpot = getattr(result, "_samples", ([], []))
+        try:
+            write_plot(result, plot, f"sncc simulate {comp.plan.name} (profile {result.info.get('profile')})",
+                       ttft, tpot, spec.slos)
+        except PlotUnavailable as e:
+            raise CommandError(str(e)) from None
+        except OSError as e:
+            raise CommandError(f"cannot write {plot}: {e.strerror or e}") from None
+    text = render_json(result, extra) if fmt == "json" else render_text(result, comp.plan, extra)
+    verdicts = [s.verdict for s in result.slo]
+    bad = "missed" in verdicts or (strict and "uncertain" in verdicts)
+    return text, EXIT_PROBLEMS if bad else EXIT_OK
+
+
+def calibrate(measurements: str, out: str) -> str:
+    """Fit a profile to a measurements file and write it to ``out``; returns a report.
+
+    Raises :class:`CommandError` (bad file, missing scipy, unknown constant, plan errors)."""
+    from .calibration import CalibrationError, fit, format_table, load_measurements, write_profile
+    from .profile import ProfileError
+
+    try:
+        base, keys, points = load_measurements(measurements)
+        res = fit(base, keys, points)
+        write_profile(res, base, measurements, out)
+    except (CalibrationError, ProfileError) as e:
+        raise CommandError(str(e)) from None
+    except OSError as e:
+        raise CommandError(f"cannot write {out}: {e.strerror or e}") from None
+    lines = [f"fitted {len(res['values'])} constants of profile {base} to {len(points)} points:"]
+    for k, v in res["values"].items():
+        lines.append(f"  {k} = {v:.6g}")
+    lines.append("")
+    lines.append(format_table(res["rows"]))
+    lines.append("")
+    lines.append(f"wrote {out}; use it with `sncc simulate --profile {out} PLAN`")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,117 @@
+"""Goodput search and "what binds" what-ifs — each answer checked by re-simulating.
+
+* :func:`goodput` — the highest Poisson arrival rate [req/s] at which every latency SLO
+  percentile holds on the steady-state window and the deployment keeps up.  TTFT is judged as the client sees it (proxy
+  queue + engine TTFT): with an open loop the proxy queue is where overload shows.  "Keeps
+  up" means the steady-window backlog grows by less than 5 % of the service rate
+  (``saturated["queue_growth"] < 0.05``).
+  Search: doubling from a low rate until an SLO fails, then bisection to ``tol``.
+* :func:`cheapest_changes` — for missed SLOs, the candidate plan changes (one more prefill /
+  decode / serve instance, MTP on, a larger KV block size), each re-simulated; sorted so the
+  changes that fix every SLO with the fewest added devices come first.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Dict, List, Optional
+
+from .metrics import evaluate_slo
+from .runner import simulate
+
+#: MTP what-if: 1 draft token at 70 % acceptance — CloudMatrix-Infer's assumption (domain-facts §6.1)
+MTP_WHATIF = (1, 0.7)
+LATENCY = ("ttft", "tpot", "e2e")
+
+
+def _at_rate(spec: Any, rate: float, requests: int) -> Any:
+    wl = replace(spec.workload, rate=rate, concurrency=None, requests=requests)
+    return replace(spec, workload=wl)
+
+
+def _ok(spec: Any, rate: float, requests: int) -> tuple:
+    res = simulate(_at_rate(spec, rate, requests), series=False)
+    slos = [s for s in spec.slos if s.metric in LATENCY]
+    verdicts = [evaluate_slo(res, s, None, client_ttft=True) for s in slos]
+    sat = res.saturated
+    keeps_up = bool(sat) and sat["queue_growth"] < 0.05
+    return all(v.met for v in verdicts) and keeps_up, verdicts, keeps_up
+
+
+def goodput(spec: Any, *, requests: Optional[int] = None, start: float = 0.25, tol: float = 0.02,
+            max_runs: int = 24) -> Dict[str, Any]:
+    """Goodput [req/s] of ``spec`` under its latency SLOs (see the module docstring).
+
+    ``requests`` per trial run (default: the plan's, capped at 3000).  Returns
+    ``{"rate": r, "qpm": 60r, "runs": n, "binding": [names of SLOs failing just above r],
+    "trials": [(rate, ok)]}``; ``rate`` is 0.0 when even ``start`` fails."""
+    n = requests or min(spec.workload.requests, 3000)
+    trials = []
+    lo, hi = 0.0, None
+    r = start
+    runs = 0
+    fail_names: List[str] = []
+    while hi is None and runs < max_runs:
+        ok, vs, keeps = _ok(spec, r, n)
+        runs += 1
+        trials.append((r, ok))
+        if ok:
+            lo = r
+            r *= 2.0
+        else:
+            hi = r
+            fail_names = [v.name for v in vs if not v.met] + ([] if keeps else ["throughput keeps up"])
+    if hi is None:
+        return {"rate": lo, "qpm": lo * 60, "runs": runs, "binding": [], "trials": trials}
+    while hi - lo > tol * hi and runs < max_runs:
+        mid = 0.5 * (lo + hi)
+        ok, vs, keeps = _ok(spec, mid, n)
+        runs += 1
+        trials.append((mid, ok))
+        if ok:
+            lo = mid
+        else:
+            hi = mid
+            fail_names = [v.name for v in vs if not v.met] + ([] if keeps else ["throughput keeps up"])
+    return {"rate": lo, "qpm": lo * 60.0, "runs": runs, "binding": fail_names, "trials": trials}
+
+
+def _candidates(spec: Any) -> List[tuple]:
+    """(label, added devices, changed spec) for each what-if."""
+    out = []
+    roles = list(spec.roles.items() if isinstance(spec.roles, dict) else spec.roles)
+
+    def with_role(name: str, **kw):
+        return replace(spec, roles=tuple((n, replace(r, **kw) if n == name else r) for n, r in roles))
+
+    for name, r in roles:
+        out.append((f"one more {name} instance ({name} instances {r.instances} -> {r.instances + 1})",
+                    r.devices, with_role(name, instances=r.instances + 1)))
+    if spec.features.mtp is None:
+        out.append((f"MTP on ({MTP_WHATIF[0]} draft token, acceptance {MTP_WHATIF[1]:g} assumed as in "
+                    "CloudMatrix-Infer)", 0, replace(spec, features=replace(spec.features, mtp=MTP_WHATIF))))
+    blk = roles[0][1].block_size
+    if blk < 512:
+        out.append((f"KV block size {blk} -> {blk * 2}", 0,
+                    replace(spec, roles=tuple((n, replace(r, block_size=blk * 2)) for n, r in roles))))
+    return out
+
+
+def cheapest_changes(spec: Any, result: Any) -> List[Dict[str, Any]]:
+    """What-ifs for the SLOs ``result`` misses (empty when none is missed)."""
+    missed = [(s, v) for s, v in zip(spec.slos, result.slo) if v.verdict == "missed"]
+    if not missed:
+        return []
+    out = []
+    for label, dev, sp in _candidates(spec):
+        r = simulate(sp, series=False)
+        effects = []
+        for s, v in missed:
+            nv = evaluate_slo(r, s, result.info.get("residuals"))
+            effects.append({"slo": v.name, "before": v.observed, "after": nv.observed, "verdict": nv.verdict})
+        fixes_all = all(v.verdict != "missed" for v in r.slo)
+        out.append({"change": label, "added_devices": dev, "effects": effects,
+                    "all_slos": "met" if all(v.verdict == "met" for v in r.slo) else (
+                        "not missed" if fixes_all else "still missed")})
+    rank = {"met": 0, "not missed": 1, "still missed": 2}
+    out.sort(key=lambda c: (rank[c["all_slos"]], c["added_devices"]))
+    return out

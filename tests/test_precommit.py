@@ -1,0 +1,156 @@
+"""`sncc build --check` and the pre-commit hooks, the latter through the real
+`pre-commit try-repo` in a temporary git repository.
+
+The try-repo test copies the working tree (tracked and untracked, non-ignored
+files) into a fresh git repository — pre-commit installs hooks from a
+commit — and lets pre-commit pip-install sncc from it into its own virtualenv
+(about a minute, network to PyPI needed).  It runs in the default test run.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from conftest import ROOT
+from sncc.cli import main
+
+GOOD = ROOT / "examples" / "trillion-supernode-128.sn"  # no diagnostics at all
+BAD = ROOT / "examples" / "broken" / "tp-ep-mismatch.sn"  # SN3001
+
+
+def run(*args, input=None):
+    return CliRunner().invoke(main, list(args), input=input)
+
+
+# --- sncc build --check ----------------------------------------------------------------
+
+
+def _tree(path: Path) -> dict[str, bytes]:
+    return {p.relative_to(path).as_posix(): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
+
+
+def test_build_check_current_stale_and_never_writes(tmp_path):
+    plan = tmp_path / "r1.sn"
+    plan.write_text(GOOD.read_text(encoding="utf-8"), encoding="utf-8")
+    out = tmp_path / "r1.out"
+    r = run("build", "--check", str(plan), "-o", str(out))
+    assert r.exit_code == 1 and "does not exist" in r.output and not out.exists()
+    assert run("build", str(plan), "-o", str(out)).exit_code == 0
+    before = _tree(out)
+    r = run("build", "--check", str(plan), "-o", str(out))
+    assert r.exit_code == 0 and "up to date" in r.output
+    # convention: r1.sn -> r1.out beside it
+    assert run("build", "--check", str(plan)).exit_code == 0
+    # a comment changes the plan's hash in the manifest: stale
+    plan.write_text(plan.read_text(encoding="utf-8") + "# note\n", encoding="utf-8")
+    r = run("build", "--check", str(plan))
+    assert r.exit_code == 1 and "sncc-manifest.json differs" in r.output
+    plan.write_text(GOOD.read_text(encoding="utf-8"), encoding="utf-8")
+    # an edited output, a missing output and a foreign file are all stale
+    (out / "env.sh").write_text((out / "env.sh").read_text() + "\n", encoding="utf-8")
+    (out / "notes.txt").write_text("x", encoding="utf-8")
+    r = run("build", "--check", str(plan))
+    assert r.exit_code == 1 and "env.sh differs" in r.output and "notes.txt is not written by the build" in r.output
+    assert _tree(out) == {**before, "env.sh": before["env.sh"] + b"\n", "notes.txt": b"x"}  # nothing written
+
+
+def test_build_check_skips_plans_without_outputs_and_fails_on_errors(tmp_path):
+    plan = tmp_path / "p.sn"
+    plan.write_text(GOOD.read_text(encoding="utf-8"), encoding="utf-8")
+    r = run("build", "--check", str(plan))
+    assert r.exit_code == 0 and "nothing to compare" in r.output
+    bad = tmp_path / "bad.sn"
+    bad.write_text(BAD.read_text(encoding="utf-8"), encoding="utf-8")
+    (tmp_path / "bad.out").mkdir()
+    r = run("build", "--check", str(plan), str(bad))
+    assert r.exit_code == 1 and "error[SN3001]" in r.output
+    assert run("build", str(plan)).exit_code == 2  # -o required without --check
+    assert run("build", str(plan), str(bad), "-o", str(tmp_path / "o")).exit_code == 2
+
+
+def test_hook_manifest():
+    hooks = {h["id"]: h for h in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))}
+    assert set(hooks) == {"sncc-check", "sncc-build-check"}
+    for h in hooks.values():
+        assert h["language"] == "python" and h["files"] == r"\.sn$" and h["types"] == ["text"]
+        assert h["require_serial"] is True
+    assert hooks["sncc-check"]["entry"] == "sncc check"
+    assert hooks["sncc-build-check"]["entry"] == "sncc build --check"
+
+
+# --- the real pre-commit ------------------------------------------------------------------
+
+
+def _git(cwd: Path, *args: str) -> str:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+    return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True).stdout
+
+
+@pytest.fixture(scope="module")
+def repos(tmp_path_factory):
+    """(hook repository: a committed copy of the working tree, project repository, pre-commit home)."""
+    base = tmp_path_factory.mktemp("precommit")
+    hook_repo = base / "sncc"
+    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, check=True,
+                           capture_output=True).stdout.decode().split("\0")
+    for name in files:
+        src = ROOT / name
+        if name and src.is_file():
+            dst = hook_repo / name
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dst)
+    _git(hook_repo, "init", "-q")
+    _git(hook_repo, "add", "-A")
+    _git(hook_repo, "commit", "-q", "-m", "snapshot of the working tree")
+
+    project = base / "project"
+    project.mkdir()
+    (project / "good.sn").write_text(GOOD.read_text(encoding="utf-8"), encoding="utf-8")
+    (project / "bad.sn").write_text(BAD.read_text(encoding="utf-8"), encoding="utf-8")
+    assert run("build", str(project / "good.sn"), "-o", str(project / "good.out")).exit_code == 0
+    _git(project, "init", "-q")
+    _git(project, "add", "-A")
+    _git(project, "commit", "-q", "-m", "plans")
+    return hook_repo, project, base / "pre-commit-home"
+
+
+def _try_repo(repos, hook: str, *files: str) -> subprocess.CompletedProcess:
+    hook_repo, project, home = repos
+    env = {**os.environ, "PRE_COMMIT_HOME": str(home), "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
+           "PRE_COMMIT_COLOR": "never"}
+    cmd = [sys.executable, "-m", "pre_commit", "try-repo", str(hook_repo), hook, "--verbose", "--files", *files]
+    return subprocess.run(cmd, cwd=project, env=env, capture_output=True, text=True, timeout=900)
+
+
+def test_pre_commit_try_repo_sncc_check(repos):
+    r = _try_repo(repos, "sncc-check", "good.sn")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "Passed" in r.stdout
+    r = _try_repo(repos, "sncc-check", "good.sn", "bad.sn")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "Failed" in r.stdout and "error[SN3001]" in r.stdout and "bad.sn:19:38" in r.stdout
+
+
+def test_pre_commit_try_repo_sncc_build_check(repos):
+    _, project, _ = repos
+    r = _try_repo(repos, "sncc-build-check", "good.sn")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "up to date" in r.stdout
+    plan = project / "good.sn"
+    original = plan.read_text(encoding="utf-8")
+    try:
+        plan.write_text(original.replace("max_num_seqs", "max_num_seqs", 1) + "# retuned\n", encoding="utf-8")
+        r = _try_repo(repos, "sncc-build-check", "good.sn")
+        assert r.returncode == 1, r.stdout + r.stderr
+        assert "good.out is stale" in r.stdout
+    finally:
+        plan.write_text(original, encoding="utf-8")
