@@ -28,7 +28,7 @@ Decisions:
   written as ``auto`` plus ``[ascend.additional_config] kv_cache_dtype = "int8"``
   (vllm-ascend C8, v0.9.1 to v0.11.x; later releases read C8 from the weights'
   ModelSlim quant config, so only ``auto`` is written).
-* ``kv_transfer_config`` uses ``MooncakeConnectorV1`` with ``kv_role``
+* ``kv_transfer_config`` uses the plan's connector (default: the engine's, from the catalog; Mooncake on vllm-ascend, with ``use_ascend_direct`` on Ascend) with ``kv_role``
   ``kv_producer`` (prefill) / ``kv_consumer`` (decode) and both roles' sizes in
   ``kv_connector_extra_config``.
 * The API key never appears: vLLM's ``--api-key`` is not written (the gateway
@@ -48,7 +48,6 @@ from sncc.plan.model import Plan
 from sncc.plan.resolve import Resolved
 
 SCHEMA = "vllm-ascend"
-KV_CONNECTOR = "MooncakeConnectorV1"
 
 
 def file_name(role: str) -> str:
@@ -139,20 +138,37 @@ def build(plan: Plan, resolved: Resolved, role: str, dep: Deployment | None = No
     _add(sv, "port", SERVER_PORT)
     doc.add("server", sv)
 
-    if r.kv_role is not None:
+    connector = _connector(plan)
+    if r.kv_role is not None and connector is not None:
+        xfer = plan.kv_transfer
         kv = tomlkit.table()
-        _add(kv, "kv_connector", KV_CONNECTOR)
+        _add(kv, "kv_connector", connector.class_name,
+             "plan kv_transfer.connector" if xfer is not None and xfer.connector else f"default connector of {plan.engine.kind}")
         _add(kv, "kv_role", r.kv_role, f"{role} role")
         extra = tomlkit.table(is_super_table=True)
+        if ascend and connector.ascend_requires_direct:
+            direct = xfer.use_ascend_direct if xfer is not None and xfer.use_ascend_direct is not None else True
+            _add(extra, "use_ascend_direct", direct, "required by the Mooncake connector on Ascend (vllm-ascend#5635)")
         for other in dep.roles:
             if other.kv_role is None:
                 continue
             t = tomlkit.table()
-            _add(t, "dp_size", other.dp)
-            _add(t, "tp_size", other.tp)
+            over_dp = getattr(xfer, f"{other.name}_dp", None) if xfer is not None else None
+            over_tp = getattr(xfer, f"{other.name}_tp", None) if xfer is not None else None
+            _add(t, "dp_size", over_dp or other.dp, f"plan kv_transfer.{other.name}_dp" if over_dp else None)
+            _add(t, "tp_size", over_tp or other.tp, f"plan kv_transfer.{other.name}_tp" if over_tp else None)
             extra.add(other.name, t)
         kv.add("kv_connector_extra_config", extra)
         doc.add("kv_transfer_config", kv)
+
+    graph = plan.graph
+    if r.graph_mode and graph is not None and (graph.cudagraph_mode or graph.capture_sizes):
+        cc = tomlkit.table()
+        if graph.cudagraph_mode:
+            _add(cc, "cudagraph_mode", graph.cudagraph_mode.upper(), "plan graph.cudagraph_mode")
+        if graph.capture_sizes:
+            _add(cc, "cudagraph_capture_sizes", list(graph.capture_sizes), "plan graph.capture_sizes")
+        doc.add("compilation_config", cc)
 
     if plan.speculative is not None:
         sp = tomlkit.table()
@@ -160,6 +176,17 @@ def build(plan: Plan, resolved: Resolved, role: str, dep: Deployment | None = No
         _add(sp, "num_speculative_tokens", plan.speculative.draft_tokens, "plan speculative.draft_tokens")
         doc.add("speculative_config", sp)
     return doc
+
+
+def _connector(plan: Plan):
+    """The catalog KV connector of a disaggregated plan (plan's choice, else the engine's default); None for `none`."""
+    from sncc import catalog
+
+    cid = plan.kv_transfer.connector if plan.kv_transfer is not None and plan.kv_transfer.connector else \
+        catalog.default_kv_connector(plan.engine.kind)
+    if cid is None or cid == "none":
+        return None
+    return catalog.kv_connector(cid)
 
 
 def emit_role(plan: Plan, resolved: Resolved, role: str) -> str:
