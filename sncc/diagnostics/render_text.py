@@ -13,6 +13,8 @@ Tabs are expanded to 4 columns on both the source and the caret line.
 
 from __future__ import annotations
 
+import unicodedata
+
 from sncc.diagnostics.model import Diagnostic
 from sncc.source import SourceFile, Span
 
@@ -26,27 +28,38 @@ def _style(text: str, code: str, color: bool) -> str:
 _SEV_COLOR = {"error": "1;31", "warning": "1;33", "info": "1;36", "hint": "1;36"}
 
 
+def _width(text: str) -> int:
+    """Terminal columns of ``text``: East Asian wide/full-width characters and
+    most emoji take two columns, combining marks none."""
+    w = 0
+    for ch in text:
+        if unicodedata.combining(ch):
+            continue
+        w += 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+    return w
+
+
 def _snippet(src: SourceFile, span: Span, label: str, color: bool, mark: str = "^", gutter: int = 0) -> list[str]:
     line, col = src.line_col(span.start)
     end_line, end_col = src.line_col(span.end)
-    text = src.line_text(line)
-    prefix = text[: col - 1].expandtabs(TAB)
-    if end_line == line:
-        width = max(1, len(text[: end_col - 1].expandtabs(TAB)) - len(prefix))
-    else:
-        width = max(1, len(text.expandtabs(TAB)) - len(prefix))
+    raw = src.line_text(line)
+    # expand tabs in the code-point prefix first, so the caret lines up with the shown line
+    before = raw[: col - 1].expandtabs(TAB)
+    upto_end = raw[: end_col - 1].expandtabs(TAB) if end_line == line else raw.expandtabs(TAB)
+    shown = raw.expandtabs(TAB)
+    pad = _width(before)
+    width = max(1, _width(upto_end) - pad)
     gutter = max(gutter, len(str(line)))
-    shown = text.expandtabs(TAB)
     if len(shown) > 200:
-        start = max(0, len(prefix) - 80)
+        start = max(0, len(before) - 80)
         shown = "…" + shown[start : start + 160] + "…"
-        prefix = " " * (len(prefix) - start + 1)
+        pad = _width(before[start:]) + 1
         width = min(width, 160)
     bar = _style("|", "1;34", color)
     return [
         f"{' ' * gutter} {bar}",
         f"{_style(str(line).rjust(gutter), '1;34', color)} {bar} {shown}",
-        f"{' ' * gutter} {bar} {' ' * len(prefix)}{_style(mark * width, _SEV_COLOR['error'] if mark == '^' else '1;34', color)}"
+        f"{' ' * gutter} {bar} {' ' * pad}{_style(mark * width, _SEV_COLOR['error'] if mark == '^' else '1;34', color)}"
         + (f" {label}" if label else ""),
     ]
 

@@ -136,6 +136,8 @@ def parse_tree(source: SourceFile):
             help_ = "a key takes one value; separate items with spaces, new lines or `;`"
         elif "EQUAL" in expected and tok.type in ("NUMBER", "QUANTITY", "STRING", "NAME"):
             help_ = "write `key = value`"
+        elif tok.type == "COMMA":
+            help_ = "items are separated by spaces, new lines or `;`, not `,`"
         elif tok.type == "COMPARE" and "EQUAL" in expected:
             help_ = "use `=` to set a value; comparisons belong in `slo`"
         return None, diag(
