@@ -79,19 +79,25 @@ class MemoryBreakdown:
         return max(0, int(self.kv_budget / (self.kv_per_token * self.seqs)))
 
 
-def hccl_buffsize_mb(env: dict[str, str]) -> int:
-    """``HCCL_BUFFSIZE`` in MB from the plan's env overrides, else the CANN default.
-
-    The default (200 MB) is from CANN's environment-variable reference
-    (domain-facts §3.6, engines.toml ``hccl_buffsize_default_mb``).
+def hccl_buffsize_mb(env: dict[str, str], moe_ep: bool = False) -> int:
+    """The effective ``HCCL_BUFFSIZE`` in MB: the plan's env override, else what
+    ``sncc build`` writes into ``env.sh`` — 1024 MB for MoE expert-parallel
+    deployments (vllm-ascend recipes), else CANN's default 200 MB
+    (``engines.toml``: ``hccl_buffsize_moe_ep_mb``, ``hccl_buffsize_default_mb``).
     """
     raw = env.get("HCCL_BUFFSIZE")
     if raw is not None:
         try:
             return max(1, int(float(raw)))
-        except ValueError:
+        except (ValueError, OverflowError):
             pass
-    return int(engine_defaults()["hccl_buffsize_default_mb"])
+    key = "hccl_buffsize_moe_ep_mb" if moe_ep else "hccl_buffsize_default_mb"
+    return int(engine_defaults()[key])
+
+
+def plan_is_moe_ep(plan, arch) -> bool:
+    """True when ``arch`` is MoE and some role spreads experts over more than one device."""
+    return bool(arch is not None and arch.is_moe and any(r.tp * r.ep > 1 for _, r in plan.roles()))
 
 
 def communicators(tp: int, ep: int, pp: int) -> int:
@@ -181,7 +187,7 @@ def role_memory(plan, resolved, role_name: str, role) -> MemoryBreakdown | None:
         return device_memory(arch, resolved.quant or "bf16", resolved.kv_dtype, role.tp, role.ep, role.pp,
                              hbm_bytes=chip.hbm_bytes, utilization=util,
                              reserve_bytes=int(engine_defaults()["activation_reserve_bytes"]),
-                             hccl_mb=hccl_buffsize_mb(plan.env), context=context, seqs=seqs,
+                             hccl_mb=hccl_buffsize_mb(plan.env, plan_is_moe_ep(plan, resolved.arch)), context=context, seqs=seqs,
                              redundant_experts=redundant)
     except (ValueError, KeyError):
         return None  # tp does not split the KV heads (SN3004) or the dtype is unknown: reported elsewhere

@@ -2,7 +2,7 @@
 HCCL buffer for MoE dispatch/combine and the HCCL connect timeout.
 
 Each rule reads the *effective* value: the plan's ``env`` override, else the
-default sncc writes into ``env.sh`` (:mod:`sncc.lowering`).  Facts and
+default sncc writes into ``env.sh`` (:func:`sncc.capacity.hccl_buffsize_mb`).  Facts and
 thresholds: ``sncc/catalog/data/engines.toml`` (each with its source).
 """
 
@@ -100,7 +100,7 @@ def dispatch_buffer_mb(arch, role, redundant: int, draft: int) -> float | None:
 def check_hccl_buffer(plan, r):
     """``HCCL_BUFFSIZE`` covers the MoE dispatch/combine window of each decoding role
     (SN4010; misconfig BR-09).  Prefill steps use the all-to-all path, not the fused kernel."""
-    from sncc.lowering import HCCL_BUFFSIZE_DEFAULT, HCCL_BUFFSIZE_MOE_EP
+    from sncc.capacity import hccl_buffsize_mb, plan_is_moe_ep
 
     if not _ascend(r) or r.arch is None or not r.arch.is_moe:
         return
@@ -109,8 +109,7 @@ def check_hccl_buffer(plan, r):
         redundant = plan.optimize.omni_placement.redundant_experts
     draft = plan.speculative.draft_tokens if plan.speculative is not None else 0
     set_mb = env_int(plan, "HCCL_BUFFSIZE")
-    any_ep = any(role.tp * role.ep > 1 for _, role in plan.roles())
-    have = set_mb if set_mb is not None else (HCCL_BUFFSIZE_MOE_EP if any_ep else HCCL_BUFFSIZE_DEFAULT)
+    have = set_mb if set_mb is not None else hccl_buffsize_mb({}, plan_is_moe_ep(plan, r.arch))
     for name, role in plan.roles():
         if name == "prefill":
             continue

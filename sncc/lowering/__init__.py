@@ -34,14 +34,6 @@ from sncc.plan.resolve import Resolved
 
 #: TCP port the emitted vLLM servers listen on (``[server] port``); settings.json's default local endpoint uses it.
 SERVER_PORT = 8000
-#: HCCL_BUFFSIZE (MB per communicator direction) when the plan's ``env`` does not set it:
-#: CANN's default 200 for dense / non-EP deployments, 1024 for MoE expert-parallel
-#: deployments (vllm-ascend large-scale-EP, Qwen3-235B decode, V4-Flash and Kimi-K2 recipes).
-HCCL_BUFFSIZE_DEFAULT = 200
-HCCL_BUFFSIZE_MOE_EP = 1024
-#: HCCL_CONNECT_TIMEOUT / HCCL_EXEC_TIMEOUT in seconds (Omni-Infer's ansible template uses 1800 for both;
-#: CANN's connect timeout accepts [120, 7200]).
-HCCL_TIMEOUT_S = 1800
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -237,15 +229,16 @@ def _runtime_env(plan: Plan, roles: tuple[RoleDeployment, ...], per_node: int | 
         put("devices", "CUDA_VISIBLE_DEVICES", devs, devs_note)
     else:
         put("devices", "ASCEND_RT_VISIBLE_DEVICES", devs, devs_note)
-        if is_moe_ep:
-            put("collective communication", "HCCL_BUFFSIZE", str(HCCL_BUFFSIZE_MOE_EP),
-                "MB per communicator direction; sncc default for MoE expert parallelism (recipes: 512-1024)")
-        else:
-            put("collective communication", "HCCL_BUFFSIZE", str(HCCL_BUFFSIZE_DEFAULT),
-                "MB per communicator direction; CANN default")
-        put("collective communication", "HCCL_CONNECT_TIMEOUT", str(HCCL_TIMEOUT_S),
+        from sncc.capacity import hccl_buffsize_mb
+        from sncc.catalog.engine_defaults import engine_defaults
+
+        timeout_s = engine_defaults()["hccl_launch_timeout_s"]
+        put("collective communication", "HCCL_BUFFSIZE", str(hccl_buffsize_mb({}, is_moe_ep)),
+            "MB per communicator direction; " + ("sncc default for MoE expert parallelism (recipes: 512-1024)"
+                                                 if is_moe_ep else "CANN default"))
+        put("collective communication", "HCCL_CONNECT_TIMEOUT", str(timeout_s),
             "seconds, range [120, 7200]; Omni-Infer template value")
-        put("collective communication", "HCCL_EXEC_TIMEOUT", str(HCCL_TIMEOUT_S),
+        put("collective communication", "HCCL_EXEC_TIMEOUT", str(timeout_s),
             "seconds; Omni-Infer template value")
     opt = plan.optimize
     if opt is not None:

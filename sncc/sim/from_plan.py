@@ -25,7 +25,7 @@ def spec_from_plan(plan, resolved, *, seed: int = 0, profile: str | None = None)
     Raises ``ValueError`` when a fact the simulator needs is missing (unknown
     model or chip): ``sncc check`` reports those first.
     """
-    from sncc.capacity import hccl_buffsize_mb
+    from sncc.capacity import hccl_buffsize_mb, plan_is_moe_ep
     from sncc.sim.spec import Features, LengthDist, RoleSpec, SimSpec, SloTarget, Workload
 
     if resolved.arch is None or resolved.chip is None:
@@ -70,7 +70,7 @@ def spec_from_plan(plan, resolved, *, seed: int = 0, profile: str | None = None)
         links=tuple(system.links) if system is not None else (),
         devices_per_node=system.devices_per_node if system is not None else (resolved.chip.devices_per_node or 8),
         profile=profile or PROFILE_BY_GENERATION.get(resolved.chip.generation, "ascend-a3"),
-        features=features, slos=slos, hccl_buffsize_mb=hccl_buffsize_mb(plan.env),
+        features=features, slos=slos, hccl_buffsize_mb=hccl_buffsize_mb(plan.env, plan_is_moe_ep(plan, resolved.arch)),
     )
 
 
