@@ -31,15 +31,16 @@ def read_source(path: str, stdin_name: str | None = None):
     """
     from sncc.diagnostics import codes
     from sncc.diagnostics.model import diag
-    from sncc.source import SourceFile
+    from sncc.source import MAX_FILE_BYTES, SourceFile, read_bytes_limited
 
     if path == "-":
-        data = sys.stdin.buffer.read()
+        data = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
+        if len(data) > MAX_FILE_BYTES:
+            raise ReadFailure(f"{stdin_name or '<stdin>'}: larger than {MAX_FILE_BYTES / 2**20:g} MiB, the most sncc reads")
         name = stdin_name or "<stdin>"
     else:
-        p = Path(path)
         try:
-            data = p.read_bytes()
+            data = read_bytes_limited(path)
         except IsADirectoryError:
             raise ReadFailure(f"{path}: is a directory") from None
         except OSError as e:

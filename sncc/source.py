@@ -13,7 +13,28 @@ conversion to a human or machine position lives here:
 from __future__ import annotations
 
 import bisect
+import errno
 from dataclasses import dataclass, field
+
+#: Largest file sncc reads as a plan, an imported plan, a trace or a config.json, in
+#: bytes (64 MiB).  Not a format limit: plans are hand-written (issue 5 asks that a
+#: 5 MB one be handled) and this bound, 12× that, keeps ``/dev/zero`` or a runaway
+#: file from exhausting memory (a ``str`` holds up to 4 bytes per character).
+MAX_FILE_BYTES = 64 * 2**20
+
+
+def read_bytes_limited(path: str, limit: int = MAX_FILE_BYTES) -> bytes:
+    """Read the file at ``path`` (any kind: regular file, pipe, device), at most ``limit`` bytes.
+
+    Raises :class:`OSError` from ``open``/``read``, or ``OSError(EFBIG)`` whose
+    ``strerror`` says the file is larger than ``limit``.  A path with a NUL
+    byte raises :class:`ValueError` (from ``open``).
+    """
+    with open(path, "rb") as f:
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise OSError(errno.EFBIG, f"larger than {limit / 2**20:g} MiB, the most sncc reads", path)
+    return data
 
 
 @dataclass(frozen=True)

@@ -258,7 +258,9 @@ ANY_VALUE = st.one_of(
                      "f(1)", "1e400", "99999999999999999999k"]),
 )
 
-_SEP = st.sampled_from([" ", "\n", "  ", "; ", ", ", "\n  ", "  # comment\n", "\r\n"])
+#: between items: blanks, new lines, `;` (the grammar's optional `_SEP`), comments
+_SEP = st.sampled_from([" ", "\n", "  ", "; ", ";", "\n  ", "  # comment\n", "\r\n"])
+_WS = st.sampled_from([" ", "\n", "  ", "  # comment\n", "\r\n"])
 
 
 @st.composite
@@ -285,10 +287,10 @@ def block_text(draw, cls, name: str, label: str | None = None, fixed: dict | Non
         items.append(f"{fname} = {val}")
     items = draw(st.permutations(items)) if len(items) > 1 else items
     head = f"{name} \"{label}\" {{" if label is not None else f"{name} {{"
-    out = head
-    for it in items:
-        out += draw(_SEP) + it
-    return out + draw(_SEP) + "}"
+    out = head + draw(_WS)
+    for i, it in enumerate(items):
+        out += (draw(_SEP) if i else "") + it
+    return out + draw(st.sampled_from([" ", "\n", "; "]) if items else _WS) + "}"
 
 
 def _role(draw, name: str) -> str:
@@ -484,32 +486,44 @@ def test_valid_plans_reach_the_checks():
     assert len(reached) >= 30 and sum(reached) >= len(reached) // 2, f"{sum(reached)} of {len(reached)} built a plan"
 
 
-@pytest.mark.parametrize("field,value", [
-    ("tp", "9007199254740991"), ("ep", "9007199254740991"), ("devices", "9" * 500), ("nodes", "9" * 5000),
-    ("max_num_seqs", "99999999999999999999"), ("max", "99999999999999999999k"), ("max", "9" * 5000 + "k"),
-    ("timeout", "9" * 500 + "min"), ("redundant_experts", "9" * 500), ("max_model_len", "9" * 500 + "k"),
-    ("ttft", "9" * 500 + "s"),
-])
-def test_huge_numbers_are_out_of_range(workdir, field, value):
-    """Huge numbers (which once overflowed float conversions, hung an expert-fit search, or
-    hit Python's int-to-str digit limit) are SN2009 on the value itself."""
-    base = (ROOT / "examples" / "deepseek-r1-a3-7p1d.sn").read_text(encoding="utf-8")
-    pattern = {"max": r"(?<=output \{ mean = 1\.2k  max = )32k", "ttft": r"(?<=ttft < )2s",
-               "max_model_len": None}.get(field, rf"(?<=\b{field} = )[^\s}}]+")
-    if pattern is None:
-        text = base.replace("quant   = w8a8", f"quant = w8a8  max_model_len = {value}")
-    elif field == "tp":
-        text = base.replace("tp = 1 ", f"tp = {value} ")
-    else:
-        text, n = re.subn(pattern, value, base, count=1)
-        assert n == 1, field
+_SEED = "deepseek-r1-a3-7p1d.sn"
+_HUGE = [  # (text in examples/deepseek-r1-a3-7p1d.sn, replacement value)
+    ("devices = 16", "9" * 500), ("nodes  = 11", "9" * 5000), ("max_num_seqs = 48", "99999999999999999999"),
+    ("max = 32k", "99999999999999999999k"), ("max = 16k", "9" * 5000 + "k"), ("timeout = 30min", "9" * 500 + "min"),
+    ("redundant_experts = 2", "9" * 500), ("ttft < 2s", "9" * 500 + "s"), ("qpm >= 600", "9" * 400),
+    ("block_size = 128", "9007199254740992"), ("compress_ratio = 0.5", "9" * 30 + "%"),
+]
+
+
+@pytest.mark.parametrize("old,value", _HUGE, ids=[o.split()[0] for o, _ in _HUGE])
+def test_huge_numbers_are_out_of_range(workdir, old, value):
+    """Huge numbers (which once overflowed float conversions or hit Python's int-to-str digit
+    limit inside the checks) are SN2009 on the value itself."""
+    base = (ROOT / "examples" / _SEED).read_text(encoding="utf-8")
+    key, op, _ = old.split()
+    assert base.count(old) == 1, old
+    text = base.replace(old, f"{key} {op} {value}")
     assert check_input(text.encode(), workdir) == []
     from sncc.compiler import compile_file
     from sncc.source import SourceFile
 
     diags = compile_file(SourceFile("p.sn", text)).diagnostics
-    at = text.index(value)
+    at = text.index(f"{key} {op} {value}") + len(f"{key} {op} ")
     assert any(d.code.code == "SN2009" and d.span.start == at for d in diags), [(d.code.code, d.message) for d in diags]
+
+
+@pytest.mark.parametrize("old,new", [("tp = 1 ", "tp = 9007199254740991 "), ("ep = 64", "ep = 9007199254740991"),
+                                     ("tp = 8", "tp = 4503599627370496")], ids=["decode-tp", "decode-ep", "prefill-tp"])
+def test_huge_parallel_sizes_stay_fast(workdir, old, new):
+    """tp × ep near 2^53 once made the expert-placement search loop 2 × tp × ep times (a hang):
+    it must be checked within the time limit, with SN3001 on the mismatch."""
+    base = (ROOT / "examples" / _SEED).read_text(encoding="utf-8")
+    text = base.replace(old, new, 1)
+    assert check_input(text.encode(), workdir) == []
+    from sncc.compiler import compile_file
+    from sncc.source import SourceFile
+
+    assert "SN3001" in {d.code.code for d in compile_file(SourceFile("p.sn", text)).diagnostics}
 
 
 def test_largest_exact_integer_is_accepted():
@@ -527,7 +541,7 @@ def test_largest_exact_integer_is_accepted():
 @pytest.mark.parametrize("piece", [
     "x { " * 100_000 + "}" * 100_000, "k = " + "[" * 100_000 + "]" * 100_000, "k = " + "f(" * 50_000 + ")" * 50_000,
     "{ " * 100_000, "[" * 100_000,
-])
+], ids=["blocks", "lists", "calls", "open-braces", "open-brackets"])
 def test_deep_nesting(workdir, piece):
     """Nesting far beyond any plan is a syntax error with a location, not a RecursionError."""
     data = ('plan "deep" { ' + piece + " }\n").encode()

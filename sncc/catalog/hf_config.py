@@ -55,11 +55,12 @@ class CheckpointInfo:
 
 
 def _read_json(path: str) -> Any:
+    from sncc.source import read_bytes_limited
+
     try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as e:
-        raise CatalogError(f"{path}: cannot read file: {e.strerror or e}") from e
+        data = read_bytes_limited(path)
+    except (OSError, ValueError) as e:  # ValueError: a NUL byte in the path
+        raise CatalogError(f"{path}: cannot read file: {getattr(e, 'strerror', None) or e}") from e
     try:
         return json.loads(data.decode("utf-8"))
     except UnicodeDecodeError as e:

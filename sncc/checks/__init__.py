@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from sncc.checks import (context, gateway, graph, memory, parallelism, pd_transfer, quantization, runtime_env, scheduler,
                          slo, software, speculative, timeouts, versions)
+from sncc.sim.trace import check_trace
 
 CHECKS = (
     parallelism.check_roles,
@@ -46,6 +47,7 @@ CHECKS = (
     timeouts.check_proxy_timeouts,
     slo.check_tpot_reachable,
     speculative.check_speculative_gain,
+    check_trace,
 )
 
 

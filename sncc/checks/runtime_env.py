@@ -32,7 +32,7 @@ def env_int(plan, name: str) -> int | None:
         return None
     try:
         return int(float(raw))
-    except ValueError:
+    except (ValueError, OverflowError):  # not a number, or `1e400` (float infinity)
         return None
 
 

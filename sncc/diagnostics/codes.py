@@ -155,6 +155,15 @@ IMPORT_CYCLE = _code(
     "An imported file may import further files, but never (directly or indirectly) the file that "
     "imports it.",
     '# a.sn\nimport "b.sn"\n# b.sn\nimport "a.sn"', '# a.sn\nimport "b.sn"\n# b.sn (no import of a.sn)')
+TRACE_INVALID = _code(
+    "SN2015", "trace-invalid", "error", "the workload trace file is unreadable or malformed",
+    "`workload { trace = \"file.csv\" }` names a CSV file relative to the plan file, one request per "
+    "row: `input_len, output_len` and optionally `arrival_s` (seconds from the start, non-decreasing). "
+    "Lengths are positive integers no larger than the workload's input/output `max` (they set "
+    "max_model_len). A header row and `#` comment lines are allowed. The message gives the trace "
+    "file's line and column.",
+    'workload { trace = "trace.csv" ... }  # trace.csv line 3: "512, many"',
+    'workload { trace = "trace.csv" ... }  # trace.csv line 3: "512, 128"')
 IMPORT_HOLDS_PLAN = _code(
     "SN2014", "imported-plan", "error", "an imported file holds a `plan` block",
     "Imported files hold shared definitions — top-level `hardware`, `model`, `engine`, `gateway`, "

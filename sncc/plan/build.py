@@ -180,6 +180,16 @@ class _Builder:
                 else:
                     return self.bad(item, "an integer", where, key)
             return out
+        if kind == "version" and isinstance(v, ast.Str):
+            from sncc.catalog import parse_version
+
+            try:
+                parse_version(v.value)
+            except ValueError:
+                self.error(codes.INVALID_VALUE, f"`{key}` in `{where}` is not a release version", v.span,
+                           help="write a release like `8.2.RC1` (CANN), `v0.11.0` (vllm-ascend) or `2.7.1.post1` (torch_npu)")
+                return _BAD
+            return v.value
         # string
         if isinstance(v, ast.Str):
             self.scan_secret(v, key)

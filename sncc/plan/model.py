@@ -22,7 +22,7 @@ from sncc.source import Span
 #: Value kinds a field can declare (``json_schema_extra={"kind": ...}``).
 KINDS = (
     "count", "int", "tokens", "tokens-or-off", "duration", "bytes", "bandwidth",
-    "ratio", "float", "bool", "string", "enum", "secret", "int-list", "env-map",
+    "ratio", "float", "bool", "string", "enum", "secret", "int-list", "env-map", "version",
     "duration-or-none",
 )
 
@@ -107,7 +107,7 @@ class Hardware(Node):
     chip: Optional[str] = F(None, doc="catalog id of the device; defaults to the system's chip")
     nodes: Optional[int] = F(None, kind="count", doc="number of nodes used", ge=1)
     devices: Optional[int] = F(None, kind="count", doc="number of devices used (instead of nodes)", ge=1)
-    cann: Optional[str] = F(None, doc="CANN toolkit release, e.g. `8.2.RC1`")
+    cann: Optional[str] = F(None, kind="version", doc="CANN toolkit release, e.g. `8.2.RC1`")
     memory_utilization: float = F(0.9, kind="ratio", doc="fraction of HBM the engine may use (`gpu_memory_utilization`; vllm-ascend docs use 0.9)", gt=0, le=1)
 
 
@@ -116,7 +116,7 @@ class Engine(Node):
 
     label_field: ClassVar[Optional[str]] = "kind"
     kind: str = F(kind="enum", doc="serving engine", choices=("omni-infer", "vllm-ascend", "vllm"))
-    version: Optional[str] = F(None, doc="engine release, e.g. `v0.11.0` for vllm-ascend")
+    version: Optional[str] = F(None, kind="version", doc="engine release, e.g. `v0.11.0` for vllm-ascend")
 
 
 class Role(Node):
@@ -175,7 +175,7 @@ class Optimize(Node):
     micro_batch: int = F(1, kind="count", doc="micro-batches per step (2 = two-micro-batch overlap; env ASCEND_OMNI_MICRO_BATCH)", ge=1, le=2)
     superkernel_layers: int = F(0, kind="int", doc="layers fused into one SuperKernel (0 = off)", ge=0)
     graph_cache: Optional[str] = F(None, doc="TorchAir graph compile cache directory")
-    prefix_cache_hit: float = F(0.0, kind="ratio", doc="expected fraction of prompt tokens served from the prefix cache", ge=0, le=1)
+    prefix_cache_hit: float = F(0.0, kind="ratio", doc="expected fraction of prompt tokens served from the prefix cache; with `workload { turns > 1 }` the chance that a follow-up turn finds its conversation's previous context still cached", ge=0, le=1)
     omni_placement: Optional[OmniPlacement] = None
     omni_attn: Optional[OmniAttn] = None
     omni_proxy: Optional[OmniProxy] = None
@@ -204,10 +204,10 @@ class Graph(Node):
 class Software(Node):
     """``software { ... }``: the Python packages installed beside the engine."""
 
-    vllm: Optional[str] = F(None, doc="vLLM version, e.g. `0.11.0`")
-    torch: Optional[str] = F(None, doc="torch version, e.g. `2.7.1`")
-    torch_npu: Optional[str] = F(None, doc="torch_npu version, e.g. `2.7.1.post1`")
-    triton_ascend: Optional[str] = F(None, doc="Triton-Ascend version")
+    vllm: Optional[str] = F(None, kind="version", doc="vLLM version, e.g. `0.11.0`")
+    torch: Optional[str] = F(None, kind="version", doc="torch version, e.g. `2.7.1`")
+    torch_npu: Optional[str] = F(None, kind="version", doc="torch_npu version, e.g. `2.7.1.post1`")
+    triton_ascend: Optional[str] = F(None, kind="version", doc="Triton-Ascend version")
 
 
 class KVTransfer(Node):
@@ -245,7 +245,11 @@ class Workload(Node):
 
     requests: int = F(1000, kind="count", doc="requests in one simulated run", ge=1)
     concurrency: Optional[int] = F(None, kind="count", doc="closed-loop clients (each sends its next request when the previous completes)", ge=1)
-    rate: Optional[float] = F(None, kind="float", doc="open-loop Poisson arrival rate in requests per second", gt=0)
+    rate: Optional[float] = F(None, kind="float", doc="open-loop arrival rate in requests per second (Poisson unless `burstiness` > 1)", gt=0)
+    burstiness: float = F(1.0, kind="float", doc="coefficient of variation of inter-arrival times: 1 = Poisson, > 1 = bursty (Gamma inter-arrivals)", ge=1, le=100)
+    trace: Optional[str] = F(None, doc="CSV trace, one request per row: input_len, output_len[, arrival_s]; path relative to the plan file; replaces the sampled lengths (and arrivals when given)")
+    turns: int = F(1, kind="count", doc="turns per conversation: each follow-up prompt holds the previous turns' context plus a new message", ge=1, le=1000)
+    think_time: float = F(0.0, kind="duration", doc="user think time between a reply and the next turn of a conversation", ge=0)
     input: LengthDist
     output: LengthDist
 

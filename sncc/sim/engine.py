@@ -22,6 +22,17 @@ Disaggregated plans (``prefill`` + ``decode`` roles)::
 
 Aggregated plans (``serve`` role): each instance runs mixed steps (all running
 decodes + prefill chunks of waiting requests under the token budget).
+
+KV admission ``on-demand`` (vLLM's block manager): a DP rank admits a request when its free
+blocks, after the blocks its running sequences have grown into, hold the prompt + 1 token;
+otherwise the request waits (the proxy, or the instance's waiting queue, holds it: the
+instance refuses it).  Before every decode step each rank's growth
+``tokens_per_step * sum(steps run) / block_size`` is charged against its free blocks; while
+it overflows, the most recently started sequence is preempted (vLLM V1 recompute
+preemption, LIFO): its blocks are freed and it goes back to the FRONT of the waiting
+queue with its generated tokens appended to its prompt, to be prefilled again (and, when
+disaggregated, transferred again).  Its first-token time is kept.  ``reserve-max-tokens``
+never preempts: admission reserved the final length.
 """
 from __future__ import annotations
 
@@ -35,11 +46,11 @@ class _Reqs:
     """Struct-of-arrays request table (times in seconds, lengths in tokens)."""
 
     __slots__ = ("prompt", "out", "t_arr", "t_disp", "t_first", "t_done", "blocks", "rank", "inst",
-                 "done_prompt", "cached", "t_pdone", "t_kv")
+                 "done_prompt", "cached", "t_pdone", "t_kv", "gen", "fin")
 
     def __init__(self, prompts: List[int], outs: List[int]):
         n = len(prompts)
-        self.prompt = prompts
+        self.prompt = list(prompts)
         self.out = outs
         self.t_arr = [0.0] * n
         self.t_disp = [0.0] * n
@@ -52,13 +63,15 @@ class _Reqs:
         self.cached = [0] * n
         self.t_pdone = [0.0] * n    # prefill finished (disaggregated) [s]
         self.t_kv = [0.0] * n       # KV arrived at the decode instance (disaggregated) [s]
+        self.gen = [0] * n          # tokens generated before a preemption (on-demand) [tokens]
+        self.fin = [-1] * n         # decode step at which the live heap entry finishes
 
 
 class _DecodeInst:
     """One decode instance: DP ranks with KV pools, running sets, a finish heap."""
 
     __slots__ = ("free_blocks", "nseq", "sum_prompt", "sum_start", "pending", "new_this", "heap",
-                 "step", "busy", "total", "running", "cap")
+                 "step", "busy", "total", "running", "cap", "order")
 
     def __init__(self, ranks: int, blocks: int):
         self.cap = blocks * ranks
@@ -73,6 +86,7 @@ class _DecodeInst:
         self.step = 0
         self.busy = False
         self.total = 0
+        self.order: List[List[int]] = [[] for _ in range(ranks)]   # start order (on-demand)
 
 
 class Simulation:
@@ -90,6 +104,9 @@ class Simulation:
         self.series: List[tuple] = []
         self.ts_dt = 1.0
         self._ts_next = 0.0
+        self.preemptions = 0
+        self.on_demand = ctx.reserve_blocks is None
+        self.blk = ctx.block_size
 
     # ------------------------------------------------------------------ events
     def _push(self, t: float, kind: int, a: int = 0) -> None:
@@ -114,12 +131,28 @@ class Simulation:
             self._init_serve()
             arrive = self._arrive_serve
         self._arrive = arrive
-        if wl.concurrency:
-            first = min(wl.concurrency, n)
-            for _ in range(first):
-                self._new_request(0.0)
+        self.n = n
+        self.turns = max(1, wl.turns)
+        self.next_conv = 0
+        self.arrivals = None
+        if wl.trace and wl.trace[0][2] is not None:
+            rows = wl.trace
+            last = rows[-1][2]
+            wrap = last + last / len(rows)          # a cycled trace repeats after its span
+            n_conv = -(-n // self.turns)
+            self.arrivals = [rows[(k * self.turns) % len(rows)][2] + ((k * self.turns) // len(rows)) * wrap
+                             for k in range(n_conv)]
+        if wl.burstiness and wl.burstiness > 1.0:
+            k = 1.0 / (wl.burstiness * wl.burstiness)
+            self._gap = lambda: self.rng.gammavariate(k, 1.0 / (wl.rate * k))
+        elif wl.rate:
+            self._gap = lambda: self.rng.expovariate(wl.rate)
+        self.handlers.append(self._issue)       # kind 4: a conversation's follow-up turn
+        if wl.concurrency and self.arrivals is None:
+            for _ in range(min(wl.concurrency, -(-n // self.turns))):
+                self._next_conversation()
         else:
-            self._push(0.0, 0, 0)
+            self._push(self.arrivals[0] if self.arrivals else 0.0, 0, 0)
         handlers = self.handlers
         ev = self.ev
         pop = heapq.heappop
@@ -128,6 +161,7 @@ class Simulation:
             self.now = t
             handlers[kind](a)
         return {"reqs": self.R, "issued": self.issued, "completed": self.completed,
+                "preemptions": self.preemptions,
                 "t_first_block": self.t_first_block, "series": self.series}
 
     def _sample(self, waiting: int) -> None:
@@ -137,28 +171,89 @@ class Simulation:
         used = 0
         total = 0
         for d in self.d:
-            running += len(d.heap)
+            running += sum(d.running)
             used += sum(d.free_blocks)
             total += d.cap
         self.series.append((self.now, waiting, running, 1.0 - used / total if total else 0.0))
 
-    def _new_request(self, t: float) -> None:
-        i = self.issued
+    def _issue(self, i: int) -> None:
+        """Request ``i`` arrives now."""
         self.issued += 1
-        self.R.t_arr[i] = t
+        self.R.t_arr[i] = self.now
         self._arrive(i)
 
+    def _next_conversation(self) -> bool:
+        """Issue the first turn of the next conversation; False when none is left."""
+        i = self.next_conv * self.turns
+        if i >= self.n:
+            return False
+        self.next_conv += 1
+        self._issue(i)
+        return True
+
     def _open_arrival(self, _a: int) -> None:
-        self._new_request(self.now)
-        if self.issued < self.spec.workload.requests:
-            self._push(self.now + self.rng.expovariate(self.spec.workload.rate), 0, 0)
+        if not self._next_conversation():
+            return
+        if self.next_conv * self.turns < self.n:
+            if self.arrivals is not None:
+                self._push(self.arrivals[self.next_conv], 0, 0)
+            else:
+                self._push(self.now + self._gap(), 0, 0)
 
     def _complete(self, i: int) -> None:
         self.R.t_done[i] = self.now
         self.completed += 1
-        wl = self.spec.workload
-        if wl.concurrency and self.issued < wl.requests:
-            self._new_request(self.now)
+        t = self.turns
+        if t > 1 and i % t < t - 1 and i + 1 < self.n:
+            think = self.spec.workload.think_time
+            if think > 0:
+                self._push(self.now + think, 4, i + 1)
+            else:
+                self._issue(i + 1)
+            return
+        if self.spec.workload.concurrency and self.arrivals is None:
+            self._next_conversation()
+
+    # ================================================================ KV blocks
+    def _need(self, i: int) -> int:
+        """Blocks to admit request i (reserve-max-tokens: final length; on-demand: prompt + 1)."""
+        if self.on_demand:
+            return -(-(self.R.prompt[i] + 1) // self.blk)
+        return self.c.reserve_blocks(i)
+
+    def _grown(self, d: "_DecodeInst", r: int) -> float:
+        """Blocks rank r's running sequences have grown into since they started (on-demand)."""
+        if not self.on_demand or not d.running[r]:
+            return 0.0
+        return self.tps * (d.running[r] * d.step - d.sum_start[r]) / self.blk
+
+    def _preempt_overflow(self, d: "_DecodeInst", requeue) -> None:
+        """On-demand: preempt the latest-started sequences of each overflowing rank."""
+        R = self.R
+        step = d.step
+        for r in range(len(d.running)):
+            if not d.running[r]:
+                continue
+            order = d.order[r]
+            while d.running[r] and d.free_blocks[r] - self._grown(d, r) < 0:
+                i = order.pop()
+                if R.fin[i] < 0 or R.rank[i] != r:
+                    continue            # finished or already preempted
+                done = int(self.tps * (step - self._start_of[i]))
+                d.running[r] -= 1
+                d.nseq[r] -= 1
+                d.free_blocks[r] += R.blocks[i]
+                d.sum_prompt[r] -= R.prompt[i]
+                d.sum_start[r] -= self._start_of[i]
+                R.fin[i] = -1           # its heap entry is now stale
+                R.gen[i] += done
+                R.prompt[i] += done     # recompute: prompt + generated so far
+                R.cached[i] = 0
+                R.done_prompt[i] = 0
+                R.rank[i] = -1
+                self.preemptions += 1
+                requeue(i)
+        d.total = sum(d.running)
 
     # ================================================================ disaggregated
     def _init_disagg(self) -> None:
@@ -185,10 +280,11 @@ class Simulation:
 
     def _reserve(self, i: int) -> bool:
         """Reserve decode KV for request i on the DP rank with most free blocks."""
-        c, R = self.c, self.R
-        need = c.reserve_blocks(i)
+        R = self.R
+        need = self._need(i)
         best = None
         bfree = -1
+        od = self.on_demand
         for di, d in enumerate(self.d):
             fb = d.free_blocks
             ns = d.nseq
@@ -197,8 +293,9 @@ class Simulation:
                 continue
             # rank with most free blocks among those below max_num_seqs
             for r in range(len(fb)):
-                if fb[r] > bfree and fb[r] >= need and ns[r] < self.d_maxseq:
-                    bfree = fb[r]
+                f = fb[r] - self._grown(d, r) if od else fb[r]
+                if f > bfree and f >= need and ns[r] < self.d_maxseq:
+                    bfree = f
                     best = (di, r)
         if best is None:
             return False
@@ -224,7 +321,8 @@ class Simulation:
                     self._blocked()
                     break
                 self.proxy_head += 1
-                self.R.t_disp[i] = self.now
+                if not self.R.gen[i]:
+                    self.R.t_disp[i] = self.now
                 k = min(range(len(self.p_load)), key=self.p_load.__getitem__)
                 self.p_queue[k].append(i)
                 self.p_load[k] += self.R.prompt[i]
@@ -264,7 +362,8 @@ class Simulation:
                     self._blocked()
                     break
                 self.proxy_head += 1
-                R.t_disp[i] = self.now
+                if not R.gen[i]:
+                    R.t_disp[i] = self.now
                 active.append(i)
                 rem -= min(chunk, R.prompt[i] - R.done_prompt[i])
         if not active:
@@ -301,7 +400,10 @@ class Simulation:
             R.t_pdone[i] = self.now
             self._push(self.now + c.kv_exposed(R.prompt[i] - R.cached[i], t_step), 2, i)
         self.p_step_info[k] = []
-        self.p_idle.append(k)
+        if self.p_active[k]:
+            self._start_prefill(k)      # continue its unfinished chunked prompts (pulls more too)
+        else:
+            self.p_idle.append(k)
         self._dispatch()
 
     def _kv_arrive(self, i: int) -> None:
@@ -317,18 +419,31 @@ class Simulation:
         step = d.step
         tps = self.tps
         if d.pending:
+            od = self.on_demand
             for i in d.pending:
                 r = R.rank[i]
                 d.running[r] += 1
                 d.sum_prompt[r] += R.prompt[i]
                 d.sum_start[r] += step
                 self._start_of[i] = step
-                fin = step + int(math.ceil((R.out[i] - 1) / tps - 1e-9))
+                fin = step + int(math.ceil((R.out[i] - 1 - R.gen[i]) / tps - 1e-9))
+                R.fin[i] = fin
                 heapq.heappush(d.heap, (fin, i))
-            d.new_this = d.pending
+                if od:
+                    d.order[r].append(i)
+            new = d.pending
             d.pending = []
             d.total = len(d.heap)
-        if not d.heap:
+            if self.on_demand:
+                self._preempt_overflow(d, self._requeue_disagg)
+                new = [i for i in new if R.fin[i] >= 0]
+            d.new_this = [i for i in new if not R.gen[i]]
+        elif self.on_demand:
+            self._preempt_overflow(d, self._requeue_disagg)
+        if self.on_demand and not d.total:
+            d.busy = False
+            return
+        if not d.heap or not d.total:
             d.busy = False
             return
         # the largest DP rank sets the lockstep step time
@@ -350,7 +465,10 @@ class Simulation:
         step = d.step
         h = d.heap
         while h and h[0][0] <= step:
-            _, i = heapq.heappop(h)
+            f, i = heapq.heappop(h)
+            if f != R.fin[i]:
+                continue                # stale entry of a preempted sequence
+            R.fin[i] = -1
             r = R.rank[i]
             d.running[r] -= 1
             d.nseq[r] -= 1
@@ -380,6 +498,14 @@ class Simulation:
         self.s_step_fin: List[List[int]] = [[] for _ in range(s.instances)]
         self._start_of = [0] * len(self.R.prompt)
 
+    def _requeue_disagg(self, i: int) -> None:
+        """A preempted request goes back to the front of the proxy queue."""
+        self.proxy.insert(self.proxy_head, i)
+
+    def _requeue_serve(self, k: int, i: int) -> None:
+        """A preempted request goes back to the front of instance k's waiting queue."""
+        self.s_wait[k].insert(0, i)
+
     def _arrive_serve(self, i: int) -> None:
         k = min(range(len(self.s_load)), key=self.s_load.__getitem__)
         self.s_wait[k].append(i)
@@ -391,10 +517,11 @@ class Simulation:
     def _serve_reserve(self, k: int, i: int) -> bool:
         c, R = self.c, self.R
         d = self.d[k]
-        need = c.reserve_blocks(i)
+        need = self._need(i)
         best, bfree = -1, -1
+        od = self.on_demand
         for r in range(len(d.free_blocks)):
-            fb = d.free_blocks[r]
+            fb = d.free_blocks[r] - self._grown(d, r) if od else d.free_blocks[r]
             if fb >= need and fb > bfree and d.nseq[r] < self.d_maxseq:
                 best, bfree = r, fb
         if best < 0:
@@ -413,17 +540,21 @@ class Simulation:
         budget = c.serve.max_num_batched_tokens
         chunk = c.serve.chunk_size or budget
         q = 1 + c.serve_model.draft
-        B_total = len(d.heap)
+        pre = self.preemptions
+        if self.on_demand and d.heap:
+            self._preempt_overflow(d, lambda i, k=k: self._requeue_serve(k, i))
+        B_total = sum(d.running)
         left = budget - B_total * q
         pref = self.s_pref[k]
         wait = self.s_wait[k]
-        while wait and left > 0:
+        while wait and left > 0 and pre == self.preemptions:   # vLLM admits none in a preempting step
             i = wait[0]
             if not self._serve_reserve(k, i):
                 self._blocked()
                 break
             wait.pop(0)
-            R.t_disp[i] = self.now
+            if not R.gen[i]:
+                R.t_disp[i] = self.now
             pref.append(i)
             left -= min(chunk, R.prompt[i] - R.done_prompt[i])
         left = budget - B_total * q
@@ -444,11 +575,11 @@ class Simulation:
             fs = set(fin)
             self.s_pref[k] = [i for i in pref if i not in fs]
         self.s_step_fin[k] = fin
-        if not chunks and not d.heap:
+        if not chunks and not B_total:
             d.busy = False
             return
         run = d.running
-        if d.heap:
+        if B_total:
             B = max(run)
             r = run.index(B)
             ctx = d.sum_prompt[r] + tps * (B * step - d.sum_start[r])
@@ -466,7 +597,10 @@ class Simulation:
         tps = self.tps
         h = d.heap
         while h and h[0][0] <= step:
-            _, i = heapq.heappop(h)
+            f, i = heapq.heappop(h)
+            if f != R.fin[i]:
+                continue                # stale entry of a preempted sequence
+            R.fin[i] = -1
             r = R.rank[i]
             d.running[r] -= 1
             d.nseq[r] -= 1
@@ -477,7 +611,8 @@ class Simulation:
             self._complete(i)
         nxt = step + 1
         for i in self.s_step_fin[k]:
-            R.t_first[i] = now
+            if not R.gen[i]:
+                R.t_first[i] = now
             if R.out[i] <= 1:
                 r = R.rank[i]
                 d.nseq[r] -= 1
@@ -490,8 +625,11 @@ class Simulation:
             d.sum_prompt[r] += R.prompt[i]
             d.sum_start[r] += nxt
             self._start_of[i] = nxt
-            f = nxt + int(math.ceil((R.out[i] - 1) / tps - 1e-9)) - 1
+            f = nxt + int(math.ceil((R.out[i] - 1 - R.gen[i]) / tps - 1e-9)) - 1
+            R.fin[i] = f
             heapq.heappush(h, (f, i))
+            if self.on_demand:
+                d.order[r].append(i)
         self.s_step_fin[k] = []
         if now >= self._ts_next:
             self._sample(sum(len(w) for w in self.s_wait))

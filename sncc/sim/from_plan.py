@@ -46,6 +46,8 @@ def spec_from_plan(plan, resolved, *, seed: int = 0, profile: str | None = None)
         graph_mode=True,
         superkernel=bool(opt and opt.superkernel_layers > 0),
         mtp=(spec_dec.draft_tokens, spec_dec.acceptance) if spec_dec else None,
+        draft_cost=(spec_dec.draft_cost if spec_dec.draft_cost is not None
+                    else (0.0 if spec_dec.method == "ngram" else None)) if spec_dec else None,
         redundant_experts=opt.omni_placement.redundant_experts if opt and opt.omni_placement else 0,
         omni_attn_compress_ratio=opt.omni_attn.compress_ratio if opt and opt.omni_attn else None,
         prefix_cache_hit_rate=opt.prefix_cache_hit if opt else 0.0,
@@ -55,13 +57,24 @@ def spec_from_plan(plan, resolved, *, seed: int = 0, profile: str | None = None)
     def dist(d):
         return LengthDist(kind=d.dist, mean=d.mean, max=d.max, min=d.min)
 
+    trace = None
+    requests = wl.requests
+    if wl.trace:
+        from sncc.sim.trace import read_trace, trace_path
+        span = wl.span_of("trace")
+        # raises TraceError (SN2015 from `sncc check` reports it first)
+        trace = tuple(read_trace(trace_path(wl.trace, span.file if span is not None else None),
+                                 max_input=wl.input.max, max_output=wl.output.max))
+        if trace[0][2] is not None and wl.is_default("requests"):
+            requests = len(trace)
     concurrency = wl.concurrency if (wl.concurrency or not wl.rate) else None
-    workload = Workload(requests=wl.requests, input=dist(wl.input), output=dist(wl.output),
+    extra = dict(burstiness=wl.burstiness, trace=trace, turns=wl.turns, think_time=wl.think_time)
+    workload = Workload(requests=requests, input=dist(wl.input), output=dist(wl.output),
                         concurrency=concurrency if wl.rate is None else None,
-                        rate=wl.rate, max_tokens=resolved.max_tokens, seed=seed)
-    if workload.concurrency is None and workload.rate is None:
-        workload = Workload(requests=wl.requests, input=workload.input, output=workload.output,
-                            concurrency=min(wl.requests, 64), max_tokens=resolved.max_tokens, seed=seed)
+                        rate=wl.rate, max_tokens=resolved.max_tokens, seed=seed, **extra)
+    if workload.concurrency is None and workload.rate is None and not (trace and trace[0][2] is not None):
+        workload = Workload(requests=requests, input=workload.input, output=workload.output,
+                            concurrency=min(requests, 64), max_tokens=resolved.max_tokens, seed=seed, **extra)
     slos = tuple(SloTarget(t.metric, t.stat, t.op, t.target) for t in plan.slo)
     system = resolved.system
     return SimSpec(

@@ -45,6 +45,23 @@ class ModelShape:
     top_k: int
     vocab: int
     mtp_layers: int
+    #: attention family: ``gqa``, ``mla``, ``mla-dsa`` (DeepSeek-V3.2 DSA) or ``dsv4``
+    family: str = "gqa"
+    index_n_heads: int = 0
+    index_head_dim: int = 0
+    index_topk: int = 0
+    sliding_window: int = 0
+    #: DeepSeek-V4 layer mix from the catalog's ``compress_ratios`` counts
+    n_swa_only: int = 0
+    n_csa: int = 0
+    n_hca: int = 0
+    csa_ratio: int = 0
+    hca_ratio: int = 0
+    #: per-layer intermediate activations for the vector (elementwise) model
+    q_lora: int = 0
+    dense_inter: int = 0
+    moe_inter: int = 0
+    n_shared: int = 0
 
     @property
     def embed_params(self) -> float:
@@ -100,6 +117,13 @@ def model_shape(m: Any) -> ModelShape:
         dense_ffn_params=float(3 * H * inter), expert_params=float(3 * H * moe_inter),
         shared_params=float(3 * H * moe_inter * n_shared), n_experts=E, top_k=k,
         vocab=int(_g(m, "vocab_size")), mtp_layers=int(_g(m, "num_nextn_predict_layers", 0)),
+        family=str(_g(m, "architecture", "mla" if is_mla else "gqa")),
+        index_n_heads=int(_g(m, "index_n_heads", 0)), index_head_dim=int(_g(m, "index_head_dim", 0)),
+        index_topk=int(_g(m, "index_topk", 0)), sliding_window=int(_g(m, "sliding_window", 0)),
+        n_swa_only=int(_g(m, "n_swa_only_layers", 0)), n_csa=int(_g(m, "n_csa_layers", 0)),
+        n_hca=int(_g(m, "n_hca_layers", 0)), csa_ratio=int(_g(m, "csa_compress_ratio", 0)),
+        hca_ratio=int(_g(m, "hca_compress_ratio", 0)), q_lora=int(_g(m, "q_lora_rank", 0)),
+        dense_inter=inter, moe_inter=moe_inter, n_shared=n_shared,
     )
 
 

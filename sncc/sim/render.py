@@ -96,6 +96,10 @@ def render_text(result, plan, extra: dict | None = None) -> str:
             comp = ", ".join(f"{k.replace('_', ' ')} {1e3 * st[k]:.3g}" for k in
                              ("attention", "ffn", "vector", "comm_exposed", "head_mtp", "launch") if k in st)
             lines.append(f"    {lab} ({what}): {1e3 * st['total']:.3g} ms = {comp} ms")
+            vb = st.get("vector_by_op")
+            if vb and st.get("vector"):
+                lines.append("      vector unit: " + ", ".join(
+                    f"{k.replace('_', ' ')} {1e3 * v:.3g}" for k, v in vb.items() if v) + " ms")
     ch = extra.get("changes")
     if ch:
         lines.append("")

@@ -38,6 +38,29 @@ def resolve_kv_bytes_per_token(spec: Any) -> float:
         return _kv_formula(model_shape(spec.model), float(catalog.kv_dtype_bytes(spec.kv_dtype)))
 
 
+def conversation_prompts(messages: list, outputs: list, turns: int, hit: float, cap, rng) -> tuple:
+    """(prompts, cached prefix lengths) of multi-turn conversations [tokens].
+
+    Request ``i`` is turn ``i % turns`` of conversation ``i // turns``.  A follow-up's prompt is
+    the previous turn's prompt + output plus its own new message ``messages[i]``, capped at
+    ``cap`` (the workload's input max); its reusable prefix is the previous context
+    (at most prompt - 1), served from the cache with probability ``hit``."""
+    prompts, cached = [], []
+    prev = 0
+    for i, (m, o) in enumerate(zip(messages, outputs)):
+        if i % turns == 0:
+            p, ca = m, 0
+        else:
+            p = prev + m
+            if cap:
+                p = min(p, int(cap))
+            ca = min(prev, p - 1) if (hit > 0 and rng.random() < hit) else 0
+        prompts.append(p)
+        cached.append(ca)
+        prev = p + o
+    return prompts, cached
+
+
 class _Context:
     """Everything the engine needs, precomputed once per run."""
 
@@ -54,14 +77,24 @@ def prepare(spec: Any) -> Any:
     c.kv_tok = kv_tok
     wl = spec.workload
     rng = random.Random(spec.workload.seed)
-    c.prompts = sample_lengths(wl.input, wl.requests, rng, prof.get("workload.lognormal_cv_input"))
-    c.outputs = sample_lengths(wl.output, wl.requests, rng, prof.get("workload.lognormal_cv_output"))
+    n = wl.requests
+    if wl.trace:
+        rows = wl.trace
+        c.prompts = [rows[i % len(rows)][0] for i in range(n)]
+        c.outputs = [rows[i % len(rows)][1] for i in range(n)]
+    else:
+        c.prompts = sample_lengths(wl.input, n, rng, prof.get("workload.lognormal_cv_input"))
+        c.outputs = sample_lengths(wl.output, n, rng, prof.get("workload.lognormal_cv_output"))
     max_tokens = wl.max_tokens or wl.output.max or getattr(spec.model, "max_output_tokens", None) or max(c.outputs)
     c.outputs = [min(o, max_tokens) for o in c.outputs]
     hit = spec.features.prefix_cache_hit_rate or 0.0
-    c.cached = [int(p * hit) for p in c.prompts]
-    if hit > 0:  # at least one token is always computed
-        c.cached = [min(ca, p - 1) for ca, p in zip(c.cached, c.prompts)]
+    if wl.turns > 1:
+        c.prompts, c.cached = conversation_prompts(c.prompts, c.outputs, wl.turns, hit,
+                                                   wl.input.max, random.Random(wl.seed + 7919))
+    else:
+        c.cached = [int(p * hit) for p in c.prompts]
+        if hit > 0:  # at least one token is always computed
+            c.cached = [min(ca, p - 1) for ca, p in zip(c.cached, c.prompts)]
     mtp_on = spec.features.mtp is not None
     info = {"kv_bytes_per_token": kv_tok, "weight_bytes_per_param": wb, "compute_dtype": cdt}
 
@@ -109,10 +142,12 @@ def prepare(spec: Any) -> Any:
     if spec.kv_admission == "reserve-max-tokens":
         c.reserve_blocks = lambda i: blocks_for(prompts[i] + max_tokens, blk)
     elif spec.kv_admission == "on-demand":
-        # no preemption model: a request holds at most its final length
-        c.reserve_blocks = lambda i: blocks_for(prompts[i] + outputs[i], blk)
+        # admit on the prompt (+ the first generated token); the engine grows each sequence's
+        # blocks as it decodes and preempts when a rank's pool runs out (engine docstring)
+        c.reserve_blocks = None
     else:
         raise ValueError(f"unknown kv_admission {spec.kv_admission!r}")
+    c.block_size = blk
     c.total_devices = total_dev
     c.info = info
     return c
@@ -160,6 +195,7 @@ def simulate(spec: Any, *, series: bool = True) -> SimResult:
     raw = sim.run()
     info = dict(c.info)
     info["issued"] = raw["issued"]
+    info["preemptions"] = raw["preemptions"]
     info["profile"] = c.profile.id
     res = build_result(raw["reqs"], c.total_devices, spec.slos, c.profile.used_fitted, info,
                        raw["t_first_block"], closed=bool(spec.workload.concurrency),

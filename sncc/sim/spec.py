@@ -76,15 +76,25 @@ class Features:
         superkernel: Ascend SuperKernel fusion (reduces launch overhead per step).
         mtp: (draft_tokens, acceptance) — acceptance = mean accepted fraction of
             draft tokens; None = no speculative decoding.
-        redundant_experts: extra expert replicas per device (EPLB / OmniPlacement).
-        omni_attn_compress_ratio: fraction of KV reads removed on compressed layers.
-        prefix_cache_hit_rate: fraction of prompt tokens served from the prefix cache.
+        draft_cost: time of one draft token as a fraction of the target's decode step before its
+            per-step launch overhead (plan
+            ``speculative { draft_cost }``); None -> one decoder layer x the profile's
+            ``mtp.draft_layer_cost_factor`` (MTP/EAGLE).  Verification always runs the
+            target on ``1 + k`` tokens per sequence (GEMMs, EP traffic, vector work and
+            attention FLOPs scale with ``1 + k``; KV is read once).
+        redundant_experts: extra expert replicas per device (EPLB / OmniPlacement); they
+            lower the routed-load imbalance (:func:`sncc.sim.cost_gemm.imbalance_with_redundancy`).
+        omni_attn_compress_ratio: OmniAttn: fraction of layers compressed (plan
+            ``omni_attn { compress_ratio }``); those layers read ``min(ctx, kept_tokens)``.
+        prefix_cache_hit_rate: fraction of prompt tokens served from the prefix cache (a
+            flat rate; multi-turn workloads get their reuse from the conversation instead).
     """
 
     micro_batch: int = 1
     graph_mode: bool = True
     superkernel: bool = False
     mtp: Optional[Tuple[int, float]] = None
+    draft_cost: Optional[float] = None
     redundant_experts: int = 0
     omni_attn_compress_ratio: Optional[float] = None
     prefix_cache_hit_rate: float = 0.0
@@ -113,8 +123,22 @@ class Workload:
 
     Exactly one of ``concurrency`` (closed loop: each client issues its next
     request when its previous one completes, until ``requests`` have been
-    issued) or ``rate`` (open loop, Poisson arrivals [req/s]).
+    issued) or ``rate`` (open loop [conversations/s]: Poisson arrivals, or Gamma
+    inter-arrival times with coefficient of variation ``burstiness`` > 1, shape
+    ``1/burstiness**2``, same mean ``1/rate``), unless ``trace`` rows carry arrival times.
     ``max_tokens`` is the client's output cap [tokens] (defaults to output.max).
+
+    ``trace``: rows ``(input_len, output_len, arrival_s or None)`` (see :mod:`sncc.sim.trace`)
+    replacing the sampled lengths (cycled when ``requests`` exceeds them) and, when the rows
+    have arrivals, the arrival process.
+
+    ``turns`` > 1: requests form conversations of ``turns`` requests.  Turn ``j+1`` is sent
+    ``think_time`` [s] after turn ``j`` completes; its prompt is turn ``j``'s prompt + output
+    (the conversation so far) plus a new message drawn from ``input`` (or the trace), capped
+    at ``input.max`` (the client keeps the context within max_model_len).  The previous
+    context is the follow-up's reusable prefix: it is served from the prefix cache with
+    probability ``Features.prefix_cache_hit_rate`` (the chance it has not been evicted),
+    else recomputed.  ``rate``/closed-loop clients start conversations.
     """
 
     requests: int
@@ -124,6 +148,10 @@ class Workload:
     rate: Optional[float] = None
     max_tokens: Optional[int] = None
     seed: int = 0
+    burstiness: float = 1.0
+    trace: Optional[Tuple[Tuple[int, int, Optional[float]], ...]] = None
+    turns: int = 1
+    think_time: float = 0.0
 
 
 @dataclass(frozen=True)

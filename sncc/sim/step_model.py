@@ -20,13 +20,24 @@ tokens with MTP)::
 """
 from __future__ import annotations
 
+import functools
 from typing import Any, Dict, Iterable, Tuple
 
 from . import cost_attention as ca
 from . import cost_comm as cc
-from .cost_gemm import experts_touched_fraction, local_experts
+from .cost_gemm import experts_touched_fraction, imbalance_with_redundancy, local_experts
 from .cost_roofline import peak_for, roofline
+from .cost_vector import FAMILIES as VEC_FAMILIES, activation_quantized, vector_elements
 from .model_shape import ModelShape
+
+
+@functools.lru_cache(maxsize=16)
+def _reference_elements(model_id: str, quant_id: str) -> Dict[str, float]:
+    """Vector elements per token-layer of the profile's reference model and quant."""
+    from sncc import catalog
+    from .model_shape import model_shape
+    q = catalog.quant(quant_id)
+    return vector_elements(model_shape(catalog.model(model_id)), activation_quantized(q.compute_dtype))
 
 
 class StepModel:
@@ -44,7 +55,7 @@ class StepModel:
         self.peak_w = peak_for(chip, compute_dtype)
         self.peak_a = peak_for(chip, "bf16")
         self.wb = weight_bytes
-        self.kv_layer = kv_tok_bytes / shape.n_layers
+        self.peak_idx = peak_for(chip, "fp8")   # lightning indexer: FP8 (INT8 cube on A2/A3)
         self.kv_share = ca.kv_share_per_device(shape, role.tp)
         self.mb2 = f.micro_batch >= 2
         self.hide = profile.get("overlap.microbatch_hide_fraction") if self.mb2 else 0.0
@@ -55,7 +66,19 @@ class StepModel:
         self.mtp = f.mtp
         self.draft = f.mtp[0] if f.mtp else 0
         omni = f.omni_attn_compress_ratio or 0.0
-        self.kv_read_factor = 1.0 - omni * (profile.get("omni_attn.compressed_layer_fraction") if omni else 0.0)
+        self.attn = ca.attention_cost(shape, kv_tok_bytes, omni_layers=omni,
+                                      omni_kept=profile.get("omni_attn.kept_tokens") if omni else 0.0)
+        # vector unit: fitted time per token-layer of the reference model, per element
+        act_q = activation_quantized(compute_dtype)
+        self.vec_elems = vector_elements(shape, act_q)
+        ref_elems = self.vec_elems
+        if profile.has("compute.vector_reference"):
+            ref = profile.get("compute.vector_reference")
+            ref_elems = _reference_elements(ref["model"], ref["quant"])
+        ref_total = sum(ref_elems.values()) or 1.0
+        self.vec_s = {ph: {k: profile.get(f"compute.vector_s_per_token_layer_{ph}") * v / ref_total
+                           for k, v in self.vec_elems.items()} for ph in ("prefill", "decode")}
+        self.vec_tot = {ph: sum(d.values()) for ph, d in self.vec_s.items()}
         self.eta_m = profile.get("compute.eta_m")
         self.ep_size = role.tp * role.ep
         self.e_loc = local_experts(shape.n_experts, self.ep_size, f.redundant_experts) if shape.n_experts else 0.0
@@ -85,11 +108,13 @@ class StepModel:
                     gs.append(g)
                     g *= 2
                 self.gears = gs + [top]
-        # imbalance of routed-token load (max/mean over devices)
-        if f.redundant_experts > 0:
-            self.imb = profile.get("moe.imbalance_with_redundancy")
-        else:
-            self.imb = profile.get("moe.imbalance")
+        # imbalance of routed-token load (max/mean over devices), reduced by redundant experts
+        self.imb = imbalance_with_redundancy(profile.get("moe.imbalance"), f.redundant_experts,
+                                             self.ep_size, shape.n_experts,
+                                             profile.get("moe.redundancy_exponent"))
+        # speculative decoding: draft cost per draft token as a fraction of a decode layer pass
+        # (plan `draft_cost` is per target decode step; see _mixed_step)
+        self.draft_cost = f.draft_cost
 
     # ------------------------------------------------------------------ helpers
     def _exposed(self, comm: float, compute: float) -> float:
@@ -109,18 +134,28 @@ class StepModel:
     # ------------------------------------------------------------------ prefill
     def prefill_step(self, chunks: Iterable[Tuple[float, float]]) -> float:
         """Latency [s] of one prefill step processing ``chunks`` = (new tokens, cached prior)."""
-        T = 0.0
-        pairs = 0.0
-        for l, prior in chunks:
-            T += l
-            pairs += ca.causal_pairs(l, prior)
+        T, att = self._prefill_attn(chunks)
         if T <= 0:
             return 0.0
-        return self._mixed_step(T, pairs, 0, 0.0, 0)
+        return self._mixed_step(T, att, 0, 0.0, 0)
 
-    def _mixed_step(self, T: float, pairs: float, B: int, ctx_sum: float, B_total: int,
-                    parts: Dict[str, float] | None = None) -> float:
-        """Step with T prefill tokens (instance-wide) plus B decode sequences in the largest group.
+    def _prefill_attn(self, chunks: Iterable[Tuple[float, float]]) -> Tuple[float, float]:
+        """(new tokens, attention core FLOPs as BF16-equivalent, all layers) of prefill chunks."""
+        T = 0.0
+        fl = 0.0
+        ix = 0.0
+        pf = self.attn.prefill
+        for l, prior in chunks:
+            T += l
+            a, i = pf(l, prior)
+            fl += a
+            ix += i
+        return T, fl + ix * self.peak_a / self.peak_idx
+
+    def _mixed_step(self, T: float, att_fl: float, B: int, ctx_sum: float, B_total: int,
+                    parts: Dict[str, Any] | None = None) -> float:
+        """Step with T prefill tokens (instance-wide, attention core ``att_fl`` FLOPs over all
+        layers, BF16-equivalent) plus B decode sequences in the largest group.
 
         ``parts``, when given, receives the step's components [s]: ``attention`` (projections
         and core: KV reads or attention FLOPs), ``ffn`` (dense/shared/routed expert GEMMs:
@@ -145,12 +180,14 @@ class StepModel:
         # attention projections + core
         t_attn_gemm = roofline(2 * tok_g * s.attn_params / tp, s.attn_params / tp * wb, pw, bw, eta_c, em, t0)
         t_core = 0.0
-        if pairs > 0:
-            t_core += roofline(pairs / ep * ca.prefill_pair_flops(s) / tp, 0.0, pa, bw,
-                               p.get("compute.eta_c_attn_prefill"), em, t0)
+        L = s.n_layers
+        if att_fl > 0:
+            t_core += roofline(att_fl / L / ep / tp, 0.0, pa, bw, p.get("compute.eta_c_attn_prefill"), em, t0)
         if B > 0:
-            fl = ctx_sum * q * ca.decode_flops_per_ctx_token(s) / tp
-            by = ctx_sum * self.kv_layer * self.kv_share * self.kv_read_factor
+            # per layer (averaged over the family's layer kinds), B sequences at mean context
+            by1, fl1, ix1 = self.attn.decode(ctx_sum / B)
+            fl = B * q * (fl1 + ix1 * pa / self.peak_idx) / L / tp
+            by = B * by1 / L * self.kv_share
             t_core += roofline(fl, by, pa, bw, p.get("compute.eta_c_attn_decode"), em, t0)
         attn = t_attn_gemm + t_core
         # FFN
@@ -165,8 +202,9 @@ class StepModel:
                                 pw, bw, eta_c, em, t0)
             t_moe = t_shared + t_routed
         # vector work (norms, rope, softmax, quant, SwiGLU): per token per layer
-        vec_key = "compute.vector_s_per_token_layer_prefill" if prefill_part else "compute.vector_s_per_token_layer_decode"
-        t_vec = p.get(vec_key) * (T / (tp * ep) + dec_tok)
+        phase = "prefill" if prefill_part else "decode"
+        vec_tok = T / (tp * ep) + dec_tok
+        t_vec = self.vec_tot[phase] * vec_tok
         # communication
         ar = 2 * cc.allreduce_time(tok_g * s.hidden * 2.0, tp, self.tp_bw, self.tp_lat, self.ar_alpha, self.ar_eta)
         ep_t = 0.0
@@ -185,6 +223,7 @@ class StepModel:
             parts["attention"] = s.n_layers * attn
             parts["ffn"] = s.n_dense * t_dense + s.n_moe * t_moe
             parts["vector"] = s.n_layers * t_vec
+            parts["vector_by_op"] = {k: s.n_layers * v * vec_tok for k, v in self.vec_s[phase].items()}
             parts["comm_exposed"] = (s.n_dense * self._exposed(ar, comp_dense)
                                      + s.n_moe * self._exposed(ar + ep_t, comp_moe))
             before = total
@@ -193,8 +232,15 @@ class StepModel:
             total += roofline(2 * dec_tok * s.hidden * s.vocab / tp, s.hidden * s.vocab * 2.0 / tp,
                               pa, bw, eta_c, em, t0)
             if self.draft:
-                # MTP draft: one extra decoder layer per draft token, at decode batch
-                total += self.draft * p.get("mtp.draft_layer_cost_factor") * (layer_moe if s.n_experts else layer_dense)
+                # draft: each of the k draft tokens is one sequential forward of the draft
+                # model at the decode batch.  Default (MTP/EAGLE): one decoder layer of the
+                # target x mtp.draft_layer_cost_factor; the plan's `draft_cost` instead gives
+                # it as a fraction of the target's decode step without drafting
+                if self.draft_cost is not None:
+                    total += self.draft * self.draft_cost * total
+                else:
+                    total += self.draft * p.get("mtp.draft_layer_cost_factor") * (
+                        layer_moe if s.n_experts else layer_dense)
         if parts is not None:
             parts["head_mtp"] = total - before
             before = total
@@ -209,9 +255,9 @@ class StepModel:
         """Components [s] of one step with ``T`` fresh prefill tokens (no cached prefix,
         one request per chunk of ``chunk_size``) and ``B`` decode sequences (see
         :meth:`_mixed_step`); key ``total`` is the step time."""
-        parts: Dict[str, float] = {}
-        pairs = ca.causal_pairs(T, 0.0) if T > 0 else 0.0
-        parts["total"] = self._mixed_step(T, pairs, B, ctx_sum, B_total, parts)
+        parts: Dict[str, Any] = {}
+        _, att = self._prefill_attn([(T, 0.0)] if T > 0 else [])
+        parts["total"] = self._mixed_step(T, att, B, ctx_sum, B_total, parts)
         return parts
 
     # ------------------------------------------------------------------ decode
@@ -230,14 +276,10 @@ class StepModel:
 
     def mixed_step(self, chunks: Iterable[Tuple[float, float]], B: int, ctx_sum: float, B_total: int) -> float:
         """Aggregated-mode step: prefill chunks plus ``B`` decode seqs (largest group)."""
-        T = 0.0
-        pairs = 0.0
-        for l, prior in chunks:
-            T += l
-            pairs += ca.causal_pairs(l, prior)
+        T, att = self._prefill_attn(chunks)
         if T <= 0:
             return self.decode_step(B, ctx_sum, B_total)
-        return self._mixed_step(T, pairs, B, ctx_sum, B_total)
+        return self._mixed_step(T, att, B, ctx_sum, B_total)
 
     @property
     def tokens_per_decode_step(self) -> float:

@@ -2,10 +2,13 @@
 
 A small explicit walker rather than a Lark ``Transformer`` so that nesting
 depth is bounded (a hostile file cannot exhaust the Python stack) and every
-node gets a :class:`~sncc.source.Span` from Lark's token and meta positions.
+node gets a :class:`~sncc.source.Span` from Lark's token positions (the grammar keeps
+the closing brackets as named tokens, so no tree metadata is needed).
 """
 
 from __future__ import annotations
+
+from lark import Token
 
 from sncc.diagnostics import codes
 from sncc.diagnostics.model import Diagnostic, diag
@@ -47,11 +50,11 @@ class _Builder:
     def tok_span(self, tok) -> Span:
         return self.source.span(tok.start_pos, tok.end_pos)
 
-    def tree_span(self, tree) -> Span:
-        m = tree.meta
-        if getattr(m, "empty", True):
-            return self.source.span(0, 0)
-        return self.source.span(m.start_pos, m.end_pos)
+    def first_span(self, tree) -> Span:
+        """Span of the first token of ``tree`` (where a too-deep node starts)."""
+        while not isinstance(tree, Token):
+            tree = next(c for c in tree.children if c is not None)
+        return self.tok_span(tree)
 
     def key(self, tree) -> ast.Key:
         toks = tree.children
@@ -59,7 +62,7 @@ class _Builder:
 
     def value(self, tree, depth: int) -> ast.Value:
         if depth > MAX_DEPTH:
-            raise _TooDeep(self.tree_span(tree))
+            raise _TooDeep(self.first_span(tree))
         kind = tree.data
         if kind == "string":
             tok = tree.children[0]
@@ -73,19 +76,20 @@ class _Builder:
         if kind == "ident":
             tok = tree.children[0]
             return ast.Ident(str(tok), self.tok_span(tok))
-        if kind == "call":
-            name = tree.children[0]
-            args = tuple(self.value(c, depth + 1) for c in tree.children[1:] if c is not None)
-            return ast.Call(str(name), self.tok_span(name), args, self.tree_span(tree))
-        if kind == "list":
-            items = tuple(self.value(c, depth + 1) for c in tree.children if c is not None)
-            return ast.ListLit(items, self.tree_span(tree))
+        if kind == "call":  # NAME value* RPAR
+            name, *args, close = tree.children
+            values = tuple(self.value(c, depth + 1) for c in args if c is not None)
+            return ast.Call(str(name), self.tok_span(name), values, self.source.span(name.start_pos, close.end_pos))
+        if kind == "list":  # LSQB value* RSQB
+            opener, *args, close = tree.children
+            items = tuple(self.value(c, depth + 1) for c in args if c is not None)
+            return ast.ListLit(items, self.source.span(opener.start_pos, close.end_pos))
         raise AssertionError(f"unknown value node {kind}")  # pragma: no cover
 
     def block(self, tree, depth: int) -> ast.Block:
         if depth > MAX_DEPTH:
-            raise _TooDeep(self.tree_span(tree))
-        name_tok, label_tree, *rest = tree.children
+            raise _TooDeep(self.first_span(tree))
+        name_tok, label_tree, *rest, close = tree.children  # NAME label? item* RBRACE
         label = None
         if label_tree is not None:
             tok = label_tree.children[0]
@@ -98,16 +102,15 @@ class _Builder:
                 items.append(self.block(child, depth + 1))
             elif child.data == "assignment":
                 key_tree, value_tree = child.children
-                items.append(ast.Assignment(self.key(key_tree), self.value(value_tree, depth + 1), self.tree_span(child)))
+                key, value = self.key(key_tree), self.value(value_tree, depth + 1)
+                items.append(ast.Assignment(key, value, self.source.span(key.span.start, value.span.end)))
             elif child.data == "comparison":
                 key_tree, op_tok, value_tree = child.children
-                items.append(
-                    ast.Comparison(
-                        self.key(key_tree), str(op_tok), self.tok_span(op_tok),
-                        self.value(value_tree, depth + 1), self.tree_span(child),
-                    )
-                )
-        return ast.Block(str(name_tok), self.tok_span(name_tok), label, tuple(items), self.tree_span(tree))
+                key, value = self.key(key_tree), self.value(value_tree, depth + 1)
+                items.append(ast.Comparison(key, str(op_tok), self.tok_span(op_tok), value,
+                                            self.source.span(key.span.start, value.span.end)))
+        return ast.Block(str(name_tok), self.tok_span(name_tok), label, tuple(items),
+                         self.source.span(name_tok.start_pos, close.end_pos))
 
 
 def build_module(tree, source: SourceFile) -> tuple[ast.Module | None, list[Diagnostic]]:
@@ -120,7 +123,8 @@ def build_module(tree, source: SourceFile) -> tuple[ast.Module | None, list[Diag
     try:
         blocks = tuple(b.block(c, 1) for c in tree.children if c is not None and c.data == "block")
         imports = tuple(
-            ast.Import(ast.Str(_unescape(str(c.children[0])), b.tok_span(c.children[0])), b.tree_span(c))
+            ast.Import(ast.Str(_unescape(str(c.children[1])), b.tok_span(c.children[1])),
+                       b.source.span(c.children[0].start_pos, c.children[1].end_pos))  # IMPORT STRING
             for c in tree.children if c is not None and c.data == "import_stmt"
         )
     except _TooDeep as e:

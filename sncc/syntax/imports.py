@@ -32,8 +32,9 @@ Reader = Callable[[str], str]
 
 
 def _read_utf8(path: str) -> str:
-    with open(path, encoding="utf-8") as f:
-        return f.read()
+    from sncc.source import read_bytes_limited
+
+    return read_bytes_limited(path).decode("utf-8")
 
 
 @dataclass
@@ -125,8 +126,8 @@ def resolve_imports(
             except UnicodeDecodeError:
                 diags.append(diag(codes.IMPORT_NOT_FOUND, f"`{rel}` is not valid UTF-8", imp.path.span))
                 continue
-            except OSError as e:
-                diags.append(diag(codes.IMPORT_NOT_FOUND, f"cannot read `{rel}`: {e.strerror or e}", imp.path.span,
+            except (OSError, ValueError) as e:  # ValueError: a NUL byte in the path
+                diags.append(diag(codes.IMPORT_NOT_FOUND, f"cannot read `{rel}`: {getattr(e, 'strerror', None) or e}", imp.path.span,
                                   notes=[f"looked for {path}"], help="paths are relative to the importing file's folder"))
                 continue
             sub_src = graph.sources.get(path) or SourceFile(path, text)

@@ -8,6 +8,7 @@ The grammar ships as package data (``grammar/sncc.lark`` in the repository,
 from __future__ import annotations
 
 import functools
+import re
 
 from sncc.diagnostics import codes
 from sncc.diagnostics.model import Diagnostic, Related, diag
@@ -67,7 +68,7 @@ def get_parser():
     from sncc.resources import grammar_text
 
     grammar = grammar_text()
-    options = dict(parser="lalr", lexer="contextual", propagate_positions=True, maybe_placeholders=True)
+    options = dict(parser="lalr", lexer="contextual", propagate_positions=False, maybe_placeholders=True)
     cache = _cache_file(grammar)
     if cache is not None:
         try:
@@ -190,13 +191,45 @@ def _last_unclosed_brace(text: str) -> int | None:
     return stack[-1] if stack else None
 
 
+#: strings, comments and brackets: all :func:`_nesting_overflow` needs to see
+_NESTING_TOKENS = re.compile(r'"(?:[^"\\\n]|\\.)*"?|#[^\n]*|[{}\[\]()]')
+
+
+def _nesting_overflow(text: str, limit: int) -> int | None:
+    """Offset of the first ``{``, ``[`` or ``(`` opened more than ``limit`` levels deep
+    (strings and comments skipped), or None.
+
+    Lark's LALR parser does not recurse, but 100 000 nested blocks still take it
+    seconds; a regular-expression scan rejects such a file in milliseconds.
+    """
+    if text.count("{") + text.count("[") + text.count("(") <= limit:
+        return None
+    depth = 0
+    for m in _NESTING_TOKENS.finditer(text):
+        c = m.group()
+        if len(c) != 1:
+            continue
+        if c in "{[(":
+            depth += 1
+            if depth > limit:
+                return m.start()
+        elif depth:
+            depth -= 1
+    return None
+
+
 def parse(source: SourceFile) -> tuple[object | None, list[Diagnostic]]:
     """Parse ``source`` to an AST :class:`~sncc.syntax.ast.Module`.
 
-    Returns ``(module, diagnostics)``; ``module`` is None when the text does not parse.
+    Returns ``(module, diagnostics)``; ``module`` is None when the text does not
+    parse or nests deeper than :data:`~sncc.syntax.build_ast.MAX_DEPTH`.
     """
-    from sncc.syntax.build_ast import build_module
+    from sncc.syntax.build_ast import MAX_DEPTH, build_module
 
+    deep = _nesting_overflow(source.text, MAX_DEPTH)
+    if deep is not None:
+        return None, [diag(codes.SYNTAX_ERROR, f"blocks or lists nested more than {MAX_DEPTH} levels deep",
+                           source.span(deep, deep + 1), help="plans need at most four levels of nesting")]
     tree, err = parse_tree(source)
     if err is not None:
         return None, [err]

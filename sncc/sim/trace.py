@@ -1,0 +1,126 @@
+"""Workload trace files: ``workload { trace = "trace.csv" }``.
+
+Format (CSV, read with the standard ``csv`` module): one request per row,
+``input_len, output_len[, arrival_s]``; lengths are positive integers [tokens], ``arrival_s``
+the request's arrival [s from the start of the run], non-decreasing.  Either every row has an
+arrival or none does.  Blank lines, ``#`` comment lines and one header row (first row whose
+first cell is not a number) are skipped.  The path is relative to the file that names it.
+
+Errors are :class:`TraceError` with the trace file's line and column; :func:`check_trace`
+turns them into ``SN2015`` diagnostics at the plan's ``trace`` value (a check of
+:data:`sncc.checks.CHECKS`), so ``sncc check`` reports a malformed trace before any run.
+"""
+from __future__ import annotations
+
+import csv
+import os
+from dataclasses import dataclass
+from typing import Iterable, List, Optional, Tuple
+
+Row = Tuple[int, int, Optional[float]]
+
+
+@dataclass
+class TraceError(ValueError):
+    """A malformed trace: ``path``, 1-based ``line`` and ``col`` (0 = whole file), ``message``."""
+
+    path: str
+    line: int
+    col: int
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}:{self.col}" if self.line else self.path
+        return f"{where}: {self.message}"
+
+
+def trace_path(trace: str, plan_file: Optional[str]) -> str:
+    """``trace`` resolved against the folder of ``plan_file`` (unless absolute)."""
+    if os.path.isabs(trace) or not plan_file or plan_file.startswith("<"):
+        return trace
+    return os.path.normpath(os.path.join(os.path.dirname(plan_file), trace))
+
+
+def _int(cell: str, path: str, line: int, col: int, what: str, cap: Optional[int]) -> int:
+    try:
+        v = float(cell)
+    except ValueError:
+        raise TraceError(path, line, col, f"{what} {cell.strip()!r} is not a number") from None
+    if v != int(v) or v < 1:
+        raise TraceError(path, line, col, f"{what} must be a positive whole number of tokens, got {cell.strip()}")
+    if cap is not None and v > cap:
+        raise TraceError(path, line, col, f"{what} {int(v)} exceeds the workload's max {cap}")
+    return int(v)
+
+
+def read_trace(path: str, *, max_input: Optional[int] = None, max_output: Optional[int] = None) -> List[Row]:
+    """Rows ``(input_len, output_len, arrival_s or None)`` of the trace at ``path``.
+
+    Raises :class:`TraceError` (unreadable file, no rows, a wrong cell count, a non-numeric or
+    non-positive length, a length above ``max_input``/``max_output``, a negative or decreasing
+    arrival, arrivals on some rows only)."""
+    from sncc.source import read_bytes_limited
+
+    try:
+        text = read_bytes_limited(path).decode("utf-8")
+    except UnicodeDecodeError:
+        raise TraceError(path, 0, 0, "the trace is not UTF-8 text") from None
+    except (OSError, ValueError) as e:  # ValueError: a NUL byte in the path
+        raise TraceError(path, 0, 0, f"cannot read the trace: {getattr(e, 'strerror', None) or e}") from None
+    rows: List[Row] = []
+    has_arrival: Optional[bool] = None
+    last = 0.0
+    header_ok = True
+    for n, cells in enumerate(csv.reader(text.splitlines()), 1):
+        if not cells or not "".join(cells).strip() or cells[0].lstrip().startswith("#"):
+            continue
+        cols, pos = [], 1
+        for c in cells:          # column (1-based) where each cell starts
+            cols.append(pos)
+            pos += len(c) + 1
+        if header_ok:
+            header_ok = False
+            try:
+                float(cells[0])
+            except ValueError:
+                continue          # one header row
+        if len(cells) not in (2, 3):
+            raise TraceError(path, n, 1, f"expected 2 or 3 columns (input_len, output_len[, arrival_s]), got {len(cells)}")
+        inp = _int(cells[0], path, n, cols[0], "input_len", max_input)
+        out = _int(cells[1], path, n, cols[1], "output_len", max_output)
+        arr: Optional[float] = None
+        if len(cells) == 3 and cells[2].strip():
+            try:
+                arr = float(cells[2])
+            except ValueError:
+                raise TraceError(path, n, cols[2], f"arrival_s {cells[2].strip()!r} is not a number") from None
+            if not arr >= 0 or arr == float("inf"):
+                raise TraceError(path, n, cols[2], f"arrival_s must be a finite time >= 0 s, got {cells[2].strip()}")
+            if arr < last:
+                raise TraceError(path, n, cols[2], f"arrival_s {arr:g} is before the previous row's {last:g} (rows must be in arrival order)")
+            last = arr
+        if has_arrival is None:
+            has_arrival = arr is not None
+        elif has_arrival != (arr is not None):
+            raise TraceError(path, n, 1, "either every row has an arrival_s or none does")
+        rows.append((inp, out, arr))
+    if not rows:
+        raise TraceError(path, 0, 0, "the trace has no request rows")
+    return rows
+
+
+def check_trace(plan, resolved) -> Iterable:
+    """SN2015 when the plan's workload trace cannot be read or is malformed."""
+    from sncc.diagnostics import codes
+    from sncc.diagnostics.model import diag
+
+    wl = getattr(plan, "workload", None)
+    if wl is None or not wl.trace:
+        return
+    span = wl.span_of("trace")
+    path = trace_path(wl.trace, span.file if span is not None else None)
+    try:
+        read_trace(path, max_input=wl.input.max, max_output=wl.output.max)
+    except TraceError as e:
+        yield diag(codes.TRACE_INVALID, f"workload trace: {e}", span,
+                   help="rows are `input_len, output_len[, arrival_s]`; see `sncc explain SN2015`")
