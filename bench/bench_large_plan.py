@@ -10,7 +10,10 @@ Three plans, each the seed plan ``examples/deepseek-r1-a3-7p1d.sn`` grown to
   big plan;
 * ``dense``: the same block with the shortest entries (``E1 = 1``), the most
   tokens per byte: the parser's worst case for valid text;
-* ``comments``: the seed plan followed by comment lines.
+* ``comments``: the seed plan followed by comment lines;
+* ``dense-cap``: the dense block cut to just under the parser's token limit
+  (:data:`sncc.syntax.parser.MAX_TOKENS`; a 1 MB dense plan is over it and is
+  rejected with SN1001 before parsing): the slowest plan sncc accepts.
 
 Each is timed end to end in a fresh ``sncc check`` process (``python -m sncc``
 via the console script: start-up, read, parse, build, resolve, checks, text
@@ -43,6 +46,11 @@ def generate(kind: str, size: int) -> str:
     lines: list[str] = []
     used = 0
     i = 0
+    if kind == "dense-cap":
+        from sncc.syntax.parser import MAX_TOKENS
+
+        entries = (MAX_TOKENS - 2_000) // 3  # `Ei = 1` is three tokens; the seed plan is ~400
+        return base.replace(ENV_LINE, "env {\n  HCCL_BUFFSIZE = 1000\n" + "".join(f"E{i} = 1\n" for i in range(entries)) + "  }")
     while used < room:
         if kind == "comments":
             line = f"# filler line {i:07d}: " + "lorem ipsum dolor sit amet " * 3 + "\n"
@@ -103,7 +111,7 @@ def main() -> int:
     compile_file(SourceFile("warm.sn", SEED.read_text(encoding="utf-8"))).diagnostics  # warm the parser and catalog
     worst = 0.0
     with tempfile.TemporaryDirectory(prefix="sncc-bench-") as d:
-        for kind in ("env", "dense", "comments"):
+        for kind in ("env", "dense", "comments", "dense-cap"):
             text = generate(kind, a.size)
             path = os.path.join(d, f"large-{kind}.sn")
             with open(path, "w", encoding="utf-8") as f:
@@ -114,7 +122,7 @@ def main() -> int:
             print(f"{kind:9s} {len(text.encode()):>9,d} bytes {text.count(chr(10)):>7,d} lines: sncc check {wall:.2f} s "
                   f"(median of {a.runs}, exit {rc}); in process: parse {ph['parsed']:.2f} s, plan {ph['plan']:.2f} s, "
                   f"resolve {ph['resolved']:.2f} s, checks+sort {ph['diagnostics']:.2f} s; codes {ph['codes']}")
-            if a.profile and kind == "dense":
+            if a.profile and kind == "dense-cap":
                 import cProfile
                 import pstats
 

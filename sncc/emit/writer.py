@@ -7,7 +7,10 @@ to ``out_dir``, the old one removed.  If anything fails before the swap the
 temporary folder is removed and ``out_dir`` is untouched; if the second rename
 fails the old folder is renamed back.  (Between the two renames — two
 ``rename(2)`` calls — ``out_dir`` briefly does not exist; a crash exactly there
-leaves the old build in ``.<name>.sncc-old-*`` beside it.)
+leaves the old build in ``.<name>.sncc-old-<pid>-*`` beside it.)  The temporary
+folders carry the writing process's id: after a successful swap, those left by a
+process that no longer runs (a build killed mid-write) are removed
+(:func:`_remove_stale`); those of a live process (a concurrent build) are kept.
 
 Ownership: every build writes ``sncc-manifest.json`` (sncc version, sha256 of
 the plan source, sha256 of every file; deterministic).  An existing non-empty
@@ -23,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path, PurePosixPath
@@ -119,6 +123,32 @@ def _target(out_dir: Path) -> Path:
     return target
 
 
+def _pid_alive(pid: int) -> bool:
+    """True when process ``pid`` exists (or cannot be probed: then it is left alone)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+def _remove_stale(parent: Path, name: str) -> None:
+    """Remove ``.<name>.sncc-new-<pid>-*`` and ``.<name>.sncc-old-<pid>-*`` folders in
+    ``parent`` whose process no longer runs (left by a killed build).  Only real folders
+    are removed (never through a symlink); errors are ignored."""
+    pattern = re.compile(rf"\.{re.escape(name)}\.sncc-(?:new|old)-(\d+)-[^/]*")
+    try:
+        entries = list(os.scandir(parent))
+    except OSError:
+        return
+    for e in entries:
+        m = pattern.fullmatch(e.name)
+        if m and e.is_dir(follow_symlinks=False) and int(m.group(1)) != os.getpid() and not _pid_alive(int(m.group(1))):
+            shutil.rmtree(e.path, ignore_errors=True)
+
+
 def write_outputs(files: dict[str, str], out_dir: Path, *, force: bool = False,
                   plan_source: str | bytes | None = None) -> list[Path]:
     """Replace ``out_dir`` atomically with a folder holding ``files`` plus ``sncc-manifest.json``.
@@ -153,8 +183,11 @@ def write_outputs(files: dict[str, str], out_dir: Path, *, force: bool = False,
         existed = False
     try:
         parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.sncc-new-", dir=parent))
+        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.sncc-new-{os.getpid()}-", dir=parent))
     except OSError as e:
+        blocker = next((p for p in (parent, *parent.parents) if p.exists() and not p.is_dir()), None)
+        if blocker is not None:
+            raise OutputError(f"cannot write {out_given}: {blocker} is a file, not a folder") from e
         raise OutputError(f"cannot create a folder in {parent}: {e.strerror or e}") from e
     try:
         os.chmod(tmp, 0o755)
@@ -176,7 +209,7 @@ def write_outputs(files: dict[str, str], out_dir: Path, *, force: bool = False,
     old: Path | None = None
     try:
         if existed:
-            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.sncc-old-", dir=parent))
+            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.sncc-old-{os.getpid()}-", dir=parent))
             os.rmdir(old)  # reserve a unique name; rename needs it absent
             os.rename(target, old)
         try:
@@ -195,4 +228,5 @@ def write_outputs(files: dict[str, str], out_dir: Path, *, force: bool = False,
     _fsync_dir(parent)
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)
+    _remove_stale(parent, target.name)
     return sorted([out_given / n for n in names] + [out_given / MANIFEST])

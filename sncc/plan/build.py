@@ -27,12 +27,20 @@ from sncc.source import Span
 from sncc.syntax import ast
 from sncc.units import KIND_NOUN, KIND_UNITS, UnitError, parse_number, parse_quantity
 
-#: strings that look like credentials (OpenAI/TaoToken-style `sk-…`, bearer tokens, AWS keys)
+#: strings that look like credentials: OpenAI/Anthropic/TaoToken-style `sk-…`, bearer tokens,
+#: AWS access key ids, GitHub tokens (classic and fine-grained), Hugging Face tokens, Slack
+#: tokens, Google API keys, PEM private keys (shapes from gitleaks' default rules,
+#: https://github.com/gitleaks/gitleaks/blob/master/config/gitleaks.toml)
 SECRET_PATTERNS = (
     re.compile(r"\bsk-[A-Za-z0-9_\-]{8,}"),
     re.compile(r"\bBearer\s+[A-Za-z0-9._\-]{16,}"),
-    re.compile(r"\bAKIA[0-9A-Z]{16}\b"),
+    re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
     re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}"),
+    re.compile(r"\bgithub_pat_[A-Za-z0-9_]{22,}"),
+    re.compile(r"\bhf_[A-Za-z0-9]{30,}"),
+    re.compile(r"\bxox[baprs]-[A-Za-z0-9\-]{10,}"),
+    re.compile(r"\bAIza[0-9A-Za-z_\-]{35}"),
+    re.compile(r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----"),
 )
 
 
@@ -200,9 +208,11 @@ class _Builder:
             return _BAD
         return self.bad(v, "a string in double quotes", where, key)
 
-    def scan_secret(self, v: ast.Str, key: str) -> None:
+    def scan_secret(self, v: ast.Str | ast.Ident, key: str) -> None:
+        """Report SN2007 when the string (or bare identifier) ``v`` looks like a credential."""
+        text = v.value if isinstance(v, ast.Str) else v.name
         for pat in SECRET_PATTERNS:
-            mt = pat.search(v.value)
+            mt = pat.search(text)
             if mt:
                 self.error(
                     codes.LITERAL_SECRET, f"the value of `{key}` looks like a credential",
@@ -426,6 +436,7 @@ class _Builder:
                 self.scan_secret(v, name)
                 data[name] = v.value
             elif isinstance(v, ast.Ident):
+                self.scan_secret(v, name)  # `KEY = sk-abc…` unquoted is a NAME token
                 data[name] = v.name
             elif isinstance(v, ast.QuantityLit):
                 data[name] = v.text

@@ -48,7 +48,7 @@ class _Builder:
         self.source = source
 
     def tok_span(self, tok) -> Span:
-        return self.source.span(tok.start_pos, tok.end_pos)
+        return Span(self.source.name, tok.start_pos, tok.end_pos)  # Lark's offsets are inside the text
 
     def first_span(self, tree) -> Span:
         """Span of the first token of ``tree`` (where a too-deep node starts)."""
@@ -58,7 +58,7 @@ class _Builder:
 
     def key(self, tree) -> ast.Key:
         toks = tree.children
-        return ast.Key(tuple(str(t) for t in toks), self.source.span(toks[0].start_pos, toks[-1].end_pos))
+        return ast.Key(tuple(map(str, toks)), Span(self.source.name, toks[0].start_pos, toks[-1].end_pos))
 
     def value(self, tree, depth: int) -> ast.Value:
         if depth > MAX_DEPTH:

@@ -7,7 +7,10 @@ The grammar ships as package data (``grammar/sncc.lark`` in the repository,
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import gc
+import itertools
 import re
 
 from sncc.diagnostics import codes
@@ -218,11 +221,46 @@ def _nesting_overflow(text: str, limit: int) -> int | None:
     return None
 
 
+#: Most lexical items (tokens and comments) a file may hold.  Issue 5 requires `sncc check`
+#: to finish a plan under 1 MB within 2 s; parsing and building the AST take about 7 µs
+#: per token on the 2-core reference machine (bench/bench_large_plan.py), so 150 000
+#: tokens cost about 1.1 s, leaving room for start-up (~0.5 s).  The largest example plan
+#: has about 400 tokens; a 1 MB plan of realistic lines about 80 000.
+MAX_TOKENS = 150_000
+
+#: an approximation of the grammar's tokens, for counting them (C speed, ~0.1 s per MB)
+_COUNT_TOKENS = re.compile(r'"(?:[^"\\\n]|\\.)*"?|#[^\n]*|[A-Za-z_][\w\-]*'
+                           r'|[+-]?\d[\d_]*(?:\.\d+)?(?:[A-Za-z%][A-Za-z%/]*)?|[<>=]=|\S')
+
+
+def _token_overflow(text: str, limit: int) -> int | None:
+    """Offset of the first lexical item past ``limit`` items, or None (fast for small files)."""
+    if len(text) <= limit or len(_COUNT_TOKENS.findall(text)) <= limit:
+        return None
+    m = next(itertools.islice(_COUNT_TOKENS.finditer(text), limit, None))
+    return m.start()
+
+
+@contextlib.contextmanager
+def _gc_paused():
+    """Pause the cyclic garbage collector: a parse allocates millions of acyclic objects
+    (tokens, trees, AST nodes) and the collector's passes over them cost about 45% of
+    the parse time of a large plan.  Reference counting still frees everything."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 def parse(source: SourceFile) -> tuple[object | None, list[Diagnostic]]:
     """Parse ``source`` to an AST :class:`~sncc.syntax.ast.Module`.
 
     Returns ``(module, diagnostics)``; ``module`` is None when the text does not
-    parse or nests deeper than :data:`~sncc.syntax.build_ast.MAX_DEPTH`.
+    parse, nests deeper than :data:`~sncc.syntax.build_ast.MAX_DEPTH` or holds
+    more than :data:`MAX_TOKENS` tokens.
     """
     from sncc.syntax.build_ast import MAX_DEPTH, build_module
 
@@ -230,7 +268,13 @@ def parse(source: SourceFile) -> tuple[object | None, list[Diagnostic]]:
     if deep is not None:
         return None, [diag(codes.SYNTAX_ERROR, f"blocks or lists nested more than {MAX_DEPTH} levels deep",
                            source.span(deep, deep + 1), help="plans need at most four levels of nesting")]
-    tree, err = parse_tree(source)
-    if err is not None:
-        return None, [err]
-    return build_module(tree, source)
+    many = _token_overflow(source.text, MAX_TOKENS)
+    if many is not None:
+        return None, [diag(codes.SYNTAX_ERROR, f"the file holds more than {MAX_TOKENS:,} tokens; this one is past the limit",
+                           source.span(many, many + 1),
+                           help="a plan needs a few hundred tokens: split generated content out, or shorten it")]
+    with _gc_paused():
+        tree, err = parse_tree(source)
+        if err is not None:
+            return None, [err]
+        return build_module(tree, source)
