@@ -243,7 +243,7 @@ class LengthDist(Node):
 class Workload(Node):
     """``workload { ... }``: the requests the plan must serve."""
 
-    requests: int = F(1000, kind="count", doc="requests in one simulated run", ge=1)
+    requests: int = F(1000, kind="count", doc="requests in one simulated run (at most 1M: about 40 s of simulation here)", ge=1, le=1_000_000)
     concurrency: Optional[int] = F(None, kind="count", doc="closed-loop clients (each sends its next request when the previous completes)", ge=1)
     rate: Optional[float] = F(None, kind="float", doc="open-loop arrival rate in requests per second (Poisson unless `burstiness` > 1)", gt=0)
     burstiness: float = F(1.0, kind="float", doc="coefficient of variation of inter-arrival times: 1 = Poisson, > 1 = bursty (Gamma inter-arrivals)", ge=1, le=100)
