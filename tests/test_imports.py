@@ -96,3 +96,17 @@ def test_definitions_file_checks_alone():
     assert comp.plan is None and not comp.diagnostics
     comp = compile_file(SourceFile("lib.sn", 'hardwre { nodes = 2 }\n'))
     assert [d.code.code for d in comp.diagnostics] == ["SN2006"]
+
+
+def test_lsp_definition_jumps_to_imported_definitions(tmp_path):
+    """Go-to-definition across imports: from a plan key to the imported value it overrides."""
+    from sncc.lsp.features import definition
+
+    p = _write(tmp_path)
+    text = p.read_text()
+    comp = _compile(p)
+    locs = definition(comp, text.index('cann = "8.2.RC1"'))
+    assert [(loc.uri.rsplit("/", 1)[-1], loc.range.start.line) for loc in locs] == [("cluster.sn", 4)]
+    locs = definition(comp, text.index('"lib/model.sn"') + 2)
+    assert [loc.uri.rsplit("/", 1)[-1] for loc in locs] == ["model.sn"]
+    assert definition(comp, text.index("decode")) == []

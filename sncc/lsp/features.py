@@ -439,12 +439,15 @@ def code_actions(uri: str, diagnostics: list[types.Diagnostic], rng: types.Range
 def definition(comp, offset: int) -> list[types.Location]:
     """Go-to-definition at ``offset`` of ``comp``'s root file.
 
-    Today this resolves an ``import "file.sn"`` path to the imported file.
-    Jumping from an overridden key to the imported block that defines it will
-    use the import graph (``comp.imports``) once provenance per key is kept;
-    it returns [] for everything else.
+    * on an ``import "file.sn"`` path: the imported file;
+    * on a key, block name or value inside the plan: every imported definition
+      of the same path (``plan { hardware { cann } }`` → the top-level
+      ``hardware { cann = … }`` of each imported file, transitively), i.e. the
+      values this file overrides or extends.
+    Returns [] when nothing is imported for that path.
     """
     from sncc.lsp.convert import path_to_uri
+    from sncc.syntax import ast as A
 
     if comp is None:
         return []
@@ -452,7 +455,9 @@ def definition(comp, offset: int) -> list[types.Location]:
 
     src = comp.source
     module, _ = parse(src)  # this file's own AST: the compilation's module is merged with its imports
-    for imp in getattr(module, "imports", ()) if module is not None else ():
+    if module is None:
+        return []
+    for imp in module.imports:
         span = imp.path.span
         if span.file == src.name and span.start <= offset <= span.end:
             base = os.path.dirname(src.name)
@@ -460,4 +465,45 @@ def definition(comp, offset: int) -> list[types.Location]:
             if os.path.isfile(target):
                 zero = types.Position(0, 0)
                 return [types.Location(path_to_uri(target), types.Range(zero, zero))]
-    return []
+    # the path (block names and the key) under the cursor, below `plan`
+    path: list[str] = []
+    blocks = [b for b in module.blocks if b.name == "plan" and b.span.start <= offset <= b.span.end]
+    node = blocks[0] if blocks else None
+    while node is not None:
+        nxt = None
+        for it in node.items:
+            if it.span.start <= offset <= it.span.end:
+                if isinstance(it, A.Block):
+                    path.append(it.name)
+                    nxt = it
+                else:
+                    path.append(it.key.text)
+                break
+        node = nxt
+    if not path:
+        return []
+    out: list[types.Location] = []
+    for name, isrc in comp.sources.items():
+        if name == src.name:
+            continue
+        imod, _ = parse(isrc)
+        if imod is None:
+            continue
+        items: tuple = tuple(imod.blocks)
+        found = None
+        for i, part in enumerate(path):
+            found = None
+            for it in items:
+                key = it.name if isinstance(it, A.Block) else it.key.text
+                if key == part:
+                    found = it
+                    break
+            if found is None:
+                break
+            items = found.items if isinstance(found, A.Block) else ()
+        if found is not None:
+            span = found.name_span if isinstance(found, A.Block) else found.key.span
+            sl, sc = isrc.lsp_position(span.start)
+            el, ec = isrc.lsp_position(span.end)
+            out.append(types.Location(path_to_uri(name), types.Range(types.Position(sl, sc), types.Position(el, ec))))
+    return out
