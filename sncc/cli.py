@@ -198,6 +198,29 @@ def build(plans: tuple[str, ...], out_dir: Path | None, force: bool, check_only:
     sys.exit(max([_build_one(plan, d, force, fmt, check_only) for plan, d in targets], default=EXIT_OK))
 
 
+def _inputs_inside(out_dir: Path, comp) -> str | None:
+    """The first input file (the plan, an import, the weights' folder) that lies
+    inside ``out_dir`` (or is ``out_dir``), else None: replacing the folder would delete it."""
+    import os
+
+    try:
+        root = os.path.realpath(out_dir)
+    except (OSError, ValueError):
+        return None
+    inputs = [name for name in comp.sources if name not in ("<stdin>", "-")]
+    weights = comp.plan.model.weights if comp.plan is not None else None
+    if weights:
+        inputs.append(weights)
+    for name in inputs:
+        try:
+            real = os.path.realpath(name)
+        except (OSError, ValueError):
+            continue
+        if real == root or real.startswith(root.rstrip(os.sep) + os.sep):
+            return name
+    return None
+
+
 def _build_one(plan: str, out_dir: Path, force: bool, fmt: str, check_only: bool) -> int:
     """Build (or with ``check_only`` compare) one plan; returns the exit code."""
     try:
@@ -237,6 +260,11 @@ def _build_one(plan: str, out_dir: Path, force: bool, fmt: str, check_only: bool
             return EXIT_PROBLEMS
         click.echo(f"{out_dir} is up to date with {plan}")
         return EXIT_OK
+    clash = _inputs_inside(out_dir, comp)
+    if clash:
+        click.echo(f"sncc: error: refusing to replace {out_dir}: it holds the input {clash} "
+                   "(the output folder is replaced as a whole; choose a folder of its own)", err=True)
+        return EXIT_FAILURE
     try:
         written = write_outputs(files, out_dir, force=force, plan_source=src.text)
     except OutputError as e:

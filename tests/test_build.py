@@ -64,3 +64,14 @@ def test_simulate_seed_000_json(tmp_path):
     d6 = json.loads(r6.output)["saturated"]
     assert abs(d6["qpm"] / sat["qpm"] - 1) <= 0.05
     assert d6["ttft_s"] >= 1.5 * sat["ttft_s"]
+
+
+def test_build_refuses_output_folder_holding_the_plan(tmp_path, monkeypatch):
+    """`-o .` next to the plan, even with --force, must not delete the plan."""
+    plan = tmp_path / "p.sn"
+    plan.write_text((ROOT / "examples" / "deepseek-r1-a3-7p1d.sn").read_text())
+    (tmp_path / "notes.txt").write_text("keep")
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(main, ["build", "p.sn", "-o", ".", "--force"])
+    assert r.exit_code == 2 and "holds the input" in r.output
+    assert plan.exists() and (tmp_path / "notes.txt").read_text() == "keep"
