@@ -34,14 +34,26 @@ def check_budget_covers_context(plan, r):
     """
     if not r.max_model_len:
         return
-    for name, role in _prefilling_roles(plan):
-        chunked = role.chunked_prefill if role.scheduler != "ascend" else None
+    roles = list(_prefilling_roles(plan))
+    # a PD decode instance receives prompts as KV; sncc emits chunked prefill on for it
+    # unless the plan turns it off explicitly, and then vLLM's start-up rule applies
+    if plan.decode is not None and not plan.decode.is_default("chunked_prefill") and plan.decode.chunked_prefill is None:
+        roles.append(("decode", plan.decode))
+    for name, role in roles:
+        ascend_sched = role.scheduler == "ascend"
+        chunked = role.chunked_prefill if not ascend_sched else None
         if chunked is None and role.max_num_batched_tokens < r.max_model_len:
+            if ascend_sched:
+                help_ = (f"the Ascend scheduler cannot chunk prompts: raise max_num_batched_tokens to {format_tokens(r.max_model_len)}, "
+                         "lower max_model_len, or remove `scheduler = ascend` and set `chunked_prefill`")
+            else:
+                help_ = (f"turn chunked prefill on (`chunked_prefill = {format_tokens(min(role.max_num_batched_tokens, 16384))}`) "
+                         f"or raise max_num_batched_tokens to {format_tokens(r.max_model_len)}")
             yield diag(codes.BUDGET_BELOW_CONTEXT,
                        f"`{name}`: max_num_batched_tokens {format_tokens(role.max_num_batched_tokens)} is smaller than max_model_len {format_tokens(r.max_model_len)} with chunked prefill off",
                        role.span_of("max_num_batched_tokens"),
                        related=[Related(r.max_model_len_span, r.max_model_len_note)] if r.max_model_len_span else [],
-                       help=f"turn chunked prefill on (`chunked_prefill = {format_tokens(min(role.max_num_batched_tokens, 16384))}`) or raise max_num_batched_tokens to {format_tokens(r.max_model_len)}",
+                       help=help_,
                        notes=["chunked prefill is off unless `chunked_prefill` is set"] if role.scheduler != "ascend" else
                        ["`scheduler = ascend` runs without chunked prefill: the effective config ignores `chunked_prefill`"],
                        path=(name, "max_num_batched_tokens"))

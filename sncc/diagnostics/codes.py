@@ -363,6 +363,14 @@ DECODE_GEARS_INVALID = _code(
     "drops larger gears and appends the max batch; a missing max gear is a warning).",
     'graph { decode_gears = [1, 2, 4, 8, 16, 32, 64] }', 'graph { decode_gears = [8, 16, 32, 64] }')
 
+WORKLOAD_EXCEEDS_CONTEXT = _code(
+    "SN5008", "workload-exceeds-max-model-len", "error", "the workload's longest request does not fit in max_model_len",
+    "vLLM rejects a request whose prompt plus `max_tokens` exceeds `max_model_len` (HTTP 400, \"This "
+    "model's maximum context length is …\"). With `max_model_len` set explicitly, the workload's max "
+    "input plus the client's max_tokens must fit in it.",
+    "model \"qwen3-32b\" { max_model_len = 32k }  workload { input { max = 32k } output { max = 4k } }",
+    "model \"qwen3-32b\" { max_model_len = 36k }  workload { input { max = 32k } output { max = 4k } }")
+
 # --- SN6xxx gateway ----------------------------------------------------------
 GATEWAY_MODEL_MISMATCH = _code(
     "SN6001", "gateway-model-mismatch", "error", "the gateway's model_id is not the served model name",

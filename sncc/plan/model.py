@@ -186,6 +186,7 @@ class Speculative(Node):
 
     method: str = F("mtp", kind="enum", doc="speculative method (`draft_model` = a separate small model)", choices=("mtp", "eagle", "eagle3", "ngram", "draft_model"))
     draft_tokens: int = F(1, kind="count", doc="draft tokens proposed per step (`num_speculative_tokens`)", ge=1)
+    model: Optional[str] = F(None, kind="string", doc="draft model path or Hugging Face id (method draft_model / eagle / eagle3)")
     acceptance: float = F(kind="ratio", doc="mean acceptance rate of draft tokens (required: measure it)", ge=0, le=1)
     draft_cost: Optional[float] = F(None, kind="ratio", doc="time of one draft token as a fraction of one target decode step; default: the simulator's MTP/EAGLE layer cost, 0 for n-gram", ge=0, le=1)
 
