@@ -10,7 +10,7 @@ A new check goes in the module of its family and into this tuple.
 from __future__ import annotations
 
 from sncc.checks import (context, gateway, graph, memory, parallelism, pd_transfer, quantization, runtime_env, scheduler,
-                         slo, software, speculative, timeouts, versions, workload)
+                         slo, software, speculative, timeouts, versions, workload, features)
 from sncc.sim.trace import check_trace
 
 CHECKS = (
@@ -39,6 +39,8 @@ CHECKS = (
     scheduler.check_chunk_within_budget,
     scheduler.check_budget_covers_context,
     scheduler.check_seqs_within_budget,
+    features.check_options_apply,
+    features.check_mtp_layers,
     workload.check_length_distributions,
     workload.check_requests_fit_context,
     context.check_context_within_model,

@@ -321,6 +321,22 @@ HCCL_CONNECT_TIMEOUT = _code(
     "(vllm-project/afd-plugin#229, vllm-ascend#5461). A value outside [120, 7200] is an error.",
     'env { HCCL_CONNECT_TIMEOUT = 120 }  # 4 nodes, MoE', 'env { HCCL_CONNECT_TIMEOUT = 1200 }')
 
+OPTION_NOT_APPLIED = _code(
+    "SN4015", "option-not-applied", "warning", "an option the plan's engine or chip does not have",
+    "Some optimisations exist only in one engine or on one chip: OmniAttn and OmniProxy are "
+    "Omni-Infer components, OmniPlacement's redundant experts need Omni-Infer or vllm-ascend's EPLB, "
+    "SuperKernel fusion and the TorchAir graph cache are Ascend features. sncc does not emit them for "
+    "other targets and the simulator does not credit them, so the plan would overstate what it runs.",
+    'engine "vllm" {}  optimize { superkernel_layers = 58 }  # on hgx-h100',
+    'engine "vllm" {}  # no Ascend-only options on NVIDIA')
+MTP_WITHOUT_LAYERS = _code(
+    "SN4016", "mtp-without-mtp-layers", "error", "MTP speculative decoding on a model with no MTP layers",
+    "Multi-token prediction drafts tokens with the model's own MTP layers (`num_nextn_predict_layers` in "
+    "config.json, e.g. DeepSeek-V3/R1). A model without them cannot use `method = mtp`; use a draft "
+    "model or EAGLE head instead.",
+    'model "qwen3-30b-a3b" {}  speculative { method = mtp  acceptance = 0.7 }',
+    'model "qwen3-30b-a3b" {}  speculative { method = eagle3  model = "/data/eagle3-qwen3"  acceptance = 0.6 }')
+
 # --- SN5xxx scheduler and context -----------------------------------------
 CHUNK_EXCEEDS_BUDGET = _code(
     "SN5001", "chunk-exceeds-batch-tokens", "error", "chunked_prefill is larger than max_num_batched_tokens",

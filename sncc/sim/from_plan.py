@@ -19,6 +19,82 @@ PROFILE_BY_GENERATION = {
 }
 
 
+#: optimisations only Omni-Infer implements (its omni_placement / omni_attn / omni_proxy
+#: config sections, sncc.emit.omni_infer); the simulator credits them on no other engine
+OMNI_ONLY = ("omni_placement", "omni_attn", "omni_proxy")
+
+
+def _is_ascend(chip) -> bool:
+    return str(getattr(chip, "vendor", "")).lower() == "huawei"
+
+
+def applicable_features(plan, resolved) -> tuple:
+    """(names of the plan's optimisations the simulator applies, notes on the ones it does not).
+
+    What the build deploys is what is simulated:
+
+    * ``omni_placement``, ``omni_attn``, ``omni_proxy``: Omni-Infer only (its own config
+      sections; no other engine reads them).
+    * ``micro_batch = 2`` and ``superkernel_layers``: Omni-Infer on Ascend only — the build
+      turns them on through ``ASCEND_OMNI_MICRO_BATCH`` / ``ASCEND_SUPERKERNEL_*``
+      (``sncc.lowering``), which only Omni-Infer reads.  vllm-ascend has its own dual-batch
+      overlap (``VLLM_ASCEND_ENABLE_DBO``, MoE models) and vLLM ``--enable-dbo`` (DeepEP
+      all-to-all), but the build does not emit them, so they are not credited.
+    * ``speculative { method = mtp }``: only for a model with MTP layers
+      (``num_nextn_predict_layers > 0``); other methods bring their own draft.
+    """
+    opt = plan.optimize
+    engine = getattr(getattr(plan, "engine", None), "kind", None)
+    chip = resolved.chip
+    applied, notes = set(), []
+    omni = engine == "omni-infer"
+    if opt is not None:
+        for name in OMNI_ONLY:
+            if getattr(opt, name) is None:
+                continue
+            if omni:
+                applied.add(name)
+            else:
+                notes.append(f"optimize.{name}: Omni-Infer only; not applied on engine `{engine}`")
+        ascend_omni = omni and _is_ascend(chip)
+        for name, on in (("micro_batch", opt.micro_batch >= 2), ("superkernel_layers", opt.superkernel_layers > 0)):
+            if not on:
+                continue
+            if ascend_omni:
+                applied.add(name)
+            else:
+                why = ("the build enables it only through Omni-Infer's ASCEND_OMNI_MICRO_BATCH "
+                       "(vllm-ascend's own VLLM_ASCEND_ENABLE_DBO is not emitted)" if name == "micro_batch"
+                       else "Ascend SuperKernel fusion, enabled by the build only for Omni-Infer")
+                notes.append(f"optimize.{name}: not applied on engine `{engine}` on "
+                             f"{getattr(chip, 'id', None) or 'this chip'}: {why}")
+    sp = plan.speculative
+    if sp is not None:
+        n_mtp = getattr(resolved.arch, "num_nextn_predict_layers", 0) or 0
+        if sp.method == "mtp" and not n_mtp:
+            notes.append(f"speculative: method mtp needs MTP layers; model "
+                         f"`{getattr(resolved.arch, 'id', '?')}` has num_nextn_predict_layers = 0, "
+                         "simulated without speculation")
+        else:
+            applied.add("speculative")
+    return applied, notes
+
+
+def draft_cost_of(sp) -> float | None:
+    """Draft cost of plan ``speculative`` block ``sp`` as a fraction of a target decode step:
+    the plan's ``draft_cost``; 0 for n-gram; engines.toml ``draft_model_cost_fraction`` for
+    ``draft_model``; None (MTP/EAGLE: the profile's draft-layer cost) otherwise — the same
+    defaults as the SN7002 check (``sncc.checks.speculative``)."""
+    if sp.draft_cost is not None:
+        return float(sp.draft_cost)
+    if sp.method == "ngram":
+        return 0.0
+    if sp.method == "draft_model":
+        from sncc.catalog.engine_defaults import engine_defaults
+        return float(engine_defaults()["draft_model_cost_fraction"])
+    return None
+
+
 def spec_from_plan(plan, resolved, *, seed: int = 0, profile: str | None = None):
     """Build the :class:`SimSpec` of ``plan`` (with its :class:`Resolved` facts).
 
@@ -40,16 +116,18 @@ def spec_from_plan(plan, resolved, *, seed: int = 0, profile: str | None = None)
             block_size=plan.kv_cache.block_size, graph_mode=role.graph_mode,
         )))
     opt = plan.optimize
-    spec_dec = plan.speculative
+    applied, notes = applicable_features(plan, resolved)
+    spec_dec = plan.speculative if "speculative" in applied else None
     features = Features(
-        micro_batch=opt.micro_batch if opt else 1,
+        micro_batch=opt.micro_batch if opt and "micro_batch" in applied else 1,
         graph_mode=True,
-        superkernel=bool(opt and opt.superkernel_layers > 0),
+        superkernel=bool(opt and opt.superkernel_layers > 0 and "superkernel_layers" in applied),
         mtp=(spec_dec.draft_tokens, spec_dec.acceptance) if spec_dec else None,
-        draft_cost=(spec_dec.draft_cost if spec_dec.draft_cost is not None
-                    else (0.0 if spec_dec.method == "ngram" else None)) if spec_dec else None,
-        redundant_experts=opt.omni_placement.redundant_experts if opt and opt.omni_placement else 0,
-        omni_attn_compress_ratio=opt.omni_attn.compress_ratio if opt and opt.omni_attn else None,
+        draft_cost=draft_cost_of(spec_dec) if spec_dec else None,
+        redundant_experts=(opt.omni_placement.redundant_experts
+                           if opt and opt.omni_placement and "omni_placement" in applied else 0),
+        omni_attn_compress_ratio=(opt.omni_attn.compress_ratio
+                                  if opt and opt.omni_attn and "omni_attn" in applied else None),
         prefix_cache_hit_rate=opt.prefix_cache_hit if opt else 0.0,
     )
     wl = plan.workload
@@ -84,6 +162,7 @@ def spec_from_plan(plan, resolved, *, seed: int = 0, profile: str | None = None)
         devices_per_node=system.devices_per_node if system is not None else (resolved.chip.devices_per_node or 8),
         profile=profile or PROFILE_BY_GENERATION.get(resolved.chip.generation, "ascend-a3"),
         features=features, slos=slos, hccl_buffsize_mb=hccl_buffsize_mb(plan.env, plan_is_moe_ep(plan, resolved.arch)),
+        devices_available=resolved.devices_available, notes=tuple(notes),
     )
 
 

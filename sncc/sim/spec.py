@@ -74,12 +74,14 @@ class Features:
         graph_mode: default graph mode for decode/serve roles (prefill runs eager
             unless its RoleSpec says otherwise).
         superkernel: Ascend SuperKernel fusion (reduces launch overhead per step).
-        mtp: (draft_tokens, acceptance) — acceptance = mean accepted fraction of
-            draft tokens; None = no speculative decoding.
-        draft_cost: time of one draft token as a fraction of the target's decode step before its
-            per-step launch overhead (plan
-            ``speculative { draft_cost }``); None -> one decoder layer x the profile's
-            ``mtp.draft_layer_cost_factor`` (MTP/EAGLE).  Verification always runs the
+        mtp: (draft_tokens k, acceptance a) — ``a`` = per-token acceptance of a draft given
+            the previous one was accepted, so a sequence gains
+            ``E = (1 - a^(k+1)) / (1 - a)`` tokens per step
+            (:func:`sncc.sim.step_model.expected_accepted_tokens`); None = no speculative decoding.
+        draft_cost: time of one draft token as a fraction of the target's whole decode step
+            (launch overhead included) at the same batch (plan ``speculative { draft_cost }``;
+            engines.toml ``draft_model_cost_fraction`` for ``draft_model``; 0 for n-gram);
+            None -> one decoder layer x the profile's ``mtp.draft_layer_cost_factor`` (MTP/EAGLE).  Verification always runs the
             target on ``1 + k`` tokens per sequence (GEMMs, EP traffic, vector work and
             attention FLOPs scale with ``1 + k``; KV is read once).
         redundant_experts: extra expert replicas per device (EPLB / OmniPlacement); they
@@ -188,6 +190,10 @@ class SimSpec:
         hccl_buffsize_mb: HCCL_BUFFSIZE [MB] (plan ``env``); None -> CANN default
             (:func:`sncc.capacity.hccl_buffsize_mb`).  Each HCCL communicator holds 2x this
             outside the KV pool.
+        devices_available: devices of the plan's hardware (``Resolved.devices_available``);
+            None = unknown.  What-ifs that add devices beyond it say how many more they need.
+        notes: plan settings the simulator did not apply, and why (e.g. an Omni-Infer
+            optimisation on another engine); copied to ``info.not_applied``.
     """
 
     model: Any
@@ -207,6 +213,8 @@ class SimSpec:
     quant_weight_bytes: Optional[float] = None
     quant_compute_dtype: Optional[str] = None
     hccl_buffsize_mb: Optional[int] = None
+    devices_available: Optional[int] = None
+    notes: Tuple[str, ...] = ()
 
     def role(self, name: str) -> Optional[RoleSpec]:
         """The RoleSpec called ``name`` or None."""

@@ -10,7 +10,8 @@ Prefill step (``T`` new tokens spread over the ``ep`` DP groups)::
                               + exposed(TP all-reduce + EP dispatch/combine) ]
 
 Decode step (``B`` sequences in the largest DP group, each verifying ``1+d``
-tokens with MTP)::
+tokens with MTP; a sequence gains ``E = (1 - a^(d+1)) / (1 - a)`` tokens per step,
+:func:`expected_accepted_tokens`)::
 
     t = t_graph + sum_layers[ roofline(attn GEMM) + roofline(MLA/GQA core over
         the group's KV) + roofline(dense|shared|routed experts touched)
@@ -29,6 +30,23 @@ from .cost_gemm import experts_touched_fraction, imbalance_with_redundancy, loca
 from .cost_roofline import peak_for, roofline
 from .cost_vector import FAMILIES as VEC_FAMILIES, activation_quantized, vector_elements
 from .model_shape import ModelShape
+
+
+def expected_accepted_tokens(acceptance: float, draft_tokens: int) -> float:
+    """Expected tokens a sequence gains per verification step [tokens] with ``draft_tokens``
+    (k) drafts of per-token acceptance ``acceptance`` (alpha): the run of accepted drafts
+    stops at the first rejection and the target always adds one token, so
+    ``E = 1 + a + a^2 + ... + a^k = (1 - a^(k+1)) / (1 - a)`` (``k + 1`` when a = 1;
+    Leviathan et al. 2023, eq. 1).  k = 1 gives ``1 + a`` (CloudMatrix-Infer's MTP1 at 70 %:
+    1.7).  Shared by the simulator's decode steps and the SN7002 check (misconfig BR-24).
+
+    Raises ValueError for ``acceptance`` outside [0, 1] or negative ``draft_tokens``."""
+    a, k = float(acceptance), int(draft_tokens)
+    if not 0.0 <= a <= 1.0 or k < 0:
+        raise ValueError(f"acceptance {a} must be in [0, 1] and draft tokens {k} >= 0")
+    if a >= 1.0:
+        return float(k + 1)
+    return (1.0 - a ** (k + 1)) / (1.0 - a)
 
 
 @functools.lru_cache(maxsize=16)
@@ -153,7 +171,7 @@ class StepModel:
         return T, fl + ix * self.peak_a / self.peak_idx
 
     def _mixed_step(self, T: float, att_fl: float, B: int, ctx_sum: float, B_total: int,
-                    parts: Dict[str, Any] | None = None) -> float:
+                    parts: Dict[str, Any] | None = None, draft: bool = True) -> float:
         """Step with T prefill tokens (instance-wide, attention core ``att_fl`` FLOPs over all
         layers, BF16-equivalent) plus B decode sequences in the largest group.
 
@@ -161,7 +179,8 @@ class StepModel:
         and core: KV reads or attention FLOPs), ``ffn`` (dense/shared/routed expert GEMMs:
         weight reads or FLOPs), ``vector``, ``comm_exposed`` (TP all-reduce + EP
         dispatch/combine not hidden by micro-batch overlap), ``head_mtp`` (LM head, MTP draft),
-        ``launch`` (graph/eager launch and per-step overheads)."""
+        ``launch`` (graph/eager launch and per-step overheads).  ``draft=False`` leaves out a
+        separate draft model's forwards (the base its ``draft_cost`` is a fraction of)."""
         s, r, p = self.shape, self.role, self.p
         tp, ep = r.tp, r.ep
         q = 1 + self.draft
@@ -234,19 +253,26 @@ class StepModel:
             if self.draft:
                 # draft: each of the k draft tokens is one sequential forward of the draft
                 # model at the decode batch.  Default (MTP/EAGLE): one decoder layer of the
-                # target x mtp.draft_layer_cost_factor; the plan's `draft_cost` instead gives
-                # it as a fraction of the target's decode step without drafting
-                if self.draft_cost is not None:
-                    total += self.draft * self.draft_cost * total
-                else:
+                # target x mtp.draft_layer_cost_factor; a separate draft (`draft_cost`) is
+                # added below, once the step's launch overhead is known
+                if self.draft_cost is None:
                     total += self.draft * p.get("mtp.draft_layer_cost_factor") * (
                         layer_moe if s.n_experts else layer_dense)
+        launch = self._launch("prefill" if prefill_part and B == 0 else "decode")
+        if prefill_part:
+            launch += p.get("overhead.prefill_step_s")
+        if B > 0 and self.draft and self.draft_cost is not None and draft:
+            # a separate draft (plan `draft_cost`, engines.toml draft_model_cost_fraction for
+            # draft_model, 0 for n-gram): k sequential draft forwards, each `draft_cost` of the
+            # target's whole decode step of these B sequences (launch included) — the SN7002
+            # check's `1 + k x draft_cost` target steps
+            base = total + launch if not prefill_part else \
+                self._mixed_step(0.0, 0.0, B, ctx_sum, B_total, draft=False)
+            total += self.draft * self.draft_cost * base
         if parts is not None:
             parts["head_mtp"] = total - before
             before = total
-        total += self._launch("prefill" if prefill_part and B == 0 else "decode")
-        if prefill_part:
-            total += p.get("overhead.prefill_step_s")
+        total += launch
         if parts is not None:
             parts["launch"] = total - before
         return total
@@ -283,8 +309,9 @@ class StepModel:
 
     @property
     def tokens_per_decode_step(self) -> float:
-        """Mean output tokens per sequence per decode step (1 + acceptance*draft)."""
+        """Mean output tokens per sequence per decode step [tokens]:
+        :func:`expected_accepted_tokens` of the draft count and per-token acceptance."""
         if not self.mtp:
             return 1.0
         d, a = self.mtp
-        return 1.0 + a * d
+        return expected_accepted_tokens(a, d)

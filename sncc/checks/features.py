@@ -1,0 +1,51 @@
+"""Engine- and chip-specific options (SN4015, SN4016): options the plan's
+target does not have are reported instead of being silently dropped."""
+
+from __future__ import annotations
+
+from sncc.diagnostics import codes
+from sncc.diagnostics.model import Related, diag
+
+
+def _engine_span(plan):
+    return plan.engine.span_of("kind")
+
+
+def check_options_apply(plan, r):
+    """Omni-Infer-only components on other engines; Ascend-only features on other chips (SN4015)."""
+    opt = plan.optimize
+    if opt is None:
+        return
+    engine = plan.engine.kind
+    ascend = r.chip is not None and r.chip.vendor == "huawei"
+    for name, ok, why in (
+        ("omni_attn", engine == "omni-infer", "OmniAttn is an Omni-Infer component"),
+        ("omni_proxy", engine == "omni-infer", "OmniProxy is Omni-Infer's global proxy"),
+        ("omni_placement", engine in ("omni-infer", "vllm-ascend"),
+         "redundant experts need Omni-Infer's OmniPlacement or vllm-ascend's EPLB"),
+    ):
+        block = getattr(opt, name)
+        if block is not None and not ok:
+            yield diag(codes.OPTION_NOT_APPLIED, f"`{name}` does not apply to engine `{engine}`: {why}",
+                       block.name_span, related=[Related(_engine_span(plan), "engine chosen here")],
+                       help=f"remove `{name}`, or use an engine that has it", path=("optimize", name))
+    if r.chip is None or ascend:
+        return
+    for field, active in (("superkernel_layers", opt.superkernel_layers > 0), ("graph_cache", opt.graph_cache is not None)):
+        if active:
+            yield diag(codes.OPTION_NOT_APPLIED,
+                       f"`{field}` is an Ascend feature (SuperKernel / TorchAir) and `{r.chip.id}` is not an Ascend chip",
+                       opt.span_of(field), help=f"remove `{field}`", path=("optimize", field))
+
+
+def check_mtp_layers(plan, r):
+    """``speculative { method = mtp }`` needs MTP layers in the model (SN4016)."""
+    spec = plan.speculative
+    if spec is None or spec.method != "mtp" or r.arch is None:
+        return
+    if (getattr(r.arch, "num_nextn_predict_layers", 0) or 0) > 0:
+        return
+    yield diag(codes.MTP_WITHOUT_LAYERS, f"`{r.served_name}` has no MTP layers (num_nextn_predict_layers = 0)",
+               spec.span_of("method"), notes=[f"architecture from {r.arch_source}"],
+               help="use `method = eagle3` or `draft_model` with a draft model, or turn speculative decoding off",
+               path=("speculative", "method"))

@@ -1,0 +1,32 @@
+"""SN4015: engine/chip-specific options on targets that lack them are reported
+(user test: Omni-Infer and Ascend options on a vLLM/H100 plan were silently
+dropped from the outputs yet credited by the simulator)."""
+
+from __future__ import annotations
+
+from conftest import compile_text
+
+PLAN = '''plan "llama-h100" {
+  model "llama-3.1-70b" { quant = bf16 }
+  hardware { system = "hgx-h100"  nodes = 1 }
+  engine "vllm" {}
+  serve { devices = 8  tp = 8  max_num_seqs = 64  max_num_batched_tokens = 8k  chunked_prefill = 8k }
+  OPT
+  workload { requests = 100  concurrency = 8  input { mean = 2k  max = 8k }  output { mean = 512  max = 2k } }
+}
+'''
+
+
+def _codes(opt: str):
+    comp = compile_text(PLAN.replace("OPT", opt))
+    return [(d.code.code, d.severity, comp.source.line_col(d.span.start)[0]) for d in comp.diagnostics]
+
+
+def test_ascend_and_omni_options_on_nvidia_are_reported():
+    got = _codes("optimize { superkernel_layers = 58  omni_attn { compress_ratio = 0.5 }  omni_proxy { policy = OAS } }")
+    assert sorted(c for c, _, _ in got) == ["SN4015", "SN4015", "SN4015"]
+    assert all(sev == "warning" and line == 6 for _, sev, line in got)
+
+
+def test_plain_plan_is_clean():
+    assert _codes("") == []
