@@ -101,8 +101,9 @@ def plan_is_moe_ep(plan, arch) -> bool:
 
 
 def communicators(tp: int, ep: int, pp: int) -> int:
-    """Number of HCCL communicators one device joins (TP, EP and PP groups of size > 1, at least 1)."""
-    return max(1, int(tp > 1) + int(tp * ep > 1) + int(pp > 1))
+    """Number of HCCL communicators one device joins: its TP, EP and PP groups of size > 1
+    (none for a single-device instance, which communicates with nobody)."""
+    return int(tp > 1) + int(tp * ep > 1) + int(pp > 1)
 
 
 def weights_per_device(arch, quant: str, tp: int, ep: int, pp: int, redundant_experts: int = 0,
@@ -187,7 +188,8 @@ def role_memory(plan, resolved, role_name: str, role) -> MemoryBreakdown | None:
         return device_memory(arch, resolved.quant or "bf16", resolved.kv_dtype, role.tp, role.ep, role.pp,
                              hbm_bytes=chip.hbm_bytes, utilization=util,
                              reserve_bytes=int(engine_defaults()["activation_reserve_bytes"]),
-                             hccl_mb=hccl_buffsize_mb(plan.env, plan_is_moe_ep(plan, resolved.arch)), context=context, seqs=seqs,
+                             hccl_mb=(hccl_buffsize_mb(plan.env, plan_is_moe_ep(plan, resolved.arch)) if chip.vendor == "huawei" else 0),
+                             context=context, seqs=seqs,
                              redundant_experts=redundant)
     except (ValueError, KeyError):
         return None  # tp does not split the KV heads (SN3004) or the dtype is unknown: reported elsewhere

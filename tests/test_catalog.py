@@ -432,3 +432,22 @@ def test_hf_fp8_method(tmp_path):
     (d / "config.json").write_text(json.dumps(cfg))
     with pytest.raises(CatalogError, match="quant_method"):
         read_weights_dir(d)
+
+
+def test_tied_word_embeddings_count_once(tmp_path):
+    """Qwen3-4B ties its LM head to the embedding: 4.02B parameters, not 4.4B (user test finding)."""
+    import json
+
+    from sncc.catalog.arch import param_breakdown
+    from sncc.catalog.hf_config import read_weights_dir
+
+    cfg = {"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", "hidden_size": 2560, "intermediate_size": 9728,
+           "num_hidden_layers": 36, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
+           "vocab_size": 151936, "max_position_embeddings": 40960, "tie_word_embeddings": True, "torch_dtype": "bfloat16"}
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    tied = param_breakdown(read_weights_dir(str(tmp_path)).arch)
+    assert tied["lm_head"] == 0 and abs(tied["total"] / 4.022e9 - 1) < 0.01
+    cfg["tie_word_embeddings"] = False
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    untied = param_breakdown(read_weights_dir(str(tmp_path)).arch)
+    assert untied["total"] - tied["total"] == untied["embedding"]

@@ -248,6 +248,7 @@ class ModelArch:
     max_position_embeddings: int | None = None
     max_output_tokens: int | None = None
     num_nextn_predict_layers: int = 0
+    tie_word_embeddings: bool = False
     partial_rotary_factor: float | None = None
     total_params: float | None = None
     active_params: float | None = None

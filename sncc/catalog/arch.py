@@ -96,7 +96,7 @@ def expert_params(m: ModelArch) -> float:
 def param_breakdown(m: ModelArch) -> dict[str, float]:
     """Parameter counts (elements) of the main model, by part.
 
-    Keys: ``embedding`` (vocab × hidden), ``lm_head`` (vocab × hidden, untied), ``attention``
+    Keys: ``embedding`` (vocab × hidden), ``lm_head`` (vocab × hidden; 0 when ``tie_word_embeddings``), ``attention``
     (all layers, see :func:`attention_params_per_layer`), ``dense_ffn`` (dense layers, SwiGLU
     3·h·intermediate), ``shared_experts`` (all MoE layers), ``routed_experts`` (all experts, all
     MoE layers), ``routed_expert_one`` (one expert, one layer), ``router`` (gate h × experts per
@@ -119,7 +119,8 @@ def param_breakdown(m: ModelArch) -> dict[str, float]:
     shared = moe_layers * m.n_shared_experts * one
     router = float(moe_layers * m.n_routed_experts * h)
     attention = n_layers * attn_layer
-    total = 2 * emb + attention + dense_ffn + routed + shared + router
+    lm_head = 0.0 if m.tie_word_embeddings else emb  # tied: the LM head reuses the embedding matrix
+    total = emb + lm_head + attention + dense_ffn + routed + shared + router
     mtp = 0.0
     if m.num_nextn_predict_layers:
         layer_ffn = (m.n_routed_experts + m.n_shared_experts) * one + m.n_routed_experts * h if m.is_moe else (
@@ -128,7 +129,7 @@ def param_breakdown(m: ModelArch) -> dict[str, float]:
         mtp = m.num_nextn_predict_layers * (attn_layer + layer_ffn + 2.0 * h * h)
     return {
         "embedding": emb,
-        "lm_head": emb,
+        "lm_head": lm_head,
         "attention": attention,
         "dense_ffn": dense_ffn,
         "shared_experts": shared,

@@ -149,6 +149,8 @@ def arch_from_config(cfg: Mapping[str, Any], path: str, *, name: str | None = No
             kw["first_k_dense_replace"] = dense
     if cfg.get("partial_rotary_factor") is not None:
         kw["partial_rotary_factor"] = float(cfg["partial_rotary_factor"])
+    if cfg.get("tie_word_embeddings") is True:
+        kw["tie_word_embeddings"] = True
     if cfg.get("expert_dtype"):
         kw["expert_dtype"] = str(cfg["expert_dtype"])
 

@@ -27,7 +27,7 @@ def tpot_floor_s(plan, r, role) -> float | None:
         return None
     p = param_breakdown(a)
     wb = catalog.quant(r.quant).weight_bytes if r.quant else 2.0
-    bytes_ = (p["attention"] + p["dense_ffn"] + p["shared_experts"]) * wb / role.tp + p["lm_head"] * 2.0 / role.tp
+    bytes_ = (p["attention"] + p["dense_ffn"] + p["shared_experts"]) * wb / role.tp + (p["lm_head"] or p["embedding"]) * 2.0 / role.tp  # a tied head reads the embedding
     if a.is_moe:
         group = role.tp * role.ep
         per_dev = math.ceil(a.num_experts_per_tok / group) if group > 0 else a.num_experts_per_tok

@@ -22,10 +22,11 @@ from sncc.diagnostics.model import diag
 
 
 def expected_tokens(alpha: float, k: int) -> float:
-    """Tokens per verification step, ``(1 − α^(k+1)) / (1 − α)``."""
-    if alpha >= 1.0:
-        return float(k + 1)
-    return (1.0 - alpha ** (k + 1)) / (1.0 - alpha)
+    """Tokens per verification step, ``(1 − α^(k+1)) / (1 − α)`` — the simulator's own
+    :func:`sncc.sim.step_model.expected_accepted_tokens`, so check and simulator agree."""
+    from sncc.sim.step_model import expected_accepted_tokens
+
+    return expected_accepted_tokens(alpha, k)
 
 
 def check_speculative_gain(plan, r):

@@ -7,7 +7,7 @@ keys the launch needs, in this fixed order::
 
     $schema, model, model_path, quantization, prefill_nodes, decode_nodes, tp_size,
     batch_size_per_die, max_input_len, max_output_len, max_model_len,
-    kv_cache_dtype, block_size, prefill, decode (or serve), omni_placement,
+    hf_overrides (only with model.rope_scaling), kv_cache_dtype, block_size, prefill, decode (or serve), omni_placement,
     omni_attn, omni_proxy, speculative (only when the plan has one)
 
 Decisions:
@@ -33,6 +33,13 @@ Decisions:
   ``serve`` role's value is used.
 * ``max_input_len`` / ``max_output_len`` are the workload's maximum input and
   output lengths in tokens; ``max_model_len`` is the resolved context length.
+* ``enable_chunked_prefill`` of a PD ``decode`` role is true unless the plan
+  sets ``chunked_prefill = off`` there (decode never prefills; vLLM rejects
+  chunked prefill off with ``max_num_batched_tokens < max_model_len``; see
+  :mod:`sncc.lowering`).
+* ``hf_overrides`` is vLLM's ``--hf-overrides`` for ``model.rope_scaling``:
+  Omni-Infer runs on vLLM v0.9, so the YaRN object is ``rope_scaling``.
+* ``speculative.model`` is the draft checkpoint (``speculative_config.model``).
 * A disabled accelerator is written ``{"enable": false}`` so the three blocks
   are always present.  ``omni_placement.dynamic_adjust_interval`` (steps) is
   written only when the plan sets ``adjust_interval`` (absent = static
@@ -64,7 +71,7 @@ def _role(r: RoleDeployment) -> dict[str, Any]:
         "enable_expert_parallel": r.expert_parallel,
         "max_num_seqs": r.max_num_seqs,
         "max_num_batched_tokens": r.max_num_batched_tokens,
-        "enable_chunked_prefill": r.chunked_prefill is not None,
+        "enable_chunked_prefill": r.enable_chunked_prefill,
     }
     if r.chunked_prefill is not None:
         d["chunked_prefill_size"] = r.chunked_prefill
@@ -102,6 +109,8 @@ def build(plan: Plan, resolved: Resolved, dep: Deployment | None = None) -> dict
     doc["max_input_len"] = dep.max_input_len
     doc["max_output_len"] = dep.max_output_len
     doc["max_model_len"] = dep.max_model_len
+    if dep.hf_overrides:
+        doc["hf_overrides"] = dep.hf_overrides
     doc["kv_cache_dtype"] = dep.kv_dtype
     doc["block_size"] = dep.block_size
     for r in dep.roles:
@@ -125,6 +134,8 @@ def build(plan: Plan, resolved: Resolved, dep: Deployment | None = None) -> dict
     if plan.speculative is not None:
         doc["speculative"] = {"method": plan.speculative.method,
                               "num_speculative_tokens": plan.speculative.draft_tokens}
+        if plan.speculative.model:
+            doc["speculative"]["model"] = plan.speculative.model
     return doc
 
 

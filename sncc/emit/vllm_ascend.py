@@ -5,14 +5,19 @@ A disaggregated plan gets ``vllm-ascend.prefill.toml`` and
 ``serve`` role).  Used for engines ``vllm-ascend`` and ``vllm``.
 
 Layout: the seed-001 sections ``[model] [parallel] [ascend] [scheduler]
-[server]``, then ``[kv_transfer_config]`` (PD roles) and
-``[speculative_config]`` (when the plan speculates).  Every key is a vLLM
-argument name — ``key = value`` in any section is ``--key value`` on the
-command line (``--key-with-dashes``), nested tables are the JSON value of that
-argument (``--kv-transfer-config '{...}'``), and ``[ascend.additional_config]``
-is vllm-ascend's ``--additional-config``.  The sections only group the keys.
-``[ascend]`` holds the device and KV-cache arguments (it keeps the seed's name
-even for ``vllm`` on NVIDIA, where ``device = "cuda"``).
+[server]``, then ``[kv_transfer_config]`` (PD roles),
+``[compilation_config]`` and ``[speculative_config]`` (when the plan sets
+them).  The sections only group the keys.  Every key is a vLLM argument name,
+except the two informational keys of ``[ascend]`` (:data:`INFORMATIONAL`:
+``device`` and ``cann_version``, which say what the file was built for and are
+marked so in the file): a scalar ``key = value`` is ``--key value`` on the
+command line (underscores become dashes), a boolean is ``--key`` (true) or
+``--no-key`` (false; vLLM's boolean arguments are ``BooleanOptionalAction``),
+and a table is the JSON value of its argument (``[kv_transfer_config]`` →
+``--kv-transfer-config '{...}'``, ``[model.hf_overrides]`` →
+``--hf-overrides '{...}'``, ``[ascend.additional_config]`` → vllm-ascend's
+``--additional-config '{...}'``).  ``[ascend]`` keeps the seed's name even for
+``vllm`` on NVIDIA.
 
 Decisions:
 
@@ -24,6 +29,17 @@ Decisions:
   plan sets ``chunked_prefill``, and the chunk becomes
   ``long_prefill_token_threshold`` (the most prompt tokens of one request per
   step); ``max_num_batched_tokens`` stays the step budget.
+* ``enable_chunked_prefill``: see :mod:`sncc.lowering` — on for a PD decode
+  role unless the plan sets ``chunked_prefill = off`` there.
+* ``graph { mode = torchair }`` on vllm-ascend v0.9.x-v0.11.x writes
+  ``[ascend.additional_config.torchair_graph_config] enabled = true`` for roles
+  that run graphs (eager roles get nothing: vllm-ascend refuses torchair with
+  ``enforce_eager``); ``aclgraph`` (the default) needs no key.
+* ``omni_placement.redundant_experts`` on vllm-ascend is EPLB:
+  ``additional_config.init_redundancy_expert`` before v0.12,
+  ``additional_config.eplb_config.num_redundant_experts`` from v0.12 (the
+  v0.23/main key); both count the instance's total, the plan counts per device.
+* ``model.rope_scaling`` → ``[model.hf_overrides]`` (see :mod:`sncc.lowering`).
 * ``kv_cache_dtype``: vLLM accepts ``auto``/``fp8``; an ``int8`` KV cache is
   written as ``auto`` plus ``[ascend.additional_config] kv_cache_dtype = "int8"``
   (vllm-ascend C8, v0.9.1 to v0.11.x; later releases read C8 from the weights'
@@ -48,6 +64,14 @@ from sncc.plan.model import Plan
 from sncc.plan.resolve import Resolved
 
 SCHEMA = "vllm-ascend"
+
+#: ``[ascend]`` keys that are not vLLM arguments: they record what the file was built for
+INFORMATIONAL = ("device", "cann_version")
+
+#: speculative methods whose drafter is a separate checkpoint: vLLM raises "num_speculative_tokens
+#: was provided but without speculative model" when ``speculative_config.model`` is missing
+#: (vllm/config/speculative.py, SpeculativeConfig.__post_init__)
+DRAFT_CHECKPOINT_METHODS = ("draft_model", "eagle", "eagle3")
 
 
 def file_name(role: str) -> str:
@@ -89,6 +113,9 @@ def build(plan: Plan, resolved: Resolved, role: str, dep: Deployment | None = No
     if dep.vllm_quantization:
         _add(m, "quantization", dep.vllm_quantization, f"catalog quant {dep.quant} → vLLM --quantization")
     _add(m, "max_model_len", dep.max_model_len, dep.max_model_len_note)
+    if dep.hf_overrides:
+        _comment(m, "[model.hf_overrides] is --hf-overrides: " + dep.hf_overrides_note)
+        m.add("hf_overrides", _table(dep.hf_overrides))
     doc.add("model", m)
 
     p = tomlkit.table()
@@ -105,9 +132,9 @@ def build(plan: Plan, resolved: Resolved, role: str, dep: Deployment | None = No
     doc.add("parallel", p)
 
     a = tomlkit.table()
-    _add(a, "device", "npu" if ascend else "cuda")
+    _add(a, "device", "npu" if ascend else "cuda", "informational, not a vLLM argument: the device this file is for")
     if ascend and dep.cann:
-        _add(a, "cann_version", dep.cann, "plan hardware.cann")
+        _add(a, "cann_version", dep.cann, "informational, not a vLLM argument: plan hardware.cann")
     _add(a, "enforce_eager", not r.graph_mode, r.graph_mode_note)
     _add(a, "block_size", dep.block_size, "plan kv_cache.block_size")
     _add(a, "gpu_memory_utilization", num(r.memory_utilization), r.memory_utilization_note)
@@ -116,9 +143,11 @@ def build(plan: Plan, resolved: Resolved, role: str, dep: Deployment | None = No
         kv_note += ("; int8 is set in additional_config" if dep.ascend_kv_cache_dtype
                     else "; int8 (C8) comes from the weights' ModelSlim quant config")
     _add(a, "kv_cache_dtype", dep.vllm_kv_cache_dtype, kv_note)
-    if ascend and dep.ascend_kv_cache_dtype:
+    ac = _additional_config(plan, dep, r) if ascend and plan.engine.kind == "vllm-ascend" else None
+    if ac is None and ascend and dep.ascend_kv_cache_dtype:
         ac = tomlkit.table()
         _add(ac, "kv_cache_dtype", dep.ascend_kv_cache_dtype, "vllm-ascend C8 KV cache")
+    if ac is not None:
         a.add("additional_config", ac)
     doc.add("ascend", a)
 
@@ -126,11 +155,9 @@ def build(plan: Plan, resolved: Resolved, role: str, dep: Deployment | None = No
     _add(s, "max_num_seqs", r.max_num_seqs, f"per DP rank; × {r.dp} rank{'s' if r.dp != 1 else ''} × {r.instances} instance{'s' if r.instances != 1 else ''}"
          f" = {r.max_num_seqs * r.dp * r.instances} sequences")
     _add(s, "max_num_batched_tokens", r.max_num_batched_tokens, f"plan {role}.max_num_batched_tokens")
+    _add(s, "enable_chunked_prefill", r.enable_chunked_prefill, r.chunked_prefill_note)
     if r.chunked_prefill is not None:
-        _add(s, "enable_chunked_prefill", True, f"plan {role}.chunked_prefill = {r.chunked_prefill}")
         _add(s, "long_prefill_token_threshold", r.chunked_prefill, "prompt tokens of one request per step (the chunk)")
-    else:
-        _add(s, "enable_chunked_prefill", False, f"plan {role}.chunked_prefill = off")
     doc.add("scheduler", s)
 
     sv = tomlkit.table()
@@ -174,8 +201,54 @@ def build(plan: Plan, resolved: Resolved, role: str, dep: Deployment | None = No
         sp = tomlkit.table()
         _add(sp, "method", plan.speculative.method, "plan speculative.method")
         _add(sp, "num_speculative_tokens", plan.speculative.draft_tokens, "plan speculative.draft_tokens")
+        if plan.speculative.model:
+            _add(sp, "model", plan.speculative.model, "plan speculative.model (the draft checkpoint)")
+        elif plan.speculative.method in DRAFT_CHECKPOINT_METHODS:
+            _comment(sp, f"method {plan.speculative.method} needs the draft checkpoint: set speculative.model "
+                         "(vLLM refuses to start without speculative_config.model)")
         doc.add("speculative_config", sp)
     return doc
+
+
+def _table(d: dict) -> Table:
+    """A TOML table of a nested dict (sub-dicts become sub-tables; plain keys first)."""
+    t = tomlkit.table()
+    for k, v in d.items():
+        if not isinstance(v, dict):
+            t.add(k, v)
+    for k, v in d.items():
+        if isinstance(v, dict):
+            t.add(k, _table(v))
+    return t
+
+
+def _additional_config(plan: Plan, dep: Deployment, r: RoleDeployment) -> Table | None:
+    """vllm-ascend ``--additional-config`` of role ``r`` (None when empty): the C8 KV cache, EPLB
+    redundant experts, TorchAir graph mode.  Scalars first, then sub-tables (TOML order)."""
+    from sncc.lowering import torchair_mode
+
+    ac = tomlkit.table()
+    if dep.ascend_kv_cache_dtype:
+        _add(ac, "kv_cache_dtype", dep.ascend_kv_cache_dtype, "vllm-ascend C8 KV cache")
+    if r.redundant_experts and dep.vllm_legacy:
+        _add(ac, "init_redundancy_expert", r.redundant_experts,
+             r.redundant_experts_note + "; vllm-ascend v0.11 EPLB counts the instance's total")
+    sub: list[tuple[str, Table]] = []
+    if r.redundant_experts and not dep.vllm_legacy:
+        e = tomlkit.table()
+        _add(e, "num_redundant_experts", r.redundant_experts,
+             r.redundant_experts_note + "; eplb_config counts the instance's total (key of v0.23/main)")
+        sub.append(("eplb_config", e))
+    if r.graph_mode and torchair_mode(plan):
+        g = tomlkit.table()
+        _add(g, "enabled", True, "plan graph.mode = torchair (vllm-ascend v0.9.x-v0.11.x; removed in v0.12.0rc1)")
+        opt = plan.optimize
+        if opt is not None and opt.graph_cache:
+            _add(g, "use_cached_graph", True, "optimize.graph_cache (directory: TORCHAIR_CACHE_HOME in env.sh)")
+        sub.append(("torchair_graph_config", g))
+    for name, t in sub:
+        ac.add(name, t)
+    return ac if len(ac) else None
 
 
 def _connector(plan: Plan):
@@ -194,7 +267,11 @@ def emit_role(plan: Plan, resolved: Resolved, role: str) -> str:
     header = (
         f"#:schema {schema_ref(SCHEMA)}\n"
         f"# vLLM engine arguments, {role} role; {generated_by(plan.name)}.\n"
-        f"# `key = value` is `--key value` (any section); tables are JSON-valued arguments.\n\n"
+        "# Sections only group keys. Each key is a vLLM argument except those marked \"informational\"\n"
+        "# ([ascend] device, cann_version): `key = value` is `--key value` (`_` becomes `-`), `key = true`\n"
+        "# is `--key`, `key = false` is `--no-key`; a table is its argument's JSON value\n"
+        "# ([kv_transfer_config] is `--kv-transfer-config '{...}'`, [ascend.additional_config] is\n"
+        "# vllm-ascend's `--additional-config '{...}'`).\n\n"
     )
     return header + tomlkit.dumps(build(plan, resolved, role))
 

@@ -251,7 +251,7 @@ def _hf_overrides(plan: Plan, resolved: Resolved, legacy: bool) -> tuple[dict | 
         rope["rope_theta"] = int(theta) if float(theta).is_integer() else float(theta)
         note += "; rope_theta from config.json)"
     else:
-        note += "; rope_theta: vLLM keeps the checkpoint's)"
+        note += "; no rope_theta: config.json not read, add the checkpoint's if your vLLM drops it)"
     return {"rope_parameters": rope}, note
 
 

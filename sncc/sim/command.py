@@ -36,9 +36,8 @@ def simulate_plan(comp: Any, *, seed: int = 0, fmt: str = "text", profile: Optio
         raise CommandError(str(e)) from None
     result = simulate(spec)
     extra = {}
-    changes = cheapest_changes(spec, result)
-    if changes:
-        extra["changes"] = changes
+    if any(s.verdict == "missed" for s in result.slo):
+        extra["changes"] = cheapest_changes(spec, result)
     if goodput:
         if not any(s.metric in ("ttft", "tpot", "e2e") for s in spec.slos):
             raise CommandError("--goodput needs at least one latency SLO (ttft, tpot or e2e) in the plan's `slo` block")

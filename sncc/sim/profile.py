@@ -77,6 +77,14 @@ def profile_path(pid: str) -> str:
 _CUSTOM: Dict[str, Dict[str, Any]] = {}
 
 
+def available_profiles() -> list:
+    """Ids of the shipped profiles (files under PROFILE_DIR), sorted."""
+    try:
+        return sorted(f[:-5] for f in os.listdir(PROFILE_DIR) if f.endswith(".toml"))
+    except OSError:
+        return []
+
+
 @functools.lru_cache(maxsize=None)
 def _load_raw(pid: str) -> Dict[str, Any]:
     if pid in _CUSTOM:
@@ -85,6 +93,11 @@ def _load_raw(pid: str) -> Dict[str, Any]:
     try:
         with open(path, "rb") as fh:
             return _toml.load(fh)
+    except FileNotFoundError:
+        if path != pid:     # an id, not a path: say which ids exist
+            raise ProfileError(f"unknown profile `{pid}`; available: {', '.join(available_profiles())} "
+                               "(or a .toml file from `sncc calibrate`)") from None
+        raise ProfileError(f"cannot read profile {path}: no such file") from None
     except OSError as e:
         raise ProfileError(f"cannot read profile {path}: {e.strerror or e}") from None
     except _toml.TOMLDecodeError as e:

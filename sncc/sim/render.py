@@ -40,6 +40,10 @@ def render_text(result, plan, extra: dict | None = None) -> str:
     extra = extra or {}
     lines = [f"plan `{plan.name}`: {d['requests']['completed']} requests in {d['duration_s']:.1f} s (simulated, "
              f"profile {d['info'].get('profile', '?')})", ""]
+    if d["info"].get("profile_note"):
+        lines[-1:-1] = [f"  note: {d['info']['profile_note']}"]
+    for n in d["info"].get("not_applied") or ():
+        lines[-1:-1] = [f"  note: {n}"]
     lines.append(f"  {'QPM (whole run)':<28}{d['qpm']:>10.1f}")
     lines.append(f"  {'output tokens/s':<28}{d['output_tokens_per_s']:>10.0f}")
     lines.append(f"  {'output tokens/s per device':<28}{d['output_tokens_per_s_per_device']:>10.1f}")
@@ -107,7 +111,12 @@ def render_text(result, plan, extra: dict | None = None) -> str:
         for c in ch:
             eff = "; ".join(f"{e['slo']}: {_fmt_slo_value(e['slo'], e['before'])} -> {_fmt_slo_value(e['slo'], e['after'])}"
                             for e in c["effects"])
-            lines.append(f"    {c['change']} (+{c['added_devices']} devices): {eff}; all SLOs {c['all_slos']}")
+            need = (f", needs {c['needs_devices']} devices beyond the plan's hardware"
+                    if c.get("needs_devices") else "")
+            lines.append(f"    {c['change']} (+{c['added_devices']} devices{need}): {eff}; all SLOs {c['all_slos']}")
+    elif "changes" in extra:
+        lines.append("")
+        lines.append("  no what-if (one more instance, MTP, larger KV blocks) moves a missed SLO beyond the seed noise")
     gp = extra.get("goodput")
     if gp:
         lines.append("")

@@ -153,6 +153,47 @@ def prepare(spec: Any) -> Any:
     return c
 
 
+def profile_match(spec: Any, prof: Any) -> tuple:
+    """(note or None, extra residual) of running ``spec``'s chip with profile ``prof``.
+
+    Rule (profile ``[calibration]`` keys ``chips``, ``generations``,
+    ``other_generation_residual``):
+
+    * the chip is one the profile was made for (``chips``): no note, no widening;
+    * same generation (``generations``, e.g. H100 with the H200 profile): a note only —
+      efficiencies carry over within a generation, bandwidths and peaks come from chips.toml;
+    * another generation (A2 or 950 with the A3 profile, Blackwell with the H200 one): a note
+      and every residual family gets ``-m`` and ``+m`` added, ``m =
+      other_generation_residual``, so SLO intervals widen and close verdicts turn UNCERTAIN.
+
+    A profile without ``generations`` (a custom file) gives no note."""
+    chip = spec.chip
+    cid, gen = getattr(chip, "id", None), getattr(chip, "generation", None)
+    if not prof.has("calibration.generations") or cid is None:
+        return None, 0.0
+    chips = list(prof.get("calibration.chips")) if prof.has("calibration.chips") else []
+    if cid in chips:
+        return None, 0.0
+    gens = list(prof.get("calibration.generations"))
+    on = prof.get("calibration.fitted_on") if prof.has("calibration.fitted_on") else "?"
+    if gen in gens:
+        return (f"no profile for {cid}; using {prof.id} (made for {', '.join(chips) or gen}, same generation "
+                f"{gen}; calibrated on: {on})"), 0.0
+    m = float(prof.get("calibration.other_generation_residual"))
+    return (f"no profile for {cid} (generation {gen}); using {prof.id} (generation {', '.join(gens)}; "
+            f"calibrated on: {on}); SLO intervals widened by ±{100 * m:.0f} %"), m
+
+
+def widen_residuals(residuals: dict, m: float) -> dict:
+    """``residuals`` with ``-m`` and ``+m`` added to the ttft, tpot and throughput families."""
+    if m <= 0:
+        return residuals
+    out = {k: list(v) for k, v in residuals.items()}
+    for fam in ("ttft", "tpot", "throughput"):
+        out[fam] = out.get(fam, []) + [-m, m]
+    return out
+
+
 def profile_residuals(prof: Any) -> dict:
     """The profile's calibration residuals per family (``ttft``/``tpot``/``throughput``),
     ``{}`` when it records none."""
@@ -197,9 +238,15 @@ def simulate(spec: Any, *, series: bool = True) -> SimResult:
     info["issued"] = raw["issued"]
     info["preemptions"] = raw["preemptions"]
     info["profile"] = c.profile.id
+    note, widen = profile_match(spec, c.profile)
+    if note:
+        info["profile_note"] = note
+    if getattr(spec, "notes", ()):
+        info["not_applied"] = list(spec.notes)
     res = build_result(raw["reqs"], c.total_devices, spec.slos, c.profile.used_fitted, info,
                        raw["t_first_block"], closed=bool(spec.workload.concurrency),
-                       disaggregated=spec.disaggregated, residuals=profile_residuals(c.profile),
+                       disaggregated=spec.disaggregated,
+                       residuals=widen_residuals(profile_residuals(c.profile), widen),
                        series=raw["series"])
     res.binds.update(step_breakdowns(spec, c, res))
     return res

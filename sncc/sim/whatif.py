@@ -7,8 +7,10 @@
   (``saturated["queue_growth"] < 0.05``).
   Search: doubling from a low rate until an SLO fails, then bisection to ``tol``.
 * :func:`cheapest_changes` — for missed SLOs, the candidate plan changes (one more prefill /
-  decode / serve instance, MTP on, a larger KV block size), each re-simulated; sorted so the
-  changes that fix every SLO with the fewest added devices come first.
+  decode / serve instance, MTP on for a model with MTP layers, a larger KV block size), each
+  re-simulated; changes within the seed-to-seed noise are dropped, changes that need more
+  devices than the hardware has say so; sorted so the changes that fix every SLO with the
+  fewest added devices come first.
 """
 from __future__ import annotations
 
@@ -75,43 +77,88 @@ def goodput(spec: Any, *, requests: Optional[int] = None, start: float = 0.25, t
     return {"rate": lo, "qpm": lo * 60.0, "runs": runs, "binding": fail_names, "trials": trials}
 
 
+def _better(op: str, before: float, after: float) -> float:
+    """Relative improvement of an SLO's observed value (> 0 = closer to meeting it)."""
+    if before is None or after is None or before != before or after != after or before == 0:
+        return 0.0
+    rel = (after - before) / abs(before)
+    return -rel if op in ("<", "<=") else rel
+
+
 def _candidates(spec: Any) -> List[tuple]:
-    """(label, added devices, changed spec) for each what-if."""
+    """(label, added devices, devices short of the hardware, changed spec) for each what-if.
+
+    * one more instance of each role: adds its devices; when the plan's hardware
+      (``spec.devices_available``) has fewer free devices, the label says how many more
+      devices it needs;
+    * MTP on: only for a model with MTP layers (``num_nextn_predict_layers > 0``; EAGLE or a
+      separate draft model would need an acceptance sncc cannot assume);
+    * a larger KV block size (kept only when its re-simulated effect beats the noise)."""
     out = []
     roles = list(spec.roles.items() if isinstance(spec.roles, dict) else spec.roles)
+    used = sum(r.instances * r.devices for _, r in roles)
+    avail = getattr(spec, "devices_available", None)
 
     def with_role(name: str, **kw):
         return replace(spec, roles=tuple((n, replace(r, **kw) if n == name else r) for n, r in roles))
 
     for name, r in roles:
-        out.append((f"one more {name} instance ({name} instances {r.instances} -> {r.instances + 1})",
-                    r.devices, with_role(name, instances=r.instances + 1)))
-    if spec.features.mtp is None:
+        short = max(0, used + r.devices - avail) if avail else 0
+        label = f"one more {name} instance ({name} instances {r.instances} -> {r.instances + 1})"
+        out.append((label, r.devices, short, with_role(name, instances=r.instances + 1)))
+    mtp_layers = getattr(spec.model, "num_nextn_predict_layers", 0) or 0
+    if spec.features.mtp is None and mtp_layers > 0:
         out.append((f"MTP on ({MTP_WHATIF[0]} draft token, acceptance {MTP_WHATIF[1]:g} assumed as in "
-                    "CloudMatrix-Infer)", 0, replace(spec, features=replace(spec.features, mtp=MTP_WHATIF))))
+                     "CloudMatrix-Infer)", 0, 0, replace(spec, features=replace(spec.features, mtp=MTP_WHATIF))))
     blk = roles[0][1].block_size
     if blk < 512:
-        out.append((f"KV block size {blk} -> {blk * 2}", 0,
+        out.append((f"KV block size {blk} -> {blk * 2}", 0, 0,
                     replace(spec, roles=tuple((n, replace(r, block_size=blk * 2)) for n, r in roles))))
     return out
 
 
+#: smallest relative SLO change a what-if must make to be reported, whatever the seed noise
+MIN_EFFECT = 0.01
+
+
+def seed_noise(spec: Any, result: Any, slos: List[Any]) -> Dict[str, float]:
+    """Relative run-to-run noise per SLO name: ``|observed(seed+1) / observed(seed) - 1|``
+    (one extra simulation with the next workload seed), at least :data:`MIN_EFFECT`."""
+    other = simulate(replace(spec, workload=replace(spec.workload, seed=spec.workload.seed + 1)), series=False)
+    out = {}
+    for s, v in slos:
+        nv = evaluate_slo(other, s, result.info.get("residuals"))
+        out[v.name] = max(MIN_EFFECT, abs(_better(s.op, v.observed, nv.observed)))
+    return out
+
+
 def cheapest_changes(spec: Any, result: Any) -> List[Dict[str, Any]]:
-    """What-ifs for the SLOs ``result`` misses (empty when none is missed)."""
+    """What-ifs for the SLOs ``result`` misses (empty when none is missed).
+
+    Each candidate (:func:`_candidates`) is re-simulated; one whose effect on every missed SLO
+    is within the seed noise (:func:`seed_noise`) is dropped.  Each entry: ``change``,
+    ``added_devices``, ``needs_devices`` (devices beyond the plan's hardware, 0 when it fits),
+    ``effects`` (per missed SLO: before, after, verdict) and ``all_slos``.  Sorted: changes that
+    fix every SLO first, then those that fit the hardware, then fewer added devices."""
     missed = [(s, v) for s, v in zip(spec.slos, result.slo) if v.verdict == "missed"]
     if not missed:
         return []
+    noise = seed_noise(spec, result, missed)
     out = []
-    for label, dev, sp in _candidates(spec):
+    for label, dev, short, sp in _candidates(spec):
         r = simulate(sp, series=False)
         effects = []
+        gain = False
         for s, v in missed:
             nv = evaluate_slo(r, s, result.info.get("residuals"))
             effects.append({"slo": v.name, "before": v.observed, "after": nv.observed, "verdict": nv.verdict})
+            gain = gain or _better(s.op, v.observed, nv.observed) > noise[v.name]
+        if not gain:
+            continue
         fixes_all = all(v.verdict != "missed" for v in r.slo)
-        out.append({"change": label, "added_devices": dev, "effects": effects,
+        out.append({"change": label, "added_devices": dev, "needs_devices": short, "effects": effects,
                     "all_slos": "met" if all(v.verdict == "met" for v in r.slo) else (
                         "not missed" if fixes_all else "still missed")})
     rank = {"met": 0, "not missed": 1, "still missed": 2}
-    out.sort(key=lambda c: (rank[c["all_slos"]], c["added_devices"]))
+    out.sort(key=lambda c: (rank[c["all_slos"]], c["needs_devices"] > 0, c["added_devices"]))
     return out
