@@ -149,7 +149,8 @@ def check(plans: tuple[str, ...], fmt: str, stdin_filename: str | None, color: b
         all_diags += select(diags, selected, ignored)
     if color is None:
         color = sys.stdout.isatty()
-    _emit_diagnostics(all_diags, sources, len(sources), fmt, color)
+    if sources or fmt not in ("text", "concise"):  # nothing was read: the error above is the whole story
+        _emit_diagnostics(all_diags, sources, len(sources), fmt, color)
     internal = any(d.code.code == "SN9001" for d in all_diags)
     if failed or internal:
         sys.exit(EXIT_FAILURE)
@@ -343,7 +344,7 @@ def explain(code: str) -> None:
     """Explain an error CODE (``SN3001``) or name (``parallel-size-mismatch``)."""
     from sncc.diagnostics.codes import REGISTRY, lookup
 
-    ec = lookup(code)
+    ec = lookup(code) or (lookup("SN" + code) if code.isdigit() else None)
     if ec is None:
         click.echo(f"sncc: error: unknown code `{code}`; codes are SN1001 … {max(REGISTRY)}", err=True)
         sys.exit(EXIT_FAILURE)
@@ -446,6 +447,37 @@ def fmt_command(plans: tuple[str, ...], check_only: bool, show_diff: bool, stdin
     verb = "would be reformatted" if (check_only or show_diff) else "reformatted"
     click.echo(f"{changed} file{'s' if changed != 1 else ''} {verb}, {unchanged} left unchanged", err=True)
     sys.exit(code)
+
+
+@main.command("catalog")
+@click.argument("kind", type=click.Choice(["systems", "chips", "models", "releases", "connectors"]), default="systems")
+def catalog_cmd(kind: str) -> None:
+    """List the catalog ids a plan can name (systems, chips, models, releases, connectors), with their sources."""
+    from sncc import catalog
+
+    def src(entry) -> str:
+        s = getattr(entry, "source", ()) or ()
+        return s[0] if s else ""
+
+    if kind == "systems":
+        for sid, sy in catalog.systems().items():
+            click.echo(f"{sid:<24} {sy.devices_per_node:>3} × {sy.chip:<14} {sy.name}")
+    elif kind == "chips":
+        for cid, c in catalog.chips().items():
+            hbm = f"{c.hbm_bytes / 2**30:.0f} GiB" if c.hbm_bytes else "?"
+            click.echo(f"{cid:<14} {c.device_type:<5} {hbm:>8}  weights: {', '.join(c.weight_formats)}  [{c.status}] {src(c)}")
+    elif kind == "models":
+        for mid, m in catalog.models().items():
+            kind_ = "MoE" if m.is_moe else "dense"
+            click.echo(f"{mid:<18} {kind_:<5} {m.num_hidden_layers:>3} layers  max positions {m.max_position_embeddings}"
+                       f"  aliases: {', '.join(m.aliases[:3]) or '-'}")
+        click.echo("\nany other model: point `model.weights` at a directory with its config.json")
+    elif kind == "releases":
+        for r in catalog.vllm_ascend_releases():
+            click.echo(f"vllm-ascend {r.version:<12} vLLM {r.vllm:<8} CANN {r.cann:<8} torch {r.torch:<7} torch_npu {r.torch_npu}")
+    else:
+        for cid, c in catalog.kv_connectors().items():
+            click.echo(f"{cid:<12} {c.class_name:<26} engines: {', '.join(c.engines)}")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -90,3 +90,12 @@ def test_subprocess_check_and_explain():
     assert json.loads(p.stdout)["summary"]["errors"] >= 1
     p = subprocess.run([sys.executable, "-m", "sncc.cli", "check", SEED], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stdout + p.stderr
+
+
+def test_catalog_lists_ids_a_plan_can_name():
+    r = run("catalog", "systems")
+    assert r.exit_code == 0 and "atlas-900-a3-superpod" in r.output and "hgx-h100" in r.output
+    r = run("catalog", "models")
+    assert "deepseek-r1" in r.output and "config.json" in r.output
+    assert "v0.11.0" in run("catalog", "releases").output
+    assert run("catalog", "nonsense").exit_code == 2

@@ -49,6 +49,7 @@ CHECKS = (
     gateway.check_model_id,
     gateway.check_timeout,
     timeouts.check_proxy_timeouts,
+    timeouts.check_gateway_timeout_set,
     slo.check_tpot_reachable,
     speculative.check_speculative_gain,
     check_trace,

@@ -8,11 +8,21 @@ Facts: ``software.toml [[graph_support]]`` and ``[[capture_grid]]``,
 
 from __future__ import annotations
 
+import re
+
 from sncc import catalog
 from sncc.catalog.engine_defaults import engine_defaults
 from sncc.diagnostics import codes
 from sncc.diagnostics.model import Related, diag
 
+
+
+_STATUS_TAG = re.compile(r"\s*\((?:R|R2|I|A|M|C)\)")
+
+
+def _plain(note: str) -> str:
+    """A catalog note without its source-status tags (``(R)``, ``(I)``), for users."""
+    return _STATUS_TAG.sub("", note)
 
 def graph_roles(plan):
     """Roles that run captured graphs: ``graph_mode`` true, or unset for decode and serve."""
@@ -66,7 +76,7 @@ def check_graph_mode(plan, r):
                 else f"available from {row.min_version}"
             yield diag(codes.GRAPH_MODE_UNSUPPORTED, f"{eng.kind} {version} has no `{mode}` graph mode ({when})", where,
                        related=rel, help="use the release's default graph mode (remove `graph.mode`) or set `graph_mode = false`",
-                       notes=[row.notes] if row.notes else [], path=("graph", "mode"))
+                       notes=[_plain(row.notes)] if row.notes else [], path=("graph", "mode"))
             return
         mt = getattr(r.arch, "model_type", None) if r.arch is not None else None
         if mt and row.unsupported_model_types and mt in row.unsupported_model_types and (
@@ -80,7 +90,7 @@ def check_graph_mode(plan, r):
                        + f" does not run `{mt}` models".replace("  ", " "),
                        where, related=rel + [Related(role.name_span, f"`{n}` runs in graph mode")],
                        help=(f"set `graph {{ mode = {alt[0]} }}`, or " if alt else "") + f"set `graph_mode = false` in `{n}` (eager)",
-                       notes=[row.notes] if row.notes else [], path=("graph", "mode"))
+                       notes=[_plain(row.notes)] if row.notes else [], path=("graph", "mode"))
             return
         if mt and row.model_types and mt not in row.model_types:
             yield diag(codes.GRAPH_MODE_UNSUPPORTED, f"`{mode}` graph mode runs only {', '.join(row.model_types)} models, not `{mt}`",
@@ -139,10 +149,10 @@ def check_capture_grid(plan, r):
         slow = f"; the cost model predicts eager steps {ratio:.1f}× the graph step time" if ratio and ratio > 1.05 else ""
         yield diag(codes.CAPTURE_GRID_MISS,
                    f"`{n}`: decode batches above {below or 0} tokens run without a captured graph: max_num_seqs {role.max_num_seqs}"
-                   + (f" × (1 + {draft})" if draft else "") + f" = {need}, and {where}" + slow,
+                   + (f" × (1 + {draft}) = {need}" if draft else "") + f", and {where}" + slow,
                    role.span_of("max_num_seqs"),
                    related=[Related(g.span_of("capture_sizes"), "capture sizes given here")] if explicit is not None else [],
-                   help=fix, notes=[grid.notes] if grid is not None and grid.notes and explicit is None else [],
+                   help=fix, notes=[_plain(grid.notes)] if grid is not None and grid.notes and explicit is None else [],
                    path=(n, "max_num_seqs"))
 
 

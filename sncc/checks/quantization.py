@@ -35,7 +35,7 @@ def check_quant_supported(plan, r):
     formats = tuple(getattr(r.chip, "weight_formats", ()) or ())
     if r.quant in formats:
         return
-    alt = [q for q in ("w8a8", "w4a8", "bf16", "fp8", "mxfp8") if q in formats]
+    alt = [q for q in ("w8a8", "w4a8", "bf16", "fp16", "fp8", "mxfp8") if q in formats]
     origin = {"plan": "", "checkpoint": " (from the checkpoint)", "catalog": " (the model's native dtype)"}[r.quant_origin or "plan"]
     yield diag(codes.QUANT_UNSUPPORTED,
                f"{_chip_label(r)} cannot run `{r.quant}` weights{origin}",

@@ -141,7 +141,14 @@ def check_hccl_connect_timeout(plan, r):
     lo, hi, warn = d["hccl_connect_timeout_min_s"], d["hccl_connect_timeout_max_s"], d["hccl_connect_timeout_multinode_warn_s"]
     span = plan.env_span("HCCL_CONNECT_TIMEOUT")
     val = env_int(plan, "HCCL_CONNECT_TIMEOUT")
-    if val is None or val < lo or val > hi:
+    if val is None:
+        raw = plan.env["HCCL_CONNECT_TIMEOUT"]
+        yield diag(codes.HCCL_CONNECT_TIMEOUT,
+                   f"HCCL_CONNECT_TIMEOUT `{raw}` is not a whole number of seconds (the runtime reads the variable as an integer)",
+                   span, severity="error", help=f"write the seconds as a plain number in [{lo}, {hi}], e.g. `HCCL_CONNECT_TIMEOUT = 900`",
+                   path=("env", "HCCL_CONNECT_TIMEOUT"))
+        return
+    if val < lo or val > hi:
         yield diag(codes.HCCL_CONNECT_TIMEOUT,
                    f"HCCL_CONNECT_TIMEOUT `{plan.env['HCCL_CONNECT_TIMEOUT']}` is outside CANN's range [{lo}, {hi}] seconds",
                    span, severity="error", help=f"use a whole number of seconds in [{lo}, {hi}], e.g. 1200",

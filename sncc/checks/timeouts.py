@@ -67,3 +67,19 @@ def check_proxy_timeouts(plan, r):
                    gw.span_of("timeout"), related=[Related(px.span_of("read_timeout"), "proxy read timeout")],
                    help="order the hops: client total ≥ proxy read ≥ silent gap; the client gives up while the proxy keeps the upstream busy",
                    path=("gateway", "timeout"))
+
+
+def check_gateway_timeout_set(plan, r):
+    """A gateway without ``timeout`` gives clients an unbounded wait (SN6003 as a
+    warning; misconfig BR-21: a stalled upstream then holds capacity forever)."""
+    gw = plan.gateway
+    if gw is None or gw.timeout is not None or gw.written("timeout"):
+        return
+    ttft, tpot = slo_target(plan, "ttft"), slo_target(plan, "tpot")
+    if ttft is not None and tpot is not None:
+        worst = ttft.target + r.max_tokens * tpot.target
+        hint = f"above the longest generation, {format_duration(worst)} (TTFT + max_tokens × TPOT targets)"
+    else:
+        hint = "above the longest generation, e.g. `timeout = 30min`"
+    yield diag(codes.PROXY_TIMEOUT, "the gateway has no `timeout`: clients wait without bound when an upstream stalls",
+               gw.name_span, severity="warning", help=f"set `timeout` {hint}", path=("gateway", "timeout"))

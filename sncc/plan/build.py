@@ -32,6 +32,7 @@ from sncc.units import KIND_NOUN, KIND_UNITS, UnitError, parse_number, parse_qua
 #: tokens, Google API keys, PEM private keys (shapes from gitleaks' default rules,
 #: https://github.com/gitleaks/gitleaks/blob/master/config/gitleaks.toml)
 SECRET_PATTERNS = (
+    re.compile(r"[a-z][a-z0-9+.-]*://[^/\s:@]+:[^/\s@]+@"),  # user:password@ in a URL
     re.compile(r"\bsk-[A-Za-z0-9_\-]{8,}"),
     re.compile(r"\bBearer\s+[A-Za-z0-9._\-]{16,}"),
     re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
@@ -294,6 +295,7 @@ class _Builder:
         fields = cls.model_fields
         if cls.label_field:
             if b.label is None:
+                meta.failed.add(cls.label_field)  # reported here; not again as a missing key
                 self.error(codes.MISSING_KEY, f"`{where}` needs a name: `{b.name} \"...\" {{ }}`", b.name_span,
                            help=f"e.g. {b.name} \"{'deepseek-r1' if b.name == 'model' else 'omni-infer' if b.name == 'engine' else 'my-plan'}\" {{ ... }}")
             else:
@@ -484,6 +486,7 @@ def _attach(node: BaseModel, meta: Meta) -> None:
         node._name_span = meta.name_span
         node._value_spans = dict(meta.values)
         node._key_spans = dict(meta.keys)
+        node._invalid = frozenset(meta.failed)
     for name, child_meta in meta.children.items():
         child = getattr(node, name, None)
         if isinstance(child, BaseModel):

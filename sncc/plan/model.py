@@ -59,6 +59,7 @@ class Node(BaseModel):
     _name_span: Optional[Span] = PrivateAttr(default=None)
     _value_spans: dict = PrivateAttr(default_factory=dict)
     _key_spans: dict = PrivateAttr(default_factory=dict)
+    _invalid: frozenset = PrivateAttr(default=frozenset())
 
     def span_of(self, field: str) -> Optional[Span]:
         """Span of ``field``'s value in the file, or of the block when the value is a default."""
@@ -81,6 +82,11 @@ class Node(BaseModel):
     def is_default(self, field: str) -> bool:
         """True when ``field`` was not written in the file."""
         return field not in self.model_fields_set
+
+    def written(self, field: str) -> bool:
+        """True when the file wrote ``field``, even if its value was invalid and
+        dropped (checks use this to avoid reporting a missing value twice)."""
+        return field in self.model_fields_set or field in self._invalid
 
     def origin(self, field: str) -> str:
         """``"file"`` or ``"default"``."""

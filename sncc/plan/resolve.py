@@ -109,7 +109,8 @@ def resolve(plan: Plan, base_dir: str | None = None) -> Resolved:
             ids = list(catalog.models())
             d = _unknown("model", mdl.id, mdl.span_of("id"), ids)
             d = diag(d.code, d.message, d.span,
-                     help=(d.help or "") + "; or point `weights` at a directory holding the model's config.json")
+                     help=(d.help.rstrip("?") + "? Or " if d.help and d.help.startswith("did you mean") else (d.help + "; or " if d.help else ""))
+                     + "point `weights` at a directory holding the model's config.json")
             r.diagnostics.append(d)
     # --- quantization and KV dtype ----------------------------------------
     if mdl.quant is not None:

@@ -17,11 +17,44 @@ class CommandError(Exception):
     """A user-facing failure of the command (exit 2); the message says what to do."""
 
 
+class Progress:
+    """Progress lines on a stream (stderr) for long simulations.
+
+    ``for_run(label)`` returns the ``progress(completed, requests)`` callback of one run
+    (:func:`sncc.sim.runner.simulate`).  Nothing is written until ``after_s`` seconds of wall
+    time have passed since the command started; then at most one line every ``every_s``
+    seconds: ``sncc simulate: <label>: <completed>/<requests> requests (<elapsed> s)``."""
+
+    def __init__(self, stream: Any, after_s: float = 3.0, every_s: float = 2.0):
+        import time
+        self._clock = time.monotonic
+        self.stream = stream
+        self.t0 = self._clock()
+        self.after_s, self.every_s = after_s, every_s
+        self._next = self.t0 + after_s
+        self.lines = 0
+
+    def for_run(self, label: str):
+        def cb(done: int, total: int) -> None:
+            now = self._clock()
+            if now < self._next:
+                return
+            self._next = now + self.every_s
+            self.lines += 1
+            self.stream.write(f"sncc simulate: {label}: {done}/{total} requests ({now - self.t0:.0f} s)\n")
+            self.stream.flush()
+        return cb
+
+
 def simulate_plan(comp: Any, *, seed: int = 0, fmt: str = "text", profile: Optional[str] = None,
-                  goodput: bool = False, plot: Optional[str] = None, strict: bool = False) -> Tuple[str, int]:
+                  goodput: bool = False, plot: Optional[str] = None, strict: bool = False,
+                  progress_stream: Any = "stderr") -> Tuple[str, int]:
     """Simulate a compiled plan; returns (output text, exit code).
 
+    Runs longer than a few seconds report progress on ``progress_stream`` (default
+    ``sys.stderr``; None = silent), see :class:`Progress`.
     Raises :class:`CommandError` for an unreadable profile or an unwritable plot."""
+    import sys
     from .from_plan import spec_from_plan
     from .profile import ProfileError, load_profile
     from .render import render_json, render_text
@@ -34,14 +67,16 @@ def simulate_plan(comp: Any, *, seed: int = 0, fmt: str = "text", profile: Optio
         load_profile(spec.profile)
     except ProfileError as e:
         raise CommandError(str(e)) from None
-    result = simulate(spec)
+    stream = sys.stderr if progress_stream == "stderr" else progress_stream
+    prog = Progress(stream) if stream is not None else None
+    result = simulate(spec, progress=prog.for_run(f"plan `{comp.plan.name}`") if prog else None)
     extra = {}
     if any(s.verdict == "missed" for s in result.slo):
-        extra["changes"] = cheapest_changes(spec, result)
+        extra["changes"] = cheapest_changes(spec, result, progress=prog.for_run if prog else None)
     if goodput:
         if not any(s.metric in ("ttft", "tpot", "e2e") for s in spec.slos):
             raise CommandError("--goodput needs at least one latency SLO (ttft, tpot or e2e) in the plan's `slo` block")
-        extra["goodput"] = goodput_search(spec)
+        extra["goodput"] = goodput_search(spec, progress=prog.for_run if prog else None)
     if plot:
         from .plot import PlotUnavailable, write_plot
         ttft, tpot = getattr(result, "_samples", ([], []))

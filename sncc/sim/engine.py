@@ -107,6 +107,8 @@ class Simulation:
         self.preemptions = 0
         self.on_demand = ctx.reserve_blocks is None
         self.blk = ctx.block_size
+        #: optional ``progress(completed, requests)`` called every 65,536 events
+        self.progress = None
 
     # ------------------------------------------------------------------ events
     def _push(self, t: float, kind: int, a: int = 0) -> None:
@@ -156,10 +158,21 @@ class Simulation:
         handlers = self.handlers
         ev = self.ev
         pop = heapq.heappop
-        while ev:
-            t, _, kind, a = pop(ev)
-            self.now = t
-            handlers[kind](a)
+        progress = self.progress
+        if progress is None:
+            while ev:
+                t, _, kind, a = pop(ev)
+                self.now = t
+                handlers[kind](a)
+        else:
+            k = 0
+            while ev:
+                t, _, kind, a = pop(ev)
+                self.now = t
+                handlers[kind](a)
+                k += 1
+                if not k & 0xFFFF:          # every 65,536 events: a cheap callback
+                    progress(self.completed, n)
         return {"reqs": self.R, "issued": self.issued, "completed": self.completed,
                 "preemptions": self.preemptions,
                 "t_first_block": self.t_first_block, "series": self.series}

@@ -20,6 +20,9 @@ else:  # pragma: no cover - Python 3.10
 PROFILE_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "catalog", "data", "profiles")
 
 
+_MISSING = object()
+
+
 class Profile:
     """Read-only view of a profile with usage tracking of fitted constants."""
 
@@ -27,6 +30,7 @@ class Profile:
         self.id = pid
         self._data = data
         self.used_fitted: Dict[str, Dict[str, Any]] = {}
+        self._values: Dict[str, Any] = {}     # memo of get(): step models read constants per step
 
     def entry(self, key: str) -> Dict[str, Any]:
         """The raw table of dotted ``key`` (KeyError if absent)."""
@@ -39,6 +43,9 @@ class Profile:
 
     def get(self, key: str, default: Any = None) -> Any:
         """Value of constant ``key``; ``default`` when absent (None default -> KeyError)."""
+        v = self._values.get(key, _MISSING)
+        if v is not _MISSING:
+            return v
         try:
             e = self.entry(key)
         except KeyError:
@@ -47,6 +54,7 @@ class Profile:
             return default
         if "fitted" in e:
             self.used_fitted[key] = {"value": e["value"], "fitted": e["fitted"]}
+        self._values[key] = e["value"]
         return e["value"]
 
     def has(self, key: str) -> bool:

@@ -225,12 +225,14 @@ def step_breakdowns(spec: Any, c: Any, res: SimResult) -> dict:
     return out
 
 
-def simulate(spec: Any, *, series: bool = True) -> SimResult:
+def simulate(spec: Any, *, series: bool = True, progress: Any = None) -> SimResult:
     """Run the discrete-event simulation of ``spec`` and return its metrics.
 
-    ``series=False`` skips the time series (goodput search, calibration)."""
+    ``series=False`` skips the time series (goodput search, calibration).  ``progress``, when
+    given, is called as ``progress(completed, requests)`` every 65,536 engine events."""
     c = prepare(spec)
     sim = Simulation(spec, c)
+    sim.progress = progress
     if not series:
         sim.ts_dt = float("inf")
     raw = sim.run()

@@ -30,8 +30,9 @@ def _at_rate(spec: Any, rate: float, requests: int) -> Any:
     return replace(spec, workload=wl)
 
 
-def _ok(spec: Any, rate: float, requests: int) -> tuple:
-    res = simulate(_at_rate(spec, rate, requests), series=False)
+def _ok(spec: Any, rate: float, requests: int, progress: Any = None) -> tuple:
+    res = simulate(_at_rate(spec, rate, requests), series=False,
+                   progress=progress(f"goodput trial at {rate:.3g} req/s") if progress else None)
     slos = [s for s in spec.slos if s.metric in LATENCY]
     verdicts = [evaluate_slo(res, s, None, client_ttft=True) for s in slos]
     sat = res.saturated
@@ -40,12 +41,13 @@ def _ok(spec: Any, rate: float, requests: int) -> tuple:
 
 
 def goodput(spec: Any, *, requests: Optional[int] = None, start: float = 0.25, tol: float = 0.02,
-            max_runs: int = 24) -> Dict[str, Any]:
+            max_runs: int = 24, progress: Any = None) -> Dict[str, Any]:
     """Goodput [req/s] of ``spec`` under its latency SLOs (see the module docstring).
 
     ``requests`` per trial run (default: the plan's, capped at 3000).  Returns
     ``{"rate": r, "qpm": 60r, "runs": n, "binding": [names of SLOs failing just above r],
-    "trials": [(rate, ok)]}``; ``rate`` is 0.0 when even ``start`` fails."""
+    "trials": [(rate, ok)]}``; ``rate`` is 0.0 when even ``start`` fails.  ``progress(label)``,
+    when given, returns each trial run's progress callback (:func:`sncc.sim.runner.simulate`)."""
     n = requests or min(spec.workload.requests, 3000)
     trials = []
     lo, hi = 0.0, None
@@ -53,7 +55,7 @@ def goodput(spec: Any, *, requests: Optional[int] = None, start: float = 0.25, t
     runs = 0
     fail_names: List[str] = []
     while hi is None and runs < max_runs:
-        ok, vs, keeps = _ok(spec, r, n)
+        ok, vs, keeps = _ok(spec, r, n, progress)
         runs += 1
         trials.append((r, ok))
         if ok:
@@ -66,7 +68,7 @@ def goodput(spec: Any, *, requests: Optional[int] = None, start: float = 0.25, t
         return {"rate": lo, "qpm": lo * 60, "runs": runs, "binding": [], "trials": trials}
     while hi - lo > tol * hi and runs < max_runs:
         mid = 0.5 * (lo + hi)
-        ok, vs, keeps = _ok(spec, mid, n)
+        ok, vs, keeps = _ok(spec, mid, n, progress)
         runs += 1
         trials.append((mid, ok))
         if ok:
@@ -121,10 +123,16 @@ def _candidates(spec: Any) -> List[tuple]:
 MIN_EFFECT = 0.01
 
 
-def seed_noise(spec: Any, result: Any, slos: List[Any]) -> Dict[str, float]:
+#: requests per what-if run (each candidate and its baseline run at this size, as the goodput
+#: search does): a 100k-request plan would otherwise be simulated once per candidate in full
+WHATIF_REQUESTS = 3000
+
+
+def seed_noise(spec: Any, result: Any, slos: List[Any], progress: Any = None) -> Dict[str, float]:
     """Relative run-to-run noise per SLO name: ``|observed(seed+1) / observed(seed) - 1|``
     (one extra simulation with the next workload seed), at least :data:`MIN_EFFECT`."""
-    other = simulate(replace(spec, workload=replace(spec.workload, seed=spec.workload.seed + 1)), series=False)
+    other = simulate(replace(spec, workload=replace(spec.workload, seed=spec.workload.seed + 1)), series=False,
+                     progress=progress)
     out = {}
     for s, v in slos:
         nv = evaluate_slo(other, s, result.info.get("residuals"))
@@ -132,21 +140,34 @@ def seed_noise(spec: Any, result: Any, slos: List[Any]) -> Dict[str, float]:
     return out
 
 
-def cheapest_changes(spec: Any, result: Any) -> List[Dict[str, Any]]:
+def cheapest_changes(spec: Any, result: Any, *, requests: Optional[int] = None,
+                     progress: Any = None) -> List[Dict[str, Any]]:
     """What-ifs for the SLOs ``result`` misses (empty when none is missed).
 
-    Each candidate (:func:`_candidates`) is re-simulated; one whose effect on every missed SLO
-    is within the seed noise (:func:`seed_noise`) is dropped.  Each entry: ``change``,
+    Each candidate (:func:`_candidates`) is re-simulated with ``requests`` requests (default:
+    the plan's, capped at :data:`WHATIF_REQUESTS`; when capped, the baseline is re-run at the
+    same size so before and after compare like with like); one whose effect on every missed
+    SLO is within the seed noise (:func:`seed_noise`) is dropped.  Each entry: ``change``,
     ``added_devices``, ``needs_devices`` (devices beyond the plan's hardware, 0 when it fits),
-    ``effects`` (per missed SLO: before, after, verdict) and ``all_slos``.  Sorted: changes that
-    fix every SLO first, then those that fit the hardware, then fewer added devices."""
+    ``requests`` (per run), ``effects`` (per missed SLO: before, after, verdict) and
+    ``all_slos``.  Sorted: changes that fix every SLO first, then those that fit the hardware,
+    then fewer added devices.  ``progress(label)``, when given, returns the progress callback
+    of each run (see :func:`sncc.sim.runner.simulate`)."""
     missed = [(s, v) for s, v in zip(spec.slos, result.slo) if v.verdict == "missed"]
     if not missed:
         return []
-    noise = seed_noise(spec, result, missed)
+    cands = _candidates(spec)
+    prog = progress or (lambda label: None)
+    n = requests or min(spec.workload.requests, WHATIF_REQUESTS)
+    if n < spec.workload.requests:
+        spec = replace(spec, workload=replace(spec.workload, requests=n))
+        cands = [(lab, dev, short, replace(sp, workload=spec.workload)) for lab, dev, short, sp in cands]
+        result = simulate(spec, series=False, progress=prog(f"what-if baseline at {n} requests"))
+        missed = [(s, v) for s, v in zip(spec.slos, result.slo) if v.name in {m[1].name for m in missed}]
+    noise = seed_noise(spec, result, missed, progress=prog("what-if seed noise"))
     out = []
-    for label, dev, short, sp in _candidates(spec):
-        r = simulate(sp, series=False)
+    for label, dev, short, sp in cands:
+        r = simulate(sp, series=False, progress=prog(f"what-if: {label}"))
         effects = []
         gain = False
         for s, v in missed:
@@ -156,7 +177,7 @@ def cheapest_changes(spec: Any, result: Any) -> List[Dict[str, Any]]:
         if not gain:
             continue
         fixes_all = all(v.verdict != "missed" for v in r.slo)
-        out.append({"change": label, "added_devices": dev, "needs_devices": short, "effects": effects,
+        out.append({"change": label, "added_devices": dev, "needs_devices": short, "requests": n, "effects": effects,
                     "all_slos": "met" if all(v.verdict == "met" for v in r.slo) else (
                         "not missed" if fixes_all else "still missed")})
     rank = {"met": 0, "not missed": 1, "still missed": 2}
