@@ -145,7 +145,8 @@ def cheapest_changes(spec: Any, result: Any, *, requests: Optional[int] = None,
     """What-ifs for the SLOs ``result`` misses (empty when none is missed).
 
     Each candidate (:func:`_candidates`) is re-simulated with ``requests`` requests (default:
-    the plan's, capped at :data:`WHATIF_REQUESTS`; when capped, the baseline is re-run at the
+    the plan's, capped at :data:`WHATIF_REQUESTS` or 3x a closed loop's concurrency, whichever
+    is larger; when capped, the baseline is re-run at the
     same size so before and after compare like with like); one whose effect on every missed
     SLO is within the seed noise (:func:`seed_noise`) is dropped.  Each entry: ``change``,
     ``added_devices``, ``needs_devices`` (devices beyond the plan's hardware, 0 when it fits),
@@ -158,7 +159,8 @@ def cheapest_changes(spec: Any, result: Any, *, requests: Optional[int] = None,
         return []
     cands = _candidates(spec)
     prog = progress or (lambda label: None)
-    n = requests or min(spec.workload.requests, WHATIF_REQUESTS)
+    # a closed loop needs several times its clients to reach its steady state
+    n = requests or min(spec.workload.requests, max(WHATIF_REQUESTS, 3 * (spec.workload.concurrency or 0)))
     if n < spec.workload.requests:
         spec = replace(spec, workload=replace(spec.workload, requests=n))
         cands = [(lab, dev, short, replace(sp, workload=spec.workload)) for lab, dev, short, sp in cands]
