@@ -163,6 +163,9 @@ def spec_from_plan(plan, resolved, *, seed: int = 0, profile: str | None = None)
         profile=profile or PROFILE_BY_GENERATION.get(resolved.chip.generation, "ascend-a3"),
         features=features, slos=slos, hccl_buffsize_mb=hccl_buffsize_mb(plan.env, plan_is_moe_ep(plan, resolved.arch)),
         devices_available=resolved.devices_available, notes=tuple(notes),
+        # Omni-Infer's reservation of prompt + max_tokens is fitted to seed 000 (profile
+        # [policy]); vLLM and vllm-ascend allocate KV blocks on demand and preempt
+        kv_admission="reserve-max-tokens" if plan.engine.kind == "omni-infer" else "on-demand",
     )
 
 
