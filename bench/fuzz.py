@@ -45,7 +45,6 @@ def campaign(n: int, seed: int, kind: str, out: str, worker: int) -> dict:
     """
     import hypothesis
     from hypothesis import HealthCheck, Phase, given, settings
-    from hypothesis import strategies as st
 
     import test_fuzz as F
     from sncc.compiler import compile_file

@@ -12,7 +12,6 @@ import os
 import re
 
 import jsonschema
-import pytest
 from click.testing import CliRunner
 
 from conftest import ROOT

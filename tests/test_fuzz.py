@@ -21,7 +21,6 @@ strategies and property (:func:`check_input`).
 from __future__ import annotations
 
 import json
-import os
 import pathlib
 import re
 import signal

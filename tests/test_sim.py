@@ -10,9 +10,8 @@ import math
 import pytest
 
 from sncc.sim import simulate
-from sncc.sim.scenarios import (CLOUDMATRIX_DECODE, CLOUDMATRIX_PREFILL_TOK_S_PER_NPU, SEED000_PUBLISHED,
-                                cloudmatrix_decode_step, cloudmatrix_prefill_tok_s_per_npu,
-                                qwen3_32b_h200_spec, seed000_spec)
+from sncc.sim.scenarios import (CLOUDMATRIX_DECODE, SEED000_PUBLISHED,
+                                cloudmatrix_decode_step, qwen3_32b_h200_spec, seed000_spec)
 
 
 @pytest.fixture(scope="module")

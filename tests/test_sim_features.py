@@ -186,7 +186,6 @@ def test_speculative_verify_scales_with_1_plus_k_and_draft_cost():
         return prepare(dc.replace(base, features=f, roles=(("prefill", base.role("prefill")), ("decode", role)))).decode_model
 
     m1, m3 = model((1, 0.7), 0.0), model((3, 0.7), 0.0)
-    role = dc.replace(base.role("decode"), graph_gears=None)
     g = [model((k, 0.7), 0.0) for k in (1, 3)]
     for mm, k in zip(g, (1, 3)):
         mm.gears = None

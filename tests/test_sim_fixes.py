@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses as dc
 import io
-import math
 import os
 import random
 import re

@@ -22,11 +22,9 @@ def check_model_id(plan, r):
 
 def _slo(plan, metric: str):
     """The p99 target of ``metric`` when given (the tail decides timeouts), else the first."""
-    best = None
-    for t in plan.slo:
-        if t.metric == metric and (best is None or t.stat == "p99"):
-            best = t
-    return best
+    from sncc.checks.timeouts import slo_target
+
+    return slo_target(plan, metric)
 
 
 def check_timeout(plan, r):

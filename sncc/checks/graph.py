@@ -143,7 +143,7 @@ def check_capture_grid(plan, r):
                 continue
             below, above = grid.nearest(need)
             where = f"{need} is off the default capture grid (1, 2, 4, multiples of {grid.step})"
-            fix = (f"set max_num_seqs = {above // (1 + draft)}" if above % (1 + draft) == 0 else f"raise max_num_seqs") \
+            fix = (f"set max_num_seqs = {above // (1 + draft)}" if above % (1 + draft) == 0 else "raise max_num_seqs") \
                 + f" or list {need} in `graph {{ capture_sizes = [...] }}`"
         ratio = _eager_ratio(plan, r, n, role.max_num_seqs)
         slow = f"; the cost model predicts eager steps {ratio:.1f}× the graph step time" if ratio and ratio > 1.05 else ""

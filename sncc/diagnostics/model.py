@@ -9,7 +9,7 @@ value or the default came from) and a help line with the fix.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
 from sncc.diagnostics.codes import ErrorCode

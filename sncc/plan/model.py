@@ -13,7 +13,7 @@ language server uses the descriptions for hover.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal, Optional
+from typing import Any, ClassVar, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 

@@ -7,7 +7,6 @@ verdict is printed as UNCERTAIN but exits 0 — the prediction does not show a m
 """
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any, Optional, Tuple
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_FAILURE = 0, 1, 2

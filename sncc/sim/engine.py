@@ -468,15 +468,13 @@ class Simulation:
         d.busy = True
         self._push(self.now + t, 3, di)
 
-    def _decode_done(self, di: int) -> None:
-        d = self.d[di]
+    def _pop_finished(self, d, step: int) -> list[int]:
+        """Remove the sequences of decode/serve group ``d`` that finish at or before
+        ``step`` from its heap and rank counters; returns their request indices.
+        Heap entries of preempted sequences (``fin`` changed) are skipped."""
         R = self.R
-        now = self.now
-        for i in d.new_this:
-            R.t_first[i] = now
-        d.new_this = []
-        step = d.step
         h = d.heap
+        done: list[int] = []
         while h and h[0][0] <= step:
             f, i = heapq.heappop(h)
             if f != R.fin[i]:
@@ -488,6 +486,18 @@ class Simulation:
             d.free_blocks[r] += R.blocks[i]
             d.sum_prompt[r] -= R.prompt[i]
             d.sum_start[r] -= self._start_of[i]
+            done.append(i)
+        return done
+
+    def _decode_done(self, di: int) -> None:
+        d = self.d[di]
+        R = self.R
+        now = self.now
+        for i in d.new_this:
+            R.t_first[i] = now
+        d.new_this = []
+        step = d.step
+        for i in self._pop_finished(d, step):
             self._complete(i)
         d.step = step + 1
         d.busy = False
@@ -528,7 +538,7 @@ class Simulation:
             self._start_serve(k)
 
     def _serve_reserve(self, k: int, i: int) -> bool:
-        c, R = self.c, self.R
+        R = self.R
         d = self.d[k]
         need = self._need(i)
         best, bfree = -1, -1
@@ -608,18 +618,7 @@ class Simulation:
         now = self.now
         step = d.step
         tps = self.tps
-        h = d.heap
-        while h and h[0][0] <= step:
-            f, i = heapq.heappop(h)
-            if f != R.fin[i]:
-                continue                # stale entry of a preempted sequence
-            R.fin[i] = -1
-            r = R.rank[i]
-            d.running[r] -= 1
-            d.nseq[r] -= 1
-            d.free_blocks[r] += R.blocks[i]
-            d.sum_prompt[r] -= R.prompt[i]
-            d.sum_start[r] -= self._start_of[i]
+        for i in self._pop_finished(d, step):
             self.s_load[k] -= 1
             self._complete(i)
         nxt = step + 1
@@ -640,7 +639,7 @@ class Simulation:
             self._start_of[i] = nxt
             f = nxt + int(math.ceil((R.out[i] - 1 - R.gen[i]) / tps - 1e-9)) - 1
             R.fin[i] = f
-            heapq.heappush(h, (f, i))
+            heapq.heappush(d.heap, (f, i))
             if self.on_demand:
                 d.order[r].append(i)
         self.s_step_fin[k] = []

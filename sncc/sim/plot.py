@@ -7,7 +7,7 @@ over the steady-state window (whole run when there is none) with the SLO targets
 """
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from typing import Any, Sequence
 
 
 class PlotUnavailable(RuntimeError):

@@ -138,7 +138,7 @@ def prepare(spec: Any) -> Any:
         blk = c.serve.block_size
         total_dev = c.serve.instances * c.serve.devices
 
-    prompts, outputs = c.prompts, c.outputs
+    prompts = c.prompts
     if spec.kv_admission == "reserve-max-tokens":
         c.reserve_blocks = lambda i: blocks_for(prompts[i] + max_tokens, blk)
     elif spec.kv_admission == "on-demand":

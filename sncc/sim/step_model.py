@@ -28,7 +28,7 @@ from . import cost_attention as ca
 from . import cost_comm as cc
 from .cost_gemm import experts_touched_fraction, imbalance_with_redundancy, local_experts
 from .cost_roofline import peak_for, roofline
-from .cost_vector import FAMILIES as VEC_FAMILIES, activation_quantized, vector_elements
+from .cost_vector import activation_quantized, vector_elements
 from .model_shape import ModelShape
 
 
