@@ -127,6 +127,12 @@ def build(plan: Plan, resolved: Resolved, role: str, dep: Deployment | None = No
     _add(p, "data_parallel_size", r.dp, f"plan {role}.ep (attention data-parallel replicas)")
     if r.dp_local is not None and r.dp_local < r.dp:
         _add(p, "data_parallel_size_local", r.dp_local, f"DP ranks per node: {dep.devices_per_node} devices / (tp × pp)")
+        nodes = -(-r.dp // r.dp_local)
+        _comment(p, f"multi-node launch (vLLM DP): start the same config on each of the {nodes} nodes of an instance; "
+                    "node 0 serves the API and the others add --headless; all pass --data-parallel-address "
+                    "<node 0 IP> and --data-parallel-rpc-port <port>")
+        for node in range(nodes):
+            _comment(p, f"  node {node}: --data-parallel-start-rank {node * r.dp_local}" + (" --headless" if node else ""))
     _add(p, "pipeline_parallel_size", r.pp, f"plan {role}.pp")
     _add(p, "enable_expert_parallel", r.expert_parallel, r.expert_parallel_note)
     doc.add("parallel", p)
