@@ -58,9 +58,17 @@ def test_simulate_seed_000_json(tmp_path):
     assert abs(sat["qpm"] / 608 - 1) <= 0.15
     assert abs(sat["ttft_s"] / 1.93 - 1) <= 0.15
     assert abs(sat["tpot_ms"] / 47 - 1) <= 0.15
-    r6 = CliRunner().invoke(main, ["simulate", "--format", "json", str(ROOT / "examples" / "deepseek-r1-a3-6p1d.sn")])
-    assert r6.exit_code == 1  # the 6P1D plan misses its 2 s TTFT SLO, as the seed reports
-    d6 = json.loads(r6.output)["saturated"]
+    p6 = str(ROOT / "examples" / "deepseek-r1-a3-6p1d.sn")
+    r6 = CliRunner().invoke(main, ["simulate", "--format", "json", p6])
+    # the 6P1D plan's predicted TTFT is over its 2 s SLO, as the seed reports, but the
+    # profile's CloudMatrix prefill residual (-85 %) lets the true TTFT be 6.8x shorter:
+    # the verdict is UNCERTAIN (exit 0), and --strict fails on it
+    assert r6.exit_code == 0, r6.output
+    j6 = json.loads(r6.output)
+    ttft_v = [v for v in j6["slo"] if v["name"].startswith("ttft")][0]
+    assert ttft_v["verdict"] == "uncertain" and ttft_v["observed"] > 2.0 and ttft_v["low"] < 2.0
+    assert CliRunner().invoke(main, ["simulate", "--strict", "--format", "json", p6]).exit_code == 1
+    d6 = j6["saturated"]
     assert abs(d6["qpm"] / sat["qpm"] - 1) <= 0.05
     assert d6["ttft_s"] >= 1.5 * sat["ttft_s"]
 

@@ -186,7 +186,10 @@ def test_cheapest_changes_fix_6p1d_with_a_prefill_instance():
 
     spec = seed000_spec(6, requests=1500)
     res = simulate(spec, series=False)
-    assert any(v.verdict == "missed" for v in res.slo)
+    from sncc.sim.metrics import violated
+    # predicted TTFT over the 2 s target; the verdict is UNCERTAIN (the profile's prefill
+    # residual lets TTFT be much shorter), and the what-ifs still try to fix it
+    assert any(violated(s, v) and v.verdict == "uncertain" for s, v in zip(spec.slos, res.slo))
     ch = cheapest_changes(spec, res)
     assert ch and ch[0]["change"].startswith("one more prefill instance")
     assert ch[0]["effects"][0]["after"] < ch[0]["effects"][0]["before"]

@@ -11,6 +11,7 @@ from . import ModelArch, kv_dtype_bytes
 
 __all__ = [
     "attention_params_per_layer",
+    "dsv4_compressor_indexer_params",
     "expert_params",
     "param_breakdown",
     "total_params",
@@ -35,6 +36,13 @@ _INDEXER_SCALE_BLOCK = 128
 #: DeepSeek-V4 per stored entry, SGLang sizing: qk_nope (fp8) + 2 x qk_rope (bf16) + 8 B scales
 #: (domain-facts §5.2, "448 + 128 + 8 = 584 B").
 _DSV4_ENTRY_SCALE_BYTES = 8
+#: DeepSeek-V4 KV compressors: output series per source token.  A CSA (ratio-4) compressor and the
+#: indexer's compressor project each token to two overlapping-window series (Ca, Cb: ``2 x head_dim``);
+#: an HCA (ratio-128) compressor to one (``1 x head_dim``).  R: HF transformers
+#: models/deepseek_v4/modeling_deepseek_v4.py (DeepseekV4CSACompressor, DeepseekV4HCACompressor,
+#: DeepseekV4Indexer); the DeepSeek reference inference Compressor sets ``coff = 1 + (ratio == 4)``.
+_DSV4_CSA_SERIES = 2
+_DSV4_HCA_SERIES = 1
 
 KV_LAYOUTS = ("vllm", "vllm-ascend", "fp8_ds_mla", "packed")
 
@@ -52,9 +60,13 @@ def attention_params_per_layer(m: ModelArch) -> float:
       + ``h·(kv_lora+rope) + kv_lora`` + ``kv_lora·H·(nope+v)`` + ``H·v·h``.
     * mla-dsa (V3.2) adds the lightning indexer ``q_lora·Hi·di + h·di + 2·di + h·Hi`` (approximation
       of the reference indexer: wq_b, wk, k_norm, weights_proj; I).
-    * dsv4: approximation (I) — ``h·q_lora + q_lora·H·d`` (q) + ``h·d`` (single shared KV head)
-      + grouped low-rank output ``H·d·o_lora/o_groups + o_groups·o_lora·h``; compressor and
-      indexer weights of CSA/HCA layers are not counted (≈1 % of V4-Flash).
+    * dsv4: ``h·q_lora + q_lora·H·d`` (q: wq_a, wq_b) + ``h·d`` (wkv, single shared KV head)
+      + grouped low-rank output ``H·d·o_lora`` (wo_a: ``o_groups`` blocks of ``H·d/o_groups`` inputs
+      × ``o_lora`` outputs) ``+ o_groups·o_lora·h`` (wo_b) (HF transformers modeling_deepseek_v4.py
+      DeepseekV4GroupedLinear; an earlier version divided wo_a by ``o_groups``).  This is the part
+      every layer has; the compressor and indexer weights of CSA/HCA layers differ by layer kind
+      and are added per layer by :func:`dsv4_compressor_indexer_params` in :func:`param_breakdown`.
+      Norms and the per-head attention sink are ignored.
     Shapes: domain-facts §5.1.
     """
     h, H = m.hidden_size, m.num_attention_heads
@@ -78,12 +90,53 @@ def attention_params_per_layer(m: ModelArch) -> float:
         q = h * q_lora + q_lora * H * d if q_lora else h * H * d
         kv = h * d * m.num_key_value_heads
         if m.o_lora_rank and m.o_groups:
-            o = H * d * m.o_lora_rank / m.o_groups + m.o_groups * m.o_lora_rank * h
+            o = H * d * m.o_lora_rank + m.o_groups * m.o_lora_rank * h
         else:
             o = H * d * h
         return float(q + kv + o)
     d = m.attn_head_dim
     return float(h * H * d + 2 * h * m.num_key_value_heads * d + H * d * h)
+
+
+def _dsv4_compressor(h: int, head_dim: int, ratio: int, series: int) -> float:
+    """One DeepSeek-V4 KV compressor [elements]: kv and gate projections ``2·h·series·head_dim``
+    + position bias ``ratio·series·head_dim`` + output RMSNorm ``head_dim``."""
+    return 2.0 * h * series * head_dim + ratio * series * head_dim + head_dim
+
+
+def dsv4_compressor_indexer_params(m: ModelArch) -> dict[str, float]:
+    """Compressor and indexer weights of DeepSeek-V4 CSA/HCA layers [elements].
+
+    Keys: ``csa_layer`` (one CSA layer: compressor at ``head_dim`` with two series + lightning
+    indexer), ``hca_layer`` (one HCA layer: compressor at ``head_dim``, one series, no indexer),
+    ``total`` (``n_csa_layers·csa_layer + n_hca_layers·hca_layer``; sliding-window-only layers and
+    the MTP layer, whose compress ratio is 0, have neither).  Per layer, with ``h`` hidden,
+    ``d`` head_dim, ``m``/``m'`` the CSA/HCA compress ratios, ``Hi``/``di`` index heads/head dim:
+
+    * CSA compressor ``2·h·2d + m·2d + d``; indexer: its own compressor ``2·h·2di + m·2di + di``,
+      query ``q_lora·Hi·di`` (q_b_proj, on the attention's low-rank query) and head weights
+      ``h·Hi`` (weights_proj);
+    * HCA compressor ``2·h·d + m'·d + d``.
+
+    Source: HF transformers models/deepseek_v4/modeling_deepseek_v4.py (DeepseekV4CSACompressor,
+    DeepseekV4HCACompressor, DeepseekV4Indexer, DeepseekV4IndexerScorer), the same shapes as the
+    DeepSeek reference inference ``Compressor``/``Indexer``.  V4-Flash: 19.14M per CSA layer,
+    4.26M per HCA layer, 0.49B in all (0.17 % of 284B).  All zero for other families.
+    """
+    zero = {"csa_layer": 0.0, "hca_layer": 0.0, "total": 0.0}
+    if not m.is_dsv4:
+        return zero
+    h, d = m.hidden_size, m.attn_head_dim
+    csa = hca = 0.0
+    if m.n_csa_layers and m.csa_compress_ratio:
+        r = m.csa_compress_ratio
+        csa = _dsv4_compressor(h, d, r, _DSV4_CSA_SERIES)
+        if m.index_n_heads and m.index_head_dim:
+            Hi, di = m.index_n_heads, m.index_head_dim
+            csa += _dsv4_compressor(h, di, r, _DSV4_CSA_SERIES) + (m.q_lora_rank or h) * Hi * di + h * Hi
+    if m.n_hca_layers and m.hca_compress_ratio:
+        hca = _dsv4_compressor(h, d, m.hca_compress_ratio, _DSV4_HCA_SERIES)
+    return {"csa_layer": csa, "hca_layer": hca, "total": m.n_csa_layers * csa + m.n_hca_layers * hca}
 
 
 def expert_params(m: ModelArch) -> float:
@@ -97,14 +150,18 @@ def param_breakdown(m: ModelArch) -> dict[str, float]:
     """Parameter counts (elements) of the main model, by part.
 
     Keys: ``embedding`` (vocab × hidden), ``lm_head`` (vocab × hidden; 0 when ``tie_word_embeddings``), ``attention``
-    (all layers, see :func:`attention_params_per_layer`), ``dense_ffn`` (dense layers, SwiGLU
+    (all layers, see :func:`attention_params_per_layer`; for DeepSeek-V4 it includes the CSA/HCA
+    compressor and indexer weights), ``compressor_indexer`` (that DeepSeek-V4 part of ``attention``,
+    :func:`dsv4_compressor_indexer_params`; 0 for other families — do not add it again), ``dense_ffn`` (dense layers, SwiGLU
     3·h·intermediate), ``shared_experts`` (all MoE layers), ``routed_experts`` (all experts, all
     MoE layers), ``routed_expert_one`` (one expert, one layer), ``router`` (gate h × experts per
     MoE layer), ``moe_layers`` (count), ``dense_layers`` (count) and ``mtp`` (the MTP module(s):
     one extra decoder layer + eh_proj 2h×h per ``num_nextn_predict_layers``; embedding and head
     shared, DeepSeek-V3 style; not included in ``total``).  ``total`` sums the main model.
-    Norm weights are ignored (< 0.01 %).  DeepSeek-V3 gives ≈671B total, ≈37B active
-    (domain-facts §5.1).
+    Norm weights are ignored (< 0.01 %), and so are DeepSeek-V4's hyper-connection mixing weights
+    (``2·(2+hc_mult)·hc_mult²·h`` per layer, 0.01 % of V4-Flash) and hash-routing tables.
+    DeepSeek-V3 gives ≈671B total, ≈37B active (domain-facts §5.1); DeepSeek-V4-Flash 284.3B
+    (stated 284B; the 284.44B diagram counts the indexer's compressor at head_dim 512).
     """
     h = m.hidden_size
     emb = float(m.vocab_size * h)
@@ -118,7 +175,8 @@ def param_breakdown(m: ModelArch) -> dict[str, float]:
     routed = moe_layers * m.n_routed_experts * one
     shared = moe_layers * m.n_shared_experts * one
     router = float(moe_layers * m.n_routed_experts * h)
-    attention = n_layers * attn_layer
+    comp_idx = dsv4_compressor_indexer_params(m)["total"]
+    attention = n_layers * attn_layer + comp_idx
     lm_head = 0.0 if m.tie_word_embeddings else emb  # tied: the LM head reuses the embedding matrix
     total = emb + lm_head + attention + dense_ffn + routed + shared + router
     mtp = 0.0
@@ -131,6 +189,7 @@ def param_breakdown(m: ModelArch) -> dict[str, float]:
         "embedding": emb,
         "lm_head": lm_head,
         "attention": attention,
+        "compressor_indexer": comp_idx,
         "dense_ffn": dense_ffn,
         "shared_experts": shared,
         "routed_experts": routed,

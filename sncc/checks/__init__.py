@@ -9,8 +9,8 @@ A new check goes in the module of its family and into this tuple.
 
 from __future__ import annotations
 
-from sncc.checks import (context, gateway, graph, memory, parallelism, pd_transfer, quantization, runtime_env, scheduler,
-                         slo, software, speculative, timeouts, versions, workload, features)
+from sncc.checks import (context, engine_options, gateway, graph, memory, parallelism, pd_transfer, quantization,
+                         runtime_env, scheduler, slo, software, speculative, timeouts, versions, workload, features)
 from sncc.sim.trace import check_trace
 
 CHECKS = (
@@ -40,6 +40,7 @@ CHECKS = (
     scheduler.check_budget_covers_context,
     scheduler.check_seqs_within_budget,
     features.check_options_apply,
+    engine_options.check_vllm_ascend_options,
     features.check_mtp_layers,
     workload.check_length_distributions,
     workload.check_requests_fit_context,

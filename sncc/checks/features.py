@@ -1,5 +1,10 @@
 """Engine- and chip-specific options (SN4015, SN4016): options the plan's
-target does not have are reported instead of being silently dropped."""
+target does not have are reported instead of being silently dropped.
+
+vllm-ascend on Ascend writes ``superkernel_layers`` and ``micro_batch`` per release;
+:mod:`sncc.checks.engine_options` reports those.  Here: Omni-Infer components on
+other engines, Ascend options on other chips, and ``superkernel_layers`` /
+``micro_batch`` / ``graph_cache`` on engine ``vllm``, which has no keys for them."""
 
 from __future__ import annotations
 
@@ -29,13 +34,27 @@ def check_options_apply(plan, r):
             yield diag(codes.OPTION_NOT_APPLIED, f"`{name}` does not apply to engine `{engine}`: {why}",
                        block.name_span, related=[Related(_engine_span(plan), "engine chosen here")],
                        help=f"remove `{name}`, or use an engine that has it", path=("optimize", name))
-    if r.chip is None or ascend:
+    if r.chip is not None and not ascend:
+        for field, active in (("superkernel_layers", opt.superkernel_layers > 0), ("graph_cache", opt.graph_cache is not None)):
+            if active:
+                yield diag(codes.OPTION_NOT_APPLIED,
+                           f"`{field}` is an Ascend feature (SuperKernel / TorchAir) and `{r.chip.id}` is not an Ascend chip",
+                           opt.span_of(field), help=f"remove `{field}`", path=("optimize", field))
+        if opt.micro_batch >= 2:
+            yield diag(codes.OPTION_NOT_APPLIED,
+                       f"`micro_batch = {opt.micro_batch}` is written only on Ascend (Omni-Infer's ASCEND_OMNI_MICRO_BATCH, "
+                       f"vllm-ascend's VLLM_ASCEND_ENABLE_DBO) and `{r.chip.id}` is not an Ascend chip",
+                       opt.span_of("micro_batch"), help="remove `micro_batch`", path=("optimize", "micro_batch"))
         return
-    for field, active in (("superkernel_layers", opt.superkernel_layers > 0), ("graph_cache", opt.graph_cache is not None)):
+    if engine != "vllm":
+        return
+    for field, active in (("superkernel_layers", opt.superkernel_layers > 0), ("micro_batch", opt.micro_batch >= 2),
+                          ("graph_cache", opt.graph_cache is not None)):
         if active:
             yield diag(codes.OPTION_NOT_APPLIED,
-                       f"`{field}` is an Ascend feature (SuperKernel / TorchAir) and `{r.chip.id}` is not an Ascend chip",
-                       opt.span_of(field), help=f"remove `{field}`", path=("optimize", field))
+                       f"`{field}` is written only for Omni-Infer and vllm-ascend; engine `vllm` gets no setting for it",
+                       opt.span_of(field), related=[Related(_engine_span(plan), "engine chosen here")],
+                       help=f"remove `{field}`, or use engine `vllm-ascend`", path=("optimize", field))
 
 
 def check_mtp_layers(plan, r):

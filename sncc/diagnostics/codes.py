@@ -322,11 +322,15 @@ HCCL_CONNECT_TIMEOUT = _code(
     'env { HCCL_CONNECT_TIMEOUT = 120 }  # 4 nodes, MoE', 'env { HCCL_CONNECT_TIMEOUT = 1200 }')
 
 OPTION_NOT_APPLIED = _code(
-    "SN4015", "option-not-applied", "warning", "an option the plan's engine or chip does not have",
+    "SN4015", "option-not-applied", "warning", "an option the plan's engine, release or chip does not have",
     "Some optimisations exist only in one engine or on one chip: OmniAttn and OmniProxy are "
     "Omni-Infer components, OmniPlacement's redundant experts need Omni-Infer or vllm-ascend's EPLB, "
-    "SuperKernel fusion and the TorchAir graph cache are Ascend features. sncc does not emit them for "
-    "other targets and the simulator does not credit them, so the plan would overstate what it runs.",
+    "SuperKernel fusion and the TorchAir graph cache are Ascend features. Others exist only in some "
+    "releases or act only on some models: vllm-ascend's SuperKernel fusion "
+    "(`torchair_graph_config.enable_super_kernel`) and dual-batch overlap (`VLLM_ASCEND_ENABLE_DBO`, "
+    "from `micro_batch = 2`) were removed in v0.12.0rc1; the first fuses only MoE layers with W8A8 "
+    "weights, the second acts only on DeepSeek (MLA) models. sncc does not emit them where they do not "
+    "apply and the simulator does not credit them, so the plan would overstate what it runs.",
     'engine "vllm" {}  optimize { superkernel_layers = 58 }  # on hgx-h100',
     'engine "vllm" {}  # no Ascend-only options on NVIDIA')
 MTP_WITHOUT_LAYERS = _code(
@@ -336,6 +340,19 @@ MTP_WITHOUT_LAYERS = _code(
     "model or EAGLE head instead.",
     'model "qwen3-30b-a3b" {}  speculative { method = mtp  acceptance = 0.7 }',
     'model "qwen3-30b-a3b" {}  speculative { method = eagle3  model = "/data/eagle3-qwen3"  acceptance = 0.6 }')
+OPTION_PRECONDITION = _code(
+    "SN4017", "option-precondition-unmet", "error", "the plan breaks a precondition the engine release sets for an option",
+    "Some engine options are accepted only together with other settings, and the engine refuses to start "
+    "otherwise. vllm-ascend's SuperKernel fusion (`torchair_graph_config.enable_super_kernel`, from "
+    "`optimize { superkernel_layers }`, v0.9.1 branch and v0.11.x) is valid only with TorchAir graph mode, and in "
+    "v0.11.x only with tensor_parallel_size = 1 (RuntimeError in `ascend_config.py`); v0.9.1 refuses dual-batch "
+    "overlap (`VLLM_ASCEND_ENABLE_DBO`, from `micro_batch = 2`) with speculative decoding or a model_type "
+    "without `deepseek`. sncc does not write such an option: make the precondition hold or drop the option. "
+    "The rules of each release are in `engines.toml` `[[vllm_ascend_options]]`.",
+    'engine "vllm-ascend" { version = "v0.11.0" }  graph { mode = torchair }\n'
+    'decode { devices = 64  tp = 4  ep = 16 }  optimize { superkernel_layers = 58 }',
+    'engine "vllm-ascend" { version = "v0.11.0" }  graph { mode = torchair }\n'
+    'decode { devices = 64  tp = 1  ep = 64 }  optimize { superkernel_layers = 58 }')
 
 # --- SN5xxx scheduler and context -----------------------------------------
 CHUNK_EXCEEDS_BUDGET = _code(

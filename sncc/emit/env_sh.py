@@ -11,8 +11,13 @@ Layout::
 
 Sections and defaults come from :func:`sncc.lowering.lower` (device visibility,
 HCCL buffer and timeouts, the optimisation switches the plan enables, every
-plan ``env`` override).  Every value goes through :func:`shlex.quote`, names
-are checked to be shell identifiers, and a secret is only ever referenced by
+plan ``env`` override), plus, for vllm-ascend on Ascend, the env spelling of
+the plan's options in its release (``optimize.micro_batch = 2`` →
+``VLLM_ASCEND_ENABLE_DBO=1``, v0.9.0rc1 to v0.11.x, DeepSeek/MLA models;
+:func:`sncc.lowering.ascend_options.plan_options`) in the optimisations
+section; a plan ``env`` value of the same name wins.  Every value goes
+through :func:`shlex.quote`, names are checked to be shell identifiers, and a
+secret is only ever referenced by
 name: the ``:?`` line makes sourcing fail when it is unset, but the file never
 holds its value.  The output passes ``bash -n``.
 """
@@ -22,7 +27,7 @@ from __future__ import annotations
 import shlex
 
 from sncc.emit._common import generated_by, one_line
-from sncc.lowering import lower
+from sncc.lowering import EnvVar, lower
 from sncc.plan.model import Plan
 from sncc.plan.resolve import Resolved
 
@@ -41,7 +46,7 @@ def emit(plan: Plan, resolved: Resolved) -> str:
         for name in dep.secrets:
             lines.append(f': "${{{name}:?set {name}}}"')
     section = None
-    for v in dep.env:
+    for v in _with_option_env(plan, resolved, dep):
         if v.section != section:
             section = v.section
             lines += ["", f"# {section}"]
@@ -50,3 +55,27 @@ def emit(plan: Plan, resolved: Resolved) -> str:
             line += f"  # {one_line(v.note)}"
         lines.append(line)
     return "\n".join(lines) + "\n"
+
+
+def _with_option_env(plan: Plan, resolved: Resolved, dep) -> list[EnvVar]:
+    """``dep.env`` with the env variables of the vllm-ascend options the build writes
+    (:func:`sncc.lowering.ascend_options.plan_options`) inserted in the optimisations section,
+    before the plan's own ``env`` entries; a name the plan sets itself is not added again."""
+    out = list(dep.env)
+    if dep.vendor != "ascend" or plan.engine.kind != "vllm-ascend":
+        return out
+    from sncc.lowering.ascend_options import plan_options
+
+    extra = []
+    for use in plan_options(plan, resolved):
+        if not use.written:
+            continue
+        sp = use.spelling
+        for name, value in sp.env.items():
+            if name in plan.env:
+                continue
+            extra.append(EnvVar("optimisations", name, value,
+                                f"plan optimize.{use.option} = {use.value}: {sp.name} ({sp.releases})"
+                                + (f"; {sp.notes}" if sp.notes else "")))
+    at = next((i for i, v in enumerate(out) if v.section == "plan env"), len(out))
+    return out[:at] + extra + out[at:]

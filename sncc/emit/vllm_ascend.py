@@ -35,6 +35,16 @@ Decisions:
   ``[ascend.additional_config.torchair_graph_config] enabled = true`` for roles
   that run graphs (eager roles get nothing: vllm-ascend refuses torchair with
   ``enforce_eager``); ``aclgraph`` (the default) needs no key.
+* ``scheduler = ascend`` and ``optimize.superkernel_layers`` are written in the
+  spelling of the plan's release, with the keys that release requires beside
+  them (:mod:`sncc.lowering.ascend_options`, facts in ``engines.toml``
+  ``[[vllm_ascend_options]]``): ``ascend_scheduler_config.enabled`` (v0.9.0rc1
+  to v0.11.x; an empty ``ascend_scheduler_config`` before), and
+  ``torchair_graph_config.enable_super_kernel`` for the roles that run TorchAir
+  graphs, with ``torchair_graph_config.enable_multistream_moe`` (v0.9.1 branch)
+  or ``multistream_overlap_shared_expert`` (v0.11.x).  A release without the
+  option, or a plan breaking one of its preconditions, gets nothing (checks
+  SN4013, SN4015, SN4017 say so).
 * ``omni_placement.redundant_experts`` on vllm-ascend is EPLB:
   ``additional_config.init_redundancy_expert`` before v0.12,
   ``additional_config.eplb_config.num_redundant_experts`` from v0.12 (the
@@ -149,7 +159,7 @@ def build(plan: Plan, resolved: Resolved, role: str, dep: Deployment | None = No
         kv_note += ("; int8 is set in additional_config" if dep.ascend_kv_cache_dtype
                     else "; int8 (C8) comes from the weights' ModelSlim quant config")
     _add(a, "kv_cache_dtype", dep.vllm_kv_cache_dtype, kv_note)
-    ac = _additional_config(plan, dep, r) if ascend and plan.engine.kind == "vllm-ascend" else None
+    ac = _additional_config(plan, resolved, dep, r) if ascend and plan.engine.kind == "vllm-ascend" else None
     if ac is None and ascend and dep.ascend_kv_cache_dtype:
         ac = tomlkit.table()
         _add(ac, "kv_cache_dtype", dep.ascend_kv_cache_dtype, "vllm-ascend C8 KV cache")
@@ -228,10 +238,14 @@ def _table(d: dict) -> Table:
     return t
 
 
-def _additional_config(plan: Plan, dep: Deployment, r: RoleDeployment) -> Table | None:
+def _additional_config(plan: Plan, resolved: Resolved, dep: Deployment, r: RoleDeployment) -> Table | None:
     """vllm-ascend ``--additional-config`` of role ``r`` (None when empty): the C8 KV cache, EPLB
-    redundant experts, TorchAir graph mode.  Scalars first, then sub-tables (TOML order)."""
+    redundant experts, TorchAir graph mode, then the release's spelling of ``scheduler = ascend``
+    and ``optimize.superkernel_layers`` with the keys the release requires beside them
+    (:func:`sncc.lowering.ascend_options.plan_options`; only options it marks written, for the
+    roles it names).  Scalars first, then sub-tables (TOML order)."""
     from sncc.lowering import torchair_mode
+    from sncc.lowering.ascend_options import leaves, plan_options
 
     ac = tomlkit.table()
     if dep.ascend_kv_cache_dtype:
@@ -252,9 +266,46 @@ def _additional_config(plan: Plan, dep: Deployment, r: RoleDeployment) -> Table 
         if opt is not None and opt.graph_cache:
             _add(g, "use_cached_graph", True, "optimize.graph_cache (directory: TORCHAIR_CACHE_HOME in env.sh)")
         sub.append(("torchair_graph_config", g))
+    for use in plan_options(plan, resolved):
+        if not use.written or r.name not in use.roles or not use.spelling.additional_config:
+            continue
+        sp = use.spelling
+        where = (f"plan {r.name}.scheduler = {use.value}" if use.option == "scheduler"
+                 else f"plan optimize.{use.option} = {use.value}")
+        own = f"{where}: {sp.name} ({sp.releases})" + (f"; {sp.notes}" if sp.notes else "")
+        for path, value in leaves(sp.additional_config):
+            _put(ac, sub, path, value, own)
+        for path, value in leaves(sp.requires):
+            _put(ac, sub, path, value, f"required with {sp.key} ({sp.releases})")
     for name, t in sub:
         ac.add(name, t)
     return ac if len(ac) else None
+
+
+def _put(ac: Table, sub: list[tuple[str, Table]], path: tuple[str, ...], value, note: str) -> None:
+    """Write ``path = value`` into the additional-config being built: a top-level scalar into ``ac``,
+    anything deeper (or an empty table) into the sub-table ``path[0]`` of ``sub`` (created when
+    missing).  A key already written is left as it is."""
+    if len(path) == 1 and value != {}:
+        if path[0] not in ac:
+            _add(ac, path[0], value, note)
+        return
+    t = next((tb for name, tb in sub if name == path[0]), None)
+    if t is None:
+        t = tomlkit.table()
+        sub.append((path[0], t))
+    if len(path) == 1:  # an empty table: its presence is the setting
+        _comment(t, note)
+        return
+    for k in path[1:-1]:
+        if k not in t:
+            t.add(k, tomlkit.table())
+        t = t[k]
+    if path[-1] not in t:
+        if value == {}:
+            t.add(path[-1], tomlkit.table())
+        else:
+            _add(t, path[-1], value, note)
 
 
 def _connector(plan: Plan):

@@ -5,6 +5,10 @@
   residual ``predicted/published - 1``, grouped into the families the SLO intervals use
   (``ttft``, ``tpot``, ``throughput``; ``prefill_throughput`` is reported but feeds no
   SLO, see the profile's ``[calibration]`` notes).
+* :func:`kernel_residual_rows` — the kernel-level calibration points of a profile made from
+  single-kernel measurements (``[calibration] kernel_points``, e.g. the H200 GEMM and copy):
+  each kernel's time predicted with the simulator's own roofline (``cost_roofline.roofline`` with
+  the profile's efficiencies and ``op_t0_s``) against the measured rate.
 * :func:`load_measurements` / :func:`fit` / :func:`write_profile` — ``sncc calibrate``:
   measured TTFT/TPOT/QPM points of plans → least squares (scipy, optional extra
   ``calibrate``) on log residuals over chosen profile constants → a new profile TOML in
@@ -86,6 +90,73 @@ def residual_rows(profile: str = "ascend-a3") -> List[Row]:
                         m["tok_s_per_npu"], toks))
     rows.append(Row("CloudMatrix prefill tok/s/NPU (4K prompts, EP32)", "prefill_throughput",
                     cloudmatrix_prefill_tok_s_per_npu(profile=profile), CLOUDMATRIX_PREFILL_TOK_S_PER_NPU))
+    return rows
+
+
+#: roofline bound of a kernel -> the SLO residual families its points feed.  Prefill (TTFT) is
+#: made of compute-bound GEMMs, a decode step (TPOT) of weight and KV reads; throughput (QPM,
+#: tokens/s) depends on both phases, so it gets both kinds of point.
+KERNEL_FAMILIES: Dict[str, Tuple[str, ...]] = {"compute": ("ttft", "throughput"), "memory": ("tpot", "throughput")}
+
+
+def kernel_residual_rows(profile: str = "nvidia-h200") -> List[Row]:
+    """Kernel-level calibration rows of ``profile`` from its ``[calibration] kernel_points``.
+
+    Each point is a table with ``name``, ``chip`` (chips.toml id: peak FLOP/s and HBM bandwidth)
+    and ``kind``:
+
+    * ``"gemm"``: ``m``, ``n``, ``k`` [elements], ``quant`` (quant.toml id: weight bytes and
+      compute dtype), ``measured_flop_per_s``.  Predicted time = the simulator's weight-GEMM cost
+      (``sncc.sim.step_model``: ``roofline(2·m·k·n FLOPs, k·n·weight_bytes B, peak, HBM BW,
+      compute.eta_c_gemm_prefill, compute.eta_m, compute.op_t0_s)``, m tokens through a k×n
+      weight); measured time = ``2·m·n·k / measured_flop_per_s``.
+    * ``"copy"``: ``bytes`` [B] copied device to device, ``measured_bytes_per_s`` counting read +
+      write.  Predicted time = the simulator's memory cost ``roofline(0, 2·bytes, …,
+      compute.eta_m, compute.op_t0_s)`` (reads and writes both HBM traffic); measured time =
+      ``2·bytes / measured_bytes_per_s``.
+
+    The point's roofline bound (compute if its FLOP time >= its byte time) picks its families
+    (:data:`KERNEL_FAMILIES`): one latency row (``ttft`` or ``tpot``: predicted vs measured
+    time [ms]) and one ``throughput`` row (predicted vs measured rate [TFLOP/s or TB/s]), so every
+    residual keeps the sign convention of its family (``predicted/measured - 1`` of a time or
+    of a rate).  Raises :class:`CalibrationError` when the profile has no kernel points or a
+    point has an unknown ``kind``; KeyError for an unknown chip or quant.
+    """
+    from sncc import catalog
+
+    from .cost_roofline import peak_for, roofline
+    from .profile import load_profile
+
+    prof = load_profile(profile)
+    if not prof.has("calibration.kernel_points"):
+        raise CalibrationError(f"profile {prof.id} records no [calibration] kernel_points")
+    eta_m, t0 = prof.get("compute.eta_m"), prof.get("compute.op_t0_s")
+    rows: List[Row] = []
+    for pt in prof.get("calibration.kernel_points"):
+        chip = catalog.chip(pt["chip"])
+        bw = float(chip.hbm_bandwidth)
+        kind = pt.get("kind")
+        if kind == "gemm":
+            q = catalog.quant(pt["quant"])
+            peak = peak_for(chip, q.compute_dtype)
+            eta_c = prof.get("compute.eta_c_gemm_prefill")
+            m, n, k = (float(pt[x]) for x in ("m", "n", "k"))
+            flops, nbytes = 2.0 * m * n * k, k * n * float(q.weight_bytes)
+            measured = flops / float(pt["measured_flop_per_s"])
+            work, unit = flops, "TFLOP/s"
+        elif kind == "copy":
+            peak, eta_c = peak_for(chip, "bf16"), 1.0       # no FLOPs: the compute term is 0
+            flops, nbytes = 0.0, 2.0 * float(pt["bytes"])
+            measured = nbytes / float(pt["measured_bytes_per_s"])
+            work, unit = nbytes, "TB/s"
+        else:
+            raise CalibrationError(f"profile {prof.id}: kernel point {pt.get('name')!r} has unknown kind {kind!r}")
+        tc = roofline(flops, 0.0, peak, bw, eta_c, eta_m)
+        tm = roofline(0.0, nbytes, peak, bw, eta_c, eta_m)
+        predicted = roofline(flops, nbytes, peak, bw, eta_c, eta_m, t0)
+        lat, thr = KERNEL_FAMILIES["compute" if tc >= tm else "memory"]
+        rows.append(Row(f"{pt['name']} time ms", lat, 1e3 * predicted, 1e3 * measured))
+        rows.append(Row(f"{pt['name']} {unit}", thr, 1e-12 * work / predicted, 1e-12 * work / measured))
     return rows
 
 
@@ -245,7 +316,11 @@ def fit(base: str, keys: Sequence[str], points: Sequence[Point], *, max_evals: i
 
 
 def write_profile(result: Dict[str, Any], base: str, measurements: str, out: str) -> None:
-    """Write the fitted profile TOML (tomlkit; every refitted constant ``fitted = ...``)."""
+    """Write the fitted profile TOML (tomlkit; every refitted constant ``fitted = ...``).
+
+    ``calibration.residuals`` becomes the fit's residuals by family; a base's
+    ``calibration.serving_uncertainty`` (kept for profiles fitted to no serving figure) is
+    dropped, since the new profile is fitted to measured serving points."""
     import tomlkit
 
     from . import profile as P
@@ -275,6 +350,10 @@ def write_profile(result: Dict[str, Any], base: str, measurements: str, out: str
     t["value"] = fam
     t["fitted"] = note
     cal["residuals"] = t
+    # the new residuals are serving-level: the base's widening for a profile fitted to no
+    # serving figure (sncc.sim.runner.profile_match) no longer applies
+    if "serving_uncertainty" in cal:
+        del cal["serving_uncertainty"]
     tmp = out + ".tmp"
     with open(tmp, "w", encoding="utf-8") as fh:
         fh.write(tomlkit.dumps(doc))

@@ -58,6 +58,7 @@ def simulate_plan(comp: Any, *, seed: int = 0, fmt: str = "text", profile: Optio
     from .profile import ProfileError, load_profile
     from .render import render_json, render_text
     from .runner import simulate
+    from .metrics import violated
     from .whatif import cheapest_changes
     from .whatif import goodput as goodput_search
 
@@ -70,7 +71,7 @@ def simulate_plan(comp: Any, *, seed: int = 0, fmt: str = "text", profile: Optio
     prog = Progress(stream) if stream is not None else None
     result = simulate(spec, progress=prog.for_run(f"plan `{comp.plan.name}`") if prog else None)
     extra = {}
-    if any(s.verdict == "missed" for s in result.slo):
+    if any(violated(s, v) for s, v in zip(spec.slos, result.slo)):
         extra["changes"] = cheapest_changes(spec, result, progress=prog.for_run if prog else None)
     if goodput:
         if not any(s.metric in ("ttft", "tpot", "e2e") for s in spec.slos):

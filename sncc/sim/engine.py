@@ -19,6 +19,13 @@ Disaggregated plans (``prefill`` + ``decode`` roles)::
   immediately to the least-loaded instance's own queue.
 * TTFT is measured from dispatch to a prefill instance to the end of the first
   decode step (the engine's view); time in the proxy queue is ``queue_s``.
+* KV transfers contend (:mod:`sncc.sim.cost_kv_transfer`): each decode instance has one
+  ingress channel, each prefill instance one egress channel, both FIFO fluid queues of
+  bytes.  When a prefill step ends, each finishing request's transfer is queued on its
+  prefill instance's egress and its decode instance's ingress from the moment its bytes can
+  move (after the first layer with layer-wise transfer, plus the handshake); its KV arrives
+  at the latest of its uncontended arrival (``now + exposed``) and the two channels'
+  finishes.  The excess over the uncontended arrival is ``kv_wait`` (O(1) per transfer).
 
 Aggregated plans (``serve`` role): each instance runs mixed steps (all running
 decodes + prefill chunks of waiting requests under the token budget).
@@ -41,12 +48,14 @@ import math
 import random
 from typing import Any, Dict, List
 
+from .cost_kv_transfer import channel_finish
+
 
 class _Reqs:
     """Struct-of-arrays request table (times in seconds, lengths in tokens)."""
 
     __slots__ = ("prompt", "out", "t_arr", "t_disp", "t_first", "t_done", "blocks", "rank", "inst",
-                 "done_prompt", "cached", "t_pdone", "t_kv", "gen", "fin")
+                 "done_prompt", "cached", "t_pdone", "t_kv", "kv_wait", "gen", "fin")
 
     def __init__(self, prompts: List[int], outs: List[int]):
         n = len(prompts)
@@ -63,6 +72,7 @@ class _Reqs:
         self.cached = [0] * n
         self.t_pdone = [0.0] * n    # prefill finished (disaggregated) [s]
         self.t_kv = [0.0] * n       # KV arrived at the decode instance (disaggregated) [s]
+        self.kv_wait = [0.0] * n    # part of t_kv - t_pdone spent waiting for shared links [s]
         self.gen = [0] * n          # tokens generated before a preemption (on-demand) [tokens]
         self.fin = [-1] * n         # decode step at which the live heap entry finishes
 
@@ -175,6 +185,7 @@ class Simulation:
                     progress(self.completed, n)
         return {"reqs": self.R, "issued": self.issued, "completed": self.completed,
                 "preemptions": self.preemptions,
+                "kv_transfers": getattr(self, "kv_transfers", 0), "kv_waited": getattr(self, "kv_waited", 0),
                 "t_first_block": self.t_first_block, "series": self.series}
 
     def _sample(self, waiting: int) -> None:
@@ -286,6 +297,12 @@ class Simulation:
         self.tps = c.decode_model.tokens_per_decode_step
         self.push_mode = self.spec.prefill_dispatch == "push"
         self._start_of = [0] * len(self.R.prompt)
+        kv = c.kv
+        self.kv_in_rate, self.kv_out_rate = kv.ingress_rate, kv.egress_rate
+        self.kv_in_free = [0.0] * de.instances      # ingress channel busy until [s]
+        self.kv_out_free = [0.0] * pr.instances     # egress channel busy until [s]
+        self.kv_transfers = 0
+        self.kv_waited = 0                          # transfers delayed by a shared channel
 
     def _arrive_disagg(self, i: int) -> None:
         self.proxy.append(i)
@@ -407,11 +424,31 @@ class Simulation:
     def _prefill_done(self, k: int) -> None:
         c, R = self.c, self.R
         t_step = self.p_step_time[k]
+        now = self.now
+        kv = c.kv
+        ready = kv.ready(now, t_step)       # when this step's KV bytes can enter the channels
+        in_free, in_rate = self.kv_in_free, self.kv_in_rate
         for i in self.p_step_info[k]:
             if self.push_mode:
                 self.p_load[k] -= R.prompt[i]
-            R.t_pdone[i] = self.now
-            self._push(self.now + c.kv_exposed(R.prompt[i] - R.cached[i], t_step), 2, i)
+            R.t_pdone[i] = now
+            tok = R.prompt[i] - R.cached[i]
+            t = now + kv.exposed(tok, t_step)
+            wait = 0.0
+            if tok > 0:
+                nb = kv.nbytes(tok)
+                f = self.kv_out_free[k] = channel_finish(self.kv_out_free[k], ready, nb, self.kv_out_rate)
+                di = R.inst[i]
+                g = in_free[di] = channel_finish(in_free[di], ready, nb, in_rate)
+                if g > f:
+                    f = g
+                if f > t:
+                    wait = f - t
+                    t = f
+                    self.kv_waited += 1
+                self.kv_transfers += 1
+            R.kv_wait[i] = wait
+            self._push(t, 2, i)
         self.p_step_info[k] = []
         if self.p_active[k]:
             self._start_prefill(k)      # continue its unfinished chunked prompts (pulls more too)

@@ -249,6 +249,15 @@ def build_result(R: Any, devices: int, slos: Sequence[Any], fitted: Dict[str, An
     return res
 
 
+def violated(s: Any, v: SloVerdict) -> bool:
+    """True when SLO ``s`` is missed, or UNCERTAIN with the prediction itself on the wrong
+    side of the target (the interval straddles it, but the point estimate misses): the
+    cases the what-ifs try to fix."""
+    if v.verdict == "missed":
+        return True
+    return v.verdict == "uncertain" and v.observed == v.observed and not _OPS[s.op](v.observed, s.target)
+
+
 def evaluate_slo(res: SimResult, s: Any, residuals: Optional[Dict[str, Sequence[float]]] = None,
                  client_ttft: bool = False) -> SloVerdict:
     """Check one SloTarget against ``res`` (ttft/tpot/e2e targets in seconds).

@@ -76,7 +76,11 @@ class ModelShape:
 
 
 def model_shape(m: Any) -> ModelShape:
-    """Build a :class:`ModelShape` from a catalog ModelArch (HF field names)."""
+    """Build a :class:`ModelShape` from a catalog ModelArch (HF field names).
+
+    ``attn_params`` [parameters per layer] is the catalog's
+    ``param_breakdown(m)["attention"] / num_hidden_layers`` (MLA, GQA, DSA indexer, V4
+    compressed attention), so the memory checks and the simulator count the same weights."""
     L = int(_g(m, "num_hidden_layers"))
     H = int(_g(m, "hidden_size"))
     nh = int(_g(m, "num_attention_heads"))
@@ -103,6 +107,14 @@ def model_shape(m: Any) -> ModelShape:
         qk = hd
         v = hd
         attn = H * nh * hd + 2 * H * nkv * hd + nh * hd * H
+    try:
+        # one parameter count for the checks and the simulator: the catalog's breakdown
+        # also counts DSA indexer (V3.2) and V4 compressor/indexer weights and V4's
+        # grouped low-rank output projection, which the MLA/GQA formula above does not
+        from sncc.catalog.arch import param_breakdown
+        attn = param_breakdown(m)["attention"] / L
+    except (AttributeError, TypeError, ZeroDivisionError):
+        pass    # not a catalog ModelArch (e.g. a bare test object): keep the formula above
     inter = int(_g(m, "intermediate_size", 0))
     moe_inter = int(_g(m, "moe_intermediate_size", 0))
     n_shared = int(_g(m, "n_shared_experts", 0))

@@ -92,6 +92,10 @@ def render_text(result, plan, extra: dict | None = None) -> str:
         lines.append(f"  where a request's time goes ({'steady state' if b.get('window') == 'steady' else 'whole run'}):")
         for k, v in b["time_shares"].items():
             lines.append(f"    {k.replace('_', ' '):<14}{v['mean_s']:>10.3g} s  {100 * v['share']:>5.1f} %")
+        kv = b.get("kv_transfer")
+        if kv and "kv_transfer" in b["time_shares"]:
+            lines.append(f"      of the KV transfer, waiting for shared P/D links: {kv['contention_mean_s']:.3g} s "
+                         f"({100 * kv['contention_share']:.1f} %; {kv['delayed']} of {kv['transfers']} transfers delayed)")
     for key, lab in (("decode_step", "decode step"), ("prefill_step", "prefill step")):
         st = b.get(key)
         if st:
@@ -107,7 +111,7 @@ def render_text(result, plan, extra: dict | None = None) -> str:
     ch = extra.get("changes")
     if ch:
         lines.append("")
-        lines.append("  cheapest changes for the missed SLOs (each re-simulated):")
+        lines.append("  cheapest changes for the SLOs predicted to miss (each re-simulated):")
         for c in ch:
             eff = "; ".join(f"{e['slo']}: {_fmt_slo_value(e['slo'], e['before'])} -> {_fmt_slo_value(e['slo'], e['after'])}"
                             for e in c["effects"])
@@ -121,8 +125,13 @@ def render_text(result, plan, extra: dict | None = None) -> str:
     if gp:
         lines.append("")
         bind = f"; binding above it: {', '.join(gp['binding'])}" if gp.get("binding") else ""
-        lines.append(f"  goodput: {gp['rate']:.3g} req/s ({gp['qpm']:.1f} QPM) of Poisson arrivals meet every latency "
+        iv = (f" (interval {gp['low']:.3g}–{gp['high']:.3g})" if gp.get("low") is not None
+              and gp.get("high") is not None else "")
+        lines.append(f"  goodput: {gp['rate']:.3g} req/s{iv} ({gp['qpm']:.1f} QPM) of Poisson arrivals meet every latency "
                      f"SLO (client TTFT = queue + TTFT) on the steady window ({gp['runs']} runs){bind}")
+        if iv:
+            lines.append("    interval: the rates at which the pessimistic / optimistic ends of the calibration "
+                         "residuals still meet every SLO")
     lines.append("")
     lines.append("TTFT is measured from dispatch to an engine instance (the engine's own metric); "
                  "time in the proxy queue is `queue`.  An SLO whose calibration interval straddles its target "

@@ -5,10 +5,10 @@ import random
 from typing import Any
 
 from . import cost_comm as cc
-from .cost_kv_transfer import kv_exposed_time, kv_transfer_time
+from .cost_kv_transfer import KvTransferModel
 from .engine import Simulation
 from .memory import blocks_for, role_memory
-from .metrics import SimResult, build_result
+from .metrics import SimResult, _window, build_result
 from .model_shape import kv_bytes_per_token as _kv_formula, model_shape
 from .profile import load_profile
 from .step_model import StepModel
@@ -124,13 +124,14 @@ def prepare(spec: Any) -> Any:
         setup = prof.get("kv_transfer.setup_s")
         tdesc = prof.get("kv_transfer.per_descriptor_s")
         layerwise = bool(prof.get("kv_transfer.layerwise"))
-        senders = c.prefill.tp
-        L = shape.n_layers
-
-        def kv_exposed(tokens: int, t_step: float) -> float:
-            t = kv_transfer_time(tokens, kv_tok, blk, L, bw, eta, setup, tdesc, senders)
-            return kv_exposed_time(t, t_step, L, layerwise)
-        c.kv_exposed = kv_exposed
+        # the engine shares each decode instance's ingress and each prefill instance's egress
+        # among concurrent transfers (cost_kv_transfer docstring); kv_exposed is the
+        # uncontended figure (analytic screen, scenarios)
+        c.kv = KvTransferModel(kv_bytes_per_token=kv_tok, block_size=blk, n_layers=shape.n_layers,
+                               link_bw=bw, eta=eta, t_setup=setup, t_desc=tdesc, layerwise=layerwise,
+                               senders=c.prefill.tp, prefill_devices=c.prefill.devices,
+                               decode_devices=c.decode.devices)
+        c.kv_exposed = c.kv.exposed
     else:
         c.serve = spec.role("serve")
         c.serve_model = StepModel(spec, "serve", c.serve, prof, shape, kv_tok, wb, cdt)
@@ -157,31 +158,45 @@ def profile_match(spec: Any, prof: Any) -> tuple:
     """(note or None, extra residual) of running ``spec``'s chip with profile ``prof``.
 
     Rule (profile ``[calibration]`` keys ``chips``, ``generations``,
-    ``other_generation_residual``):
+    ``other_generation_residual``, ``serving_uncertainty``):
 
     * the chip is one the profile was made for (``chips``): no note, no widening;
     * same generation (``generations``, e.g. H100 with the H200 profile): a note only —
       efficiencies carry over within a generation, bandwidths and peaks come from chips.toml;
     * another generation (A2 or 950 with the A3 profile, Blackwell with the H200 one): a note
       and every residual family gets ``-m`` and ``+m`` added, ``m =
-      other_generation_residual``, so SLO intervals widen and close verdicts turn UNCERTAIN.
+      other_generation_residual``, so SLO intervals widen and close verdicts turn UNCERTAIN;
+    * a profile fitted to no end-to-end serving figure records ``serving_uncertainty`` ``u``
+      (the H200 profile: its residuals are kernel-level only): on any chip, a note and ``-u``/``+u``
+      on every family.  With another generation too, the extra residual is
+      ``1 - (1 - m)(1 - u)``: the lower side of the composed error ``(1 + r1)(1 + r2) - 1``,
+      which stays above -100 % (a residual <= -100 % bounds nothing).
 
-    A profile without ``generations`` (a custom file) gives no note."""
+    A profile without ``generations`` (a custom file) gives no generation note."""
     chip = spec.chip
     cid, gen = getattr(chip, "id", None), getattr(chip, "generation", None)
-    if not prof.has("calibration.generations") or cid is None:
-        return None, 0.0
+    note, m = None, 0.0
     chips = list(prof.get("calibration.chips")) if prof.has("calibration.chips") else []
-    if cid in chips:
-        return None, 0.0
-    gens = list(prof.get("calibration.generations"))
-    on = prof.get("calibration.fitted_on") if prof.has("calibration.fitted_on") else "?"
-    if gen in gens:
-        return (f"no profile for {cid}; using {prof.id} (made for {', '.join(chips) or gen}, same generation "
-                f"{gen}; calibrated on: {on})"), 0.0
-    m = float(prof.get("calibration.other_generation_residual"))
-    return (f"no profile for {cid} (generation {gen}); using {prof.id} (generation {', '.join(gens)}; "
-            f"calibrated on: {on}); SLO intervals widened by ±{100 * m:.0f} %"), m
+    if prof.has("calibration.generations") and cid is not None and cid not in chips:
+        gens = list(prof.get("calibration.generations"))
+        on = prof.get("calibration.fitted_on") if prof.has("calibration.fitted_on") else "?"
+        if gen in gens:
+            note = (f"no profile for {cid}; using {prof.id} (made for {', '.join(chips) or gen}, same generation "
+                    f"{gen}; calibrated on: {on})")
+        else:
+            m = float(prof.get("calibration.other_generation_residual"))
+            note = (f"no profile for {cid} (generation {gen}); using {prof.id} (generation {', '.join(gens)}; "
+                    f"calibrated on: {on}); SLO intervals widened by ±{100 * m:.0f} %")
+    if prof.has("calibration.serving_uncertainty"):
+        u = float(prof.get("calibration.serving_uncertainty"))
+        both = 1.0 - (1.0 - m) * (1.0 - u)
+        serving = (f"profile {prof.id} is fitted to no end-to-end serving figure (its residuals are "
+                   f"kernel-level); SLO intervals widened by ±{100 * u:.0f} % (calibration.serving_uncertainty)")
+        if m > 0:
+            serving += f"; ±{100 * both:.0f} % with the other generation's"
+        note = f"{note}; {serving}" if note else serving
+        m = both
+    return note, m
 
 
 def widen_residuals(residuals: dict, m: float) -> dict:
@@ -196,10 +211,20 @@ def widen_residuals(residuals: dict, m: float) -> dict:
 
 def profile_residuals(prof: Any) -> dict:
     """The profile's calibration residuals per family (``ttft``/``tpot``/``throughput``),
-    ``{}`` when it records none."""
-    if prof.has("calibration.residuals"):
-        return {k: [float(x) for x in v] for k, v in prof.entry("calibration.residuals")["value"].items()}
-    return {}
+    ``{}`` when it records none.
+
+    A ``prefill_throughput`` residual ``r`` (prefill tokens/s predicted/measured - 1) also
+    bounds TTFT, which is prefill time: it joins the ``ttft`` family as the equivalent time
+    residual ``1/(1 + r) - 1`` (the A3 profile's CloudMatrix prefill point, -85 %, becomes
+    +583 %: a TTFT prediction may be up to 6.8x too long, so TTFT intervals reach down to
+    value/6.8 and close TTFT verdicts stay UNCERTAIN while that contradiction is open)."""
+    if not prof.has("calibration.residuals"):
+        return {}
+    out = {k: [float(x) for x in v] for k, v in prof.entry("calibration.residuals")["value"].items()}
+    pre = [r for r in out.get("prefill_throughput", []) if r > -1.0]
+    if pre:
+        out["ttft"] = out.get("ttft", []) + [round(1.0 / (1.0 + r) - 1.0, 3) for r in pre]
+    return out
 
 
 def step_breakdowns(spec: Any, c: Any, res: SimResult) -> dict:
@@ -223,6 +248,29 @@ def step_breakdowns(spec: Any, c: Any, res: SimResult) -> dict:
         out["decode_step"] = {"batch_per_group": B, **dm.breakdown(0.0, B, B * (mp + mo / 2), int(tot))}
     out["prefill_step"] = {"tokens": mp, **pm.breakdown(mp, 0, 0.0, 0)}
     return out
+
+
+def kv_contention(spec: Any, c: Any, raw: dict, res: SimResult) -> dict:
+    """Shared-link contention of the P->D KV transfers (disaggregated runs), for ``binds``.
+
+    Over the same requests as ``binds["time_shares"]`` (the steady window, else the run):
+    ``transfer_mean_s`` (mean KV arrival - prefill end, the ``kv_transfer`` time share, which
+    includes the wait), ``contention_mean_s`` (mean wait for the shared ingress/egress
+    channels beyond the uncontended transfer), ``contention_share`` (their ratio),
+    ``contention_max_s``; over the run: ``transfers`` and ``delayed`` (transfers that waited);
+    ``ingress_Bps`` / ``egress_Bps``: channel rates of one decode / prefill instance [B/s]."""
+    R = raw["reqs"]
+    done = [i for i in range(len(R.t_done)) if R.t_done[i] >= 0]
+    _, win, _, _, _ = _window(R, done, raw["t_first_block"], bool(spec.workload.concurrency))
+    idx = win or done
+    n = max(1, len(idx))
+    xfer = sum(R.t_kv[i] - R.t_pdone[i] for i in idx) / n
+    wait = sum(R.kv_wait[i] for i in idx) / n
+    return {"window": "steady" if win else "run", "transfer_mean_s": xfer, "contention_mean_s": wait,
+            "contention_share": wait / xfer if xfer > 0 else 0.0,
+            "contention_max_s": max((R.kv_wait[i] for i in idx), default=0.0),
+            "transfers": raw["kv_transfers"], "delayed": raw["kv_waited"],
+            "ingress_Bps": c.kv.ingress_rate, "egress_Bps": c.kv.egress_rate}
 
 
 def simulate(spec: Any, *, series: bool = True, progress: Any = None) -> SimResult:
@@ -251,4 +299,6 @@ def simulate(spec: Any, *, series: bool = True, progress: Any = None) -> SimResu
                        residuals=widen_residuals(profile_residuals(c.profile), widen),
                        series=raw["series"])
     res.binds.update(step_breakdowns(spec, c, res))
+    if spec.disaggregated:
+        res.binds["kv_transfer"] = kv_contention(spec, c, raw, res)
     return res

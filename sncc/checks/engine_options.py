@@ -1,0 +1,92 @@
+"""vllm-ascend options by release (SN4015, SN4017): ``scheduler = ascend``,
+``optimize.superkernel_layers`` and ``optimize.micro_batch = 2`` are written in the
+spelling of the plan's vllm-ascend release, or reported.
+
+* the release has no spelling for the option (removed, not yet added, or the key differs
+  between releases and the plan names none): SN4015 at the option, saying which release
+  removed it; nothing is written.  ``scheduler = ascend`` outside its releases is SN4013
+  (:func:`sncc.checks.versions.check_removed_options`) instead.
+* the plan breaks a precondition the release enforces at start-up (TorchAir graph mode,
+  tensor_parallel_size = 1, no speculative decoding, a DeepSeek model_type): SN4017, with the
+  conflicting value as related location; nothing is written.
+* the release accepts the option but it does nothing for this plan (SuperKernel fusion on a
+  model that is not MoE with W8A8 weights; dual-batch overlap on a non-MLA model): SN4015;
+  nothing is written.
+
+The decisions are :func:`sncc.lowering.ascend_options.plan_options`, the same the emitters
+follow.  Facts: ``engines.toml [[vllm_ascend_options]]``, ``software.toml [[features]]``.
+"""
+
+from __future__ import annotations
+
+from sncc.diagnostics import codes
+from sncc.diagnostics.model import Related, diag
+
+#: what to suggest when a precondition fails, by rule; {opt} is the plan option, {role} the role
+_HELP = {
+    "torchair_graph": "set `graph {{ mode = torchair }}` (decode and serve run graphs by default), or remove `{opt}`",
+    "tp1": "set `{role}` tp = 1 and put the devices into ep, or remove `{opt}`",
+    "moe_w8a8": "remove `{opt}`: it has no effect on this model",
+    "mla": "remove `{opt}`: it has no effect on this model",
+    "deepseek_type": "remove `{opt}`, or use another vllm-ascend release",
+    "no_speculative": "remove `speculative` or `{opt}`, or use another vllm-ascend release",
+}
+
+
+def _option_span(plan, option: str, role_name: str | None):
+    """(span, logical path) of the plan value that set ``option`` (for ``scheduler``: in ``role_name``)."""
+    if option == "scheduler":
+        name, role = next((n, ro) for n, ro in plan.roles() if ro.scheduler == "ascend" and role_name in (None, n))
+        return role.span_of("scheduler"), (name, "scheduler")
+    return plan.optimize.span_of(option), ("optimize", option)
+
+
+def _related(plan, resolved, rule: str, role_name: str | None) -> list[Related]:
+    eng = plan.engine
+    out = []
+    if eng.version:
+        out.append(Related(eng.span_of("version"), f"vllm-ascend {eng.version}"))
+    roles = dict(plan.roles())
+    if rule == "tp1" and role_name in roles:
+        role = roles[role_name]
+        out.append(Related(role.span_of("tp") or role.name_span, f"`{role_name}` tp = {role.tp}"))
+    elif rule == "torchair_graph":
+        g = plan.graph
+        if g is not None and g.mode is not None:
+            out.append(Related(g.span_of("mode"), f"graph mode `{g.mode}`"))
+    elif rule == "no_speculative" and plan.speculative is not None:
+        out.append(Related(plan.speculative.span_of("method") or plan.speculative.name_span, "speculative decoding"))
+    elif rule in ("moe_w8a8",):
+        out.append(Related(getattr(resolved, "quant_span", None) or plan.model.name_span, "model and weights"))
+    elif rule in ("mla", "deepseek_type"):
+        out.append(Related(plan.model.name_span, "model"))
+    return [r for r in out if r.span is not None]
+
+
+def check_vllm_ascend_options(plan, r):
+    """Each of the plan's vllm-ascend options is written in its release's spelling, or reported (SN4015, SN4017)."""
+    from sncc.lowering.ascend_options import plan_options
+
+    if plan.engine.kind != "vllm-ascend" or (r.chip is not None and r.chip.vendor != "huawei"):
+        return  # other engines and chips: sncc.checks.features.check_options_apply
+    for use in plan_options(plan, r):
+        if use.option == "scheduler" and use.spelling is None:
+            continue  # SN4013 (versions.check_removed_options) reports the Ascend scheduler outside its releases
+        label = f"vllm-ascend {use.version}" if use.version else "an unversioned vllm-ascend"
+        if use.spelling is None:
+            span, path = _option_span(plan, use.option, None)
+            yield diag(codes.OPTION_NOT_APPLIED, f"`{use.option}` is not written for {label}: {use.absent}", span,
+                       related=[Related(plan.engine.span_of("version"), f"vllm-ascend {plan.engine.version}")]
+                       if plan.engine.version else [],
+                       help=f"remove `{use.option}`, or choose a release that has it" if use.version
+                       else "set `engine { version = ... }` so sncc can write the release's keys",
+                       path=path)
+            continue
+        for u in use.unmet:
+            span, path = _option_span(plan, use.option, u.role)
+            code = codes.OPTION_PRECONDITION if u.effect == "refused" else codes.OPTION_NOT_APPLIED
+            tail = "; sncc does not write it" + ("" if u.effect == "refused" else " (it would have no effect)")
+            yield diag(code, f"`{use.option}`: {u.message}{tail}", span,
+                       related=_related(plan, r, u.rule, u.role),
+                       help=_HELP[u.rule].format(opt=use.option, role=u.role or "the role"),
+                       notes=[use.spelling.feature.notes] if use.spelling.feature.notes else [], path=path)
