@@ -30,3 +30,16 @@ def test_ascend_and_omni_options_on_nvidia_are_reported():
 
 def test_plain_plan_is_clean():
     assert _codes("") == []
+
+
+def test_graph_cache_on_vllm_ascend_needs_torchair_graphs():
+    from test_vllm_ascend_options import r1
+
+    def sn4015(text):
+        comp = compile_text(text)
+        return [d for d in comp.diagnostics if d.code.code == "SN4015" and "graph_cache" in d.message]
+
+    cache = 'micro_batch = 2  graph_cache = "/data/torchair_cache"'
+    broken = sn4015(r1(version="v0.11.0", opt=cache, graph="", sched=""))          # no TorchAir: dropped
+    assert len(broken) == 1 and "TorchAir" in broken[0].message
+    assert sn4015(r1(version="v0.11.0", opt=cache, sched="")) == []                 # twin: graph { mode = torchair }

@@ -264,3 +264,15 @@ def test_engine_vllm_reports_micro_batch_and_super_kernel(system):
     assert got == [("SN4015", "warning", 6, src.index("2") + 1), ("SN4015", "warning", 6, src.index("10") + 1)]
     env = build(comp)["env.sh"]
     assert "DBO" not in env and "MICRO_BATCH" not in env and "SUPERKERNEL" not in env
+
+
+@pytest.mark.parametrize("version,credited", [("v0.11.0", True), ("v0.13.0", False)])
+def test_simulator_credits_what_the_build_writes(version, credited):
+    """micro_batch / superkernel_layers are simulated exactly when the build writes them."""
+    from sncc.sim.from_plan import applicable_features
+
+    comp = compile_text(r1(version=version))
+    applied, notes = applicable_features(comp.plan, comp.resolved)
+    for name in ("micro_batch", "superkernel_layers"):
+        assert (name in applied) is credited
+        assert any(n.startswith(f"optimize.{name}") for n in notes) is (not credited)

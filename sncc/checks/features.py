@@ -4,7 +4,8 @@ target does not have are reported instead of being silently dropped.
 vllm-ascend on Ascend writes ``superkernel_layers`` and ``micro_batch`` per release;
 :mod:`sncc.checks.engine_options` reports those.  Here: Omni-Infer components on
 other engines, Ascend options on other chips, and ``superkernel_layers`` /
-``micro_batch`` / ``graph_cache`` on engine ``vllm``, which has no keys for them."""
+``micro_batch`` / ``graph_cache`` on engine ``vllm``, which has no keys for them, and
+``graph_cache`` on vllm-ascend without TorchAir graphs (its only vllm-ascend spelling)."""
 
 from __future__ import annotations
 
@@ -46,6 +47,18 @@ def check_options_apply(plan, r):
                        f"vllm-ascend's VLLM_ASCEND_ENABLE_DBO) and `{r.chip.id}` is not an Ascend chip",
                        opt.span_of("micro_batch"), help="remove `micro_batch`", path=("optimize", "micro_batch"))
         return
+    if engine == "vllm-ascend" and opt.graph_cache is not None:
+        from sncc.lowering import torchair_mode
+        if not torchair_mode(plan):
+            g = plan.graph
+            yield diag(codes.OPTION_NOT_APPLIED,
+                       "`graph_cache` is written for vllm-ascend only as TorchAir's cached graphs "
+                       "(torchair_graph_config.use_cached_graph, TORCHAIR_CACHE_HOME; v0.9.x-v0.11.x), "
+                       "and this plan does not run TorchAir graphs",
+                       opt.span_of("graph_cache"),
+                       related=[Related(g.span_of("mode"), "graph mode chosen here")] if g is not None else [],
+                       help="remove `graph_cache`, or set `graph { mode = torchair }` on a vllm-ascend release "
+                            "before v0.12.0rc1", path=("optimize", "graph_cache"))
     if engine != "vllm":
         return
     for field, active in (("superkernel_layers", opt.superkernel_layers > 0), ("micro_batch", opt.micro_batch >= 2),

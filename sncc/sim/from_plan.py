@@ -35,11 +35,12 @@ def applicable_features(plan, resolved) -> tuple:
 
     * ``omni_placement``, ``omni_attn``, ``omni_proxy``: Omni-Infer only (its own config
       sections; no other engine reads them).
-    * ``micro_batch = 2`` and ``superkernel_layers``: Omni-Infer on Ascend only — the build
-      turns them on through ``ASCEND_OMNI_MICRO_BATCH`` / ``ASCEND_SUPERKERNEL_*``
-      (``sncc.lowering``), which only Omni-Infer reads.  vllm-ascend has its own dual-batch
-      overlap (``VLLM_ASCEND_ENABLE_DBO``, MoE models) and vLLM ``--enable-dbo`` (DeepEP
-      all-to-all), but the build does not emit them, so they are not credited.
+    * ``micro_batch = 2`` and ``superkernel_layers``: Omni-Infer on Ascend (the build turns
+      them on through ``ASCEND_OMNI_MICRO_BATCH`` / ``ASCEND_SUPERKERNEL_*``), and vllm-ascend
+      on Ascend when its release spells them and the plan meets the release's preconditions
+      (``VLLM_ASCEND_ENABLE_DBO``, ``torchair_graph_config.enable_super_kernel``: exactly when
+      :func:`sncc.lowering.ascend_options.plan_options` says the build writes them).  vLLM's
+      ``--enable-dbo`` (DeepEP all-to-all) is not emitted, so it is not credited.
     * ``speculative { method = mtp }``: only for a model with MTP layers
       (``num_nextn_predict_layers > 0``); other methods bring their own draft.
     """
@@ -57,17 +58,25 @@ def applicable_features(plan, resolved) -> tuple:
             else:
                 notes.append(f"optimize.{name}: Omni-Infer only; not applied on engine `{engine}`")
         ascend_omni = omni and _is_ascend(chip)
+        va_uses = {}
+        if engine == "vllm-ascend" and _is_ascend(chip):
+            from sncc.lowering.ascend_options import plan_options
+            va_uses = {u.option: u for u in plan_options(plan, resolved)}
         for name, on in (("micro_batch", opt.micro_batch >= 2), ("superkernel_layers", opt.superkernel_layers > 0)):
             if not on:
                 continue
-            if ascend_omni:
+            use = va_uses.get(name)
+            if ascend_omni or (use is not None and use.written):
                 applied.add(name)
+                continue
+            if use is not None:
+                why = use.absent or "; ".join(u.message for u in use.unmet) or "the build does not write it"
+            elif name == "micro_batch":
+                why = "the build writes it only for Omni-Infer and vllm-ascend on Ascend"
             else:
-                why = ("the build enables it only through Omni-Infer's ASCEND_OMNI_MICRO_BATCH "
-                       "(vllm-ascend's own VLLM_ASCEND_ENABLE_DBO is not emitted)" if name == "micro_batch"
-                       else "Ascend SuperKernel fusion, enabled by the build only for Omni-Infer")
-                notes.append(f"optimize.{name}: not applied on engine `{engine}` on "
-                             f"{getattr(chip, 'id', None) or 'this chip'}: {why}")
+                why = "Ascend SuperKernel fusion, written by the build only for Omni-Infer and vllm-ascend on Ascend"
+            notes.append(f"optimize.{name}: not applied on engine `{engine}` on "
+                         f"{getattr(chip, 'id', None) or 'this chip'}: {why}")
     sp = plan.speculative
     if sp is not None:
         n_mtp = getattr(resolved.arch, "num_nextn_predict_layers", 0) or 0
