@@ -11,7 +11,18 @@ from __future__ import annotations
 
 from sncc.checks import (context, engine_options, gateway, graph, memory, parallelism, pd_transfer, quantization,
                          runtime_env, scheduler, slo, software, speculative, timeouts, versions, workload, features)
-from sncc.sim.trace import check_trace
+
+
+
+def check_trace(plan, resolved):
+    """SN2015 for an unreadable or malformed workload trace (:func:`sncc.sim.trace.check_trace`;
+    imported only for plans that name a trace)."""
+    wl = getattr(plan, "workload", None)
+    if wl is None or not wl.trace:
+        return ()
+    from sncc.sim.trace import check_trace as _check
+    return _check(plan, resolved)
+
 
 CHECKS = (
     parallelism.check_roles,

@@ -65,10 +65,10 @@ def _related(plan, resolved, rule: str, role_name: str | None) -> list[Related]:
 
 def check_vllm_ascend_options(plan, r):
     """Each of the plan's vllm-ascend options is written in its release's spelling, or reported (SN4015, SN4017)."""
-    from sncc.lowering.ascend_options import plan_options
-
     if plan.engine.kind != "vllm-ascend" or (r.chip is not None and r.chip.vendor != "huawei"):
         return  # other engines and chips: sncc.checks.features.check_options_apply
+    from sncc.lowering.ascend_options import plan_options   # only vllm-ascend plans pay for it
+
     for use in plan_options(plan, r):
         if use.option == "scheduler" and use.spelling is None:
             continue  # SN4013 (versions.check_removed_options) reports the Ascend scheduler outside its releases

@@ -62,7 +62,6 @@ def resolve(plan: Plan, base_dir: str | None = None) -> Resolved:
     file's folder) when given.
     """
     import os
-    from sncc.catalog import hf_config
 
     r = Resolved()
     hw = plan.hardware
@@ -96,7 +95,9 @@ def resolve(plan: Plan, base_dir: str | None = None) -> Resolved:
     if mdl.weights:
         try:
             wdir = mdl.weights if base_dir is None or os.path.isabs(mdl.weights) else os.path.join(base_dir, mdl.weights)
-            r.checkpoint = hf_config.read_weights_dir(wdir)
+            if os.path.isdir(wdir):   # the config.json reader is imported only when there is a folder to read
+                from sncc.catalog import hf_config
+                r.checkpoint = hf_config.read_weights_dir(wdir)
         except catalog.CatalogError as e:
             r.diagnostics.append(diag(codes.CHECKPOINT_UNREADABLE, str(e), mdl.span_of("weights"),
                                       help="fix or remove the file; sncc falls back to the catalog entry"))
