@@ -157,3 +157,15 @@ def test_seed000_contention_is_negligible_on_ub_links():
     s = r.saturated
     assert abs(s["qpm"] / 608.0 - 1) <= 0.05 and abs(s["ttft_s"] / 1.93 - 1) <= 0.05
     assert math.isfinite(kv["ingress_Bps"]) and kv["ingress_Bps"] > 1e12
+
+
+def test_prefix_cache_hits_still_move_the_whole_prompt(tmp_path):
+    """A prefix hit on the prefill instance saves compute, not transfer: the decode
+    instance needs the KV of the whole prompt (no decode-side prefix cache is modelled)."""
+    spec = _spec(_profile(tmp_path, False), 1, 1, 8, "push")
+    hit = dataclasses.replace(spec, features=dataclasses.replace(spec.features, prefix_cache_hit_rate=0.9))
+    c0, x0, p0 = _transfers(spec)
+    c1, x1, p1 = _transfers(hit)
+    assert x1[0] == pytest.approx(c1.kv.exposed(PROMPT, p1[0]), rel=1e-12)
+    assert p1[0] < 0.5 * p0[0]                           # the hit did save prefill compute
+    assert x1[0] == pytest.approx(x0[0], rel=1e-12)      # but not transfer: same bytes, no layer-wise overlap

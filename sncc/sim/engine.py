@@ -26,6 +26,7 @@ Disaggregated plans (``prefill`` + ``decode`` roles)::
   move (after the first layer with layer-wise transfer, plus the handshake); its KV arrives
   at the latest of its uncontended arrival (``now + exposed``) and the two channels'
   finishes.  The excess over the uncontended arrival is ``kv_wait`` (O(1) per transfer).
+  The KV of the whole prompt moves, prefix-cache hits on the prefill instance included.
 
 Aggregated plans (``serve`` role): each instance runs mixed steps (all running
 decodes + prefill chunks of waiting requests under the token budget).
@@ -432,7 +433,10 @@ class Simulation:
             if self.push_mode:
                 self.p_load[k] -= R.prompt[i]
             R.t_pdone[i] = now
-            tok = R.prompt[i] - R.cached[i]
+            # the whole prompt's KV moves: a prefix hit on the prefill instance saves its
+            # compute, but the decode instance holds no copy of that prefix (no decode-side
+            # prefix cache is modelled)
+            tok = R.prompt[i]
             t = now + kv.exposed(tok, t_step)
             wait = 0.0
             if tok > 0:
