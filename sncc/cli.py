@@ -295,7 +295,9 @@ def simulate(plan: str, fmt: str, seed: int, profile: str | None, goodput: bool,
 
     Exit 0 when no SLO is missed (an UNCERTAIN verdict, whose calibration interval
     straddles the target, exits 0 unless --strict), 1 when one is missed or the plan
-    has errors, 2 when sncc could not run.
+    has errors (a definitions file without a `plan` is one), 2 when sncc could not run.
+    The plan's warnings are printed to stderr (as `sncc check` prints them) before the
+    simulation; they do not change the exit code.
     """
     try:
         comp, src, extra = _compile(plan)
@@ -303,9 +305,20 @@ def simulate(plan: str, fmt: str, seed: int, profile: str | None, goodput: bool,
         click.echo(f"sncc: error: {e}", err=True)
         sys.exit(EXIT_FAILURE)
     diags, sources = _diagnostics(comp, src, extra)
+    if comp is not None and comp.plan is None and not any(d.is_error for d in diags):
+        from sncc.diagnostics import codes
+        from sncc.diagnostics.model import diag
+
+        diags = diags + [diag(codes.MISSING_KEY, "the file holds no plan: nothing to simulate", src.span(0, 0),
+                              help="this is a definitions file (top-level blocks without `plan`); simulate a "
+                                   "plan file that imports it")]
     if comp is None or any(d.is_error for d in diags):
         _emit_diagnostics(diags, sources, 1, "text", sys.stdout.isatty())
         sys.exit(EXIT_FAILURE if any(d.code.code == "SN9001" for d in diags) else EXIT_PROBLEMS)
+    if diags:                # warnings that explain the numbers (SN4008 KV at full context, ...)
+        from sncc.diagnostics import render_text
+
+        click.echo(render_text.render(diags, sources, 1, color=sys.stderr.isatty()), nl=False, err=True)
     from sncc.sim.command import CommandError, simulate_plan
 
     try:
@@ -325,15 +338,24 @@ def simulate(plan: str, fmt: str, seed: int, profile: str | None, goodput: bool,
 @click.argument("measurements")
 @click.option("-o", "--output", "out", required=True, metavar="PROFILE.toml", help="profile file to write")
 def calibrate(measurements: str, out: str) -> None:
-    """Fit a simulator profile's efficiency constants to MEASUREMENTS (TOML/JSON of plan +
-    measured ttft_s / tpot_ms / qpm points) by least squares; write it to PROFILE.toml."""
+    """Fit a simulator profile's constants to MEASUREMENTS (TOML/JSON of plan + measured
+    ttft_s / tpot_ms / qpm points, format in README) by bounded least squares; write PROFILE.toml.
+
+    Exit 0 when the profile is written; 2, with one line naming the file, point and key, for a
+    bad measurements file, an underdetermined fit, a point of another chip generation, or a fit
+    that ends on a bound (no profile is written then)."""
+    from sncc.sim.calibration import CalibrationError, check_output
     from sncc.sim.command import CommandError
     from sncc.sim.command import calibrate as run_calibrate
 
     try:
+        check_output(out)           # before a fit that can take minutes
         click.echo(run_calibrate(measurements, out), nl=False)
-    except CommandError as e:
+    except (CommandError, CalibrationError) as e:
         click.echo(f"sncc: error: {e}", err=True)
+        sys.exit(EXIT_FAILURE)
+    except Exception as exc:  # noqa: BLE001
+        click.echo(f"sncc: internal error in calibrate: {type(exc).__name__}: {exc}", err=True)
         sys.exit(EXIT_FAILURE)
     sys.exit(EXIT_OK)
 

@@ -53,7 +53,7 @@ def test_simulate_seed_000_json(tmp_path):
 
     r = CliRunner().invoke(main, ["simulate", "--format", "json", SEED])
     assert r.exit_code == 0, r.output
-    d = json.loads(r.output)
+    d = json.loads(r.stdout)  # warnings go to stderr
     sat = d["saturated"]
     assert abs(sat["qpm"] / 608 - 1) <= 0.15
     assert abs(sat["ttft_s"] / 1.93 - 1) <= 0.15
@@ -64,7 +64,7 @@ def test_simulate_seed_000_json(tmp_path):
     # profile's CloudMatrix prefill residual (-85 %) lets the true TTFT be 6.8x shorter:
     # the verdict is UNCERTAIN (exit 0), and --strict fails on it
     assert r6.exit_code == 0, r6.output
-    j6 = json.loads(r6.output)
+    j6 = json.loads(r6.stdout)
     ttft_v = [v for v in j6["slo"] if v["name"].startswith("ttft")][0]
     assert ttft_v["verdict"] == "uncertain" and ttft_v["observed"] > 2.0 and ttft_v["low"] < 2.0
     assert CliRunner().invoke(main, ["simulate", "--strict", "--format", "json", p6]).exit_code == 1

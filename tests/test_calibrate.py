@@ -32,7 +32,7 @@ def test_calibrate_refits_and_simulate_uses_the_profile(tmp_path):
     assert d["calibration"]["residuals"]["value"]["tpot"]
     r2 = CliRunner().invoke(main, ["simulate", "--format", "json", "--profile", str(out), str(PLAN)])
     assert r2.exit_code in (0, 1), r2.output
-    doc = json.loads(r2.output)
+    doc = json.loads(r2.stdout)  # warnings go to stderr
     assert doc["info"]["profile"] == "fitted"
     assert abs(doc["saturated"]["tpot_ms"] / 40.0 - 1) < 0.05
 

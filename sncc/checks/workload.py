@@ -1,5 +1,10 @@
-"""Workload checks: length distributions that can exist (SN2009) and requests
-that fit in ``max_model_len`` (SN5008)."""
+"""Workload checks: length distributions that can exist (SN2009), one arrival mode
+(SN2016), requests that fit in ``max_model_len`` (SN5008) and multi-turn conversations
+that stay within it (SN5009).
+
+The registry (:data:`sncc.checks.CHECKS`) runs :func:`check_length_distributions` and
+:func:`check_requests_fit_context`; they also yield :func:`check_arrival_mode` and
+:func:`check_conversations_fit_context` respectively."""
 
 from __future__ import annotations
 
@@ -9,7 +14,9 @@ from sncc.units import format_tokens
 
 
 def check_length_distributions(plan, r):
-    """``min ≤ mean ≤ max`` for input and output lengths (SN2009)."""
+    """``min ≤ mean ≤ max`` for input and output lengths (SN2009); then
+    :func:`check_arrival_mode` (SN2016)."""
+    yield from check_arrival_mode(plan, r)
     for which in ("input", "output"):
         d = getattr(plan.workload, which)
         if d.mean > d.max:
@@ -22,8 +29,58 @@ def check_length_distributions(plan, r):
                        help="the mean of a distribution lies between its min and its max", path=("workload", which, "min"))
 
 
+def check_arrival_mode(plan, r):
+    """``rate`` (open loop) and ``concurrency`` (closed loop) are not both given (SN2016).
+
+    With neither, the simulator runs ``min(requests, 64)`` closed-loop clients (or replays a
+    trace's arrival times); the field docs say so."""
+    wl = plan.workload
+    if wl.rate is None or wl.concurrency is None:
+        return
+    yield diag(codes.CONFLICTING_KEYS,
+               f"`workload` gives both `rate` ({wl.rate:g} requests/s, open loop) and `concurrency` "
+               f"({wl.concurrency} clients, closed loop); a workload has one arrival mode",
+               wl.span_of("concurrency"), related=[Related(wl.span_of("rate"), "rate given here")],
+               help="keep `rate` for requests arriving whatever the deployment does, or `concurrency` for clients "
+                    "that wait for each reply",
+               path=("workload", "concurrency"))
+
+
+def check_conversations_fit_context(plan, r):
+    """A multi-turn conversation's final context, ``turns × (input mean + output mean)``
+    tokens, within ``max_model_len`` and the model's positions (SN5009, a warning: vLLM
+    rejects the later turns; the simulator caps follow-up prompts at the input max)."""
+    wl = plan.workload
+    if wl.turns <= 1 or not r.max_model_len:
+        return
+    total = wl.turns * (wl.input.mean + wl.output.mean)
+    limit, what = r.max_model_len, "max_model_len"
+    a = r.arch
+    if a is not None and a.max_position_embeddings:
+        from sncc.checks.context import rope_factor
+
+        pos = int(a.max_position_embeddings * rope_factor(plan, r)[0])
+        if pos < limit:
+            limit, what = pos, "the model's positions"
+    if total <= limit:
+        return
+    related = [Related(r.max_model_len_span, r.max_model_len_note)] if r.max_model_len_span else []
+    yield diag(codes.CONVERSATION_EXCEEDS_CONTEXT,
+               f"a {wl.turns}-turn conversation grows to about {wl.turns} × ({format_tokens(wl.input.mean)} input + "
+               f"{format_tokens(wl.output.mean)} output) = {format_tokens(total)} tokens, past {what} "
+               f"{format_tokens(limit)}",
+               wl.span_of("turns"), related=related,
+               notes=[f"vLLM rejects a request longer than {what}; `sncc simulate` caps each follow-up prompt at "
+                      f"the input max {format_tokens(wl.input.max)} and reports how many it capped"],
+               help=f"lower `turns` to {max(1, int(limit // (wl.input.mean + wl.output.mean)))}, or raise max_model_len "
+                    f"and the input max to {format_tokens(total)}",
+               path=("workload", "turns"))
+
+
 def check_requests_fit_context(plan, r):
-    """With ``max_model_len`` set, max input + client max_tokens ≤ max_model_len (SN5008)."""
+    """With ``max_model_len`` set, max input + client max_tokens ≤ max_model_len (SN5008);
+    then :func:`check_conversations_fit_context` (SN5009)."""
+    yield from check_conversations_fit_context(plan, r)
     mdl = plan.model
     if mdl.max_model_len is None:
         return

@@ -164,6 +164,15 @@ TRACE_INVALID = _code(
     "file's line and column.",
     'workload { trace = "trace.csv" ... }  # trace.csv line 3: "512, many"',
     'workload { trace = "trace.csv" ... }  # trace.csv line 3: "512, 128"')
+CONFLICTING_KEYS = _code(
+    "SN2016", "conflicting-keys", "error", "two keys that exclude each other are both given",
+    "Some keys choose between alternatives, and giving both would leave one silently ignored. "
+    "`workload { rate }` is an open loop (requests arrive at that rate whatever the deployment "
+    "does) and `workload { concurrency }` a closed loop (each client sends its next request when "
+    "the previous one completes): a workload has one of them. With neither, the simulator runs "
+    "min(requests, 64) closed-loop clients, or replays the arrival times of a trace that has them.",
+    "workload { requests = 1000  rate = 8  concurrency = 64 ... }",
+    "workload { requests = 1000  rate = 8 ... }")
 IMPORT_HOLDS_PLAN = _code(
     "SN2014", "imported-plan", "error", "an imported file holds a `plan` block",
     "Imported files hold shared definitions — top-level `hardware`, `model`, `engine`, `gateway`, "
@@ -403,6 +412,18 @@ WORKLOAD_EXCEEDS_CONTEXT = _code(
     "input plus the client's max_tokens must fit in it.",
     "model \"qwen3-32b\" { max_model_len = 32k }  workload { input { max = 32k } output { max = 4k } }",
     "model \"qwen3-32b\" { max_model_len = 36k }  workload { input { max = 32k } output { max = 4k } }")
+CONVERSATION_EXCEEDS_CONTEXT = _code(
+    "SN5009", "conversation-exceeds-max-model-len", "warning",
+    "a multi-turn conversation grows past max_model_len",
+    "Each follow-up turn's prompt holds the conversation so far (the previous prompts and replies) "
+    "plus a new message, so a conversation of `turns` turns ends near turns × (input mean + output "
+    "mean) tokens. Past `max_model_len` (or the model's positions) vLLM rejects the request (HTTP "
+    "400, \"This model's maximum context length is …\"). `sncc simulate` caps every follow-up "
+    "prompt at the workload's input `max` and says how many it capped, so the simulated "
+    "conversation is shorter than the one written. Lower `turns`, or raise `max_model_len` and the "
+    "input `max` to hold the whole conversation.",
+    "workload { turns = 30  input { mean = 2k  max = 8k }  output { mean = 256  max = 1k } }",
+    "workload { turns = 3  input { mean = 2k  max = 8k }  output { mean = 256  max = 1k } }")
 
 # --- SN6xxx gateway ----------------------------------------------------------
 GATEWAY_MODEL_MISMATCH = _code(

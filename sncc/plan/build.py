@@ -91,6 +91,13 @@ def _value_noun(v: ast.Value) -> str:
     }[type(v)]
 
 
+#: statistics the simulator evaluates per SLO metric (:func:`sncc.sim.metrics.evaluate_slo`):
+#: every statistic of a latency; a rate only as one figure (QPM and output tokens/s over the
+#: steady window or the run, tokens/s per user as its mean over requests), written without one
+SLO_METRIC_STATS = {"ttft": m.SLO_STATS, "tpot": m.SLO_STATS, "e2e": m.SLO_STATS,
+                    "qpm": ("mean",), "output_tokens_per_s": ("mean",), "tokens_per_s_per_user": ("mean",)}
+
+
 class _Builder:
     def __init__(self) -> None:
         self.diags: list[Diagnostic] = []
@@ -386,9 +393,29 @@ class _Builder:
                 self.error(codes.UNKNOWN_KEY, f"unknown SLO metric `{item.key.text}`", item.key.span,
                            help=(f"did you mean `{close[0]}`? " if close else "") + "metrics: " + ", ".join(f"`{k}`" for k in m.SLO_METRICS))
                 continue
-            if stat not in m.SLO_STATS:
+            allowed = SLO_METRIC_STATS.get(metric, m.SLO_STATS)
+            if stat not in m.SLO_STATS and len(allowed) > 1:
                 self.error(codes.UNKNOWN_KEY, f"unknown statistic `{stat}` for `{metric}`", item.key.span,
-                           help="statistics: " + ", ".join(f"`{s}`" for s in m.SLO_STATS))
+                           help="statistics: " + ", ".join(f"`{s}`" for s in allowed))
+                continue
+            if stat not in allowed:
+                # the simulator judges rates by one figure (sncc.sim.metrics.evaluate_slo); a
+                # percentile written here would be accepted and silently judged as that figure
+                at = Span(item.key.span.file, item.key.span.start + len(metric), item.key.span.end)
+                if metric == "tokens_per_s_per_user":
+                    msg = f"`{metric}` is judged by its mean over requests; its `{stat}` is not evaluated"
+                    q = 100 - int(stat[1:]) if re.fullmatch(r"p\d{1,2}", stat) else None
+                    help_ = f"write `{metric} >= X` for the mean"
+                    if q is not None and f"p{q}" in m.SLO_STATS:
+                        # per request, tokens/s = 1/TPOT: its pN is 1 / TPOT's p(100-N)
+                        help_ += (f", or bound the per-request rate through TPOT (tokens/s per user = 1/TPOT): "
+                                  f"`{metric}.{stat} >= X` is `tpot.p{q} <= 1/X`")
+                else:
+                    msg = f"`{metric}` is a rate, judged as one figure per run; it has no `{stat}`"
+                    help_ = f"write `{metric} {item.op} ...` without a statistic"
+                self.error(codes.UNKNOWN_KEY, msg, at, help=help_,
+                           fixes=[Fix(f"judge the {'mean' if metric == 'tokens_per_s_per_user' else 'rate'}",
+                                      (Edit(at, ""),), "unsafe")])
                 continue
             label = item.key.text
             if label in seen:

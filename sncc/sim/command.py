@@ -52,12 +52,21 @@ def simulate_plan(comp: Any, *, seed: int = 0, fmt: str = "text", profile: Optio
 
     Runs longer than a few seconds report progress on ``progress_stream`` (default
     ``sys.stderr``; None = silent), see :class:`Progress`.
-    Raises :class:`CommandError` for an unreadable profile or an unwritable plot."""
+    A plan with requests that can never fit its KV pool
+    (:class:`~sncc.sim.engine.Unadmittable`) is a problem of the plan, like a missed SLO:
+    its message (with the budget ``sncc check`` used) goes to ``sys.stderr`` as ``sncc:
+    error: ...`` and the result is ``("", EXIT_PROBLEMS)``.
+    Raises :class:`CommandError` for an unreadable profile, ``--goodput`` on a plan it cannot
+    judge (:func:`sncc.sim.whatif.goodput_refusal`: a trace with arrival times, no SLO the
+    search judges) and a ``--plot`` path it cannot write (:func:`sncc.sim.plot.resolve_plot_path`:
+    a directory, an extension matplotlib does not write, a missing directory; a path without an
+    extension gets ``.png``, said on ``sys.stderr``) — all before simulating."""
     import sys
     from .from_plan import spec_from_plan
     from .profile import ProfileError, load_profile
     from .render import render_json, render_text
-    from .runner import simulate
+    from .engine import Unadmittable
+    from .runner import check_budget_note, simulate
     from .metrics import violated
     from .whatif import cheapest_changes
     from .whatif import goodput as goodput_search
@@ -67,15 +76,34 @@ def simulate_plan(comp: Any, *, seed: int = 0, fmt: str = "text", profile: Optio
         load_profile(spec.profile)
     except ProfileError as e:
         raise CommandError(str(e)) from None
+    # refuse what cannot be done before simulating: a goodput search without a rate to
+    # search or an SLO to judge, a plot path matplotlib cannot write
+    if goodput:
+        from .whatif import goodput_refusal
+        why = goodput_refusal(spec)
+        if why:
+            raise CommandError(why)
+    plot_note = ""
+    if plot:
+        from .plot import PlotPathError, PlotUnavailable, resolve_plot_path
+        try:
+            plot, plot_note = resolve_plot_path(plot)
+        except (PlotPathError, PlotUnavailable) as e:
+            raise CommandError(str(e)) from None
     stream = sys.stderr if progress_stream == "stderr" else progress_stream
     prog = Progress(stream) if stream is not None else None
-    result = simulate(spec, progress=prog.for_run(f"plan `{comp.plan.name}`") if prog else None)
+    try:
+        result = simulate(spec, progress=prog.for_run(f"plan `{comp.plan.name}`") if prog else None)
+    except Unadmittable as e:
+        note = check_budget_note(comp.plan, comp.resolved, e.role)
+        if note:
+            e.notes.append(note)
+        sys.stderr.write(f"sncc: error: {e}\n")
+        return "", EXIT_PROBLEMS
     extra = {}
     if any(violated(s, v) for s, v in zip(spec.slos, result.slo)):
         extra["changes"] = cheapest_changes(spec, result, progress=prog.for_run if prog else None)
     if goodput:
-        if not any(s.metric in ("ttft", "tpot", "e2e") for s in spec.slos):
-            raise CommandError("--goodput needs at least one latency SLO (ttft, tpot or e2e) in the plan's `slo` block")
         extra["goodput"] = goodput_search(spec, progress=prog.for_run if prog else None)
     if plot:
         from .plot import PlotUnavailable, write_plot
@@ -87,6 +115,8 @@ def simulate_plan(comp: Any, *, seed: int = 0, fmt: str = "text", profile: Optio
             raise CommandError(str(e)) from None
         except OSError as e:
             raise CommandError(f"cannot write {plot}: {e.strerror or e}") from None
+        if plot_note:
+            sys.stderr.write(f"sncc: note: {plot_note}\n")
     text = render_json(result, extra) if fmt == "json" else render_text(result, comp.plan, extra)
     verdicts = [s.verdict for s in result.slo]
     bad = "missed" in verdicts or (strict and "uncertain" in verdicts)

@@ -41,6 +41,12 @@ preemption, LIFO): its blocks are freed and it goes back to the FRONT of the wai
 queue with its generated tokens appended to its prompt, to be prefilled again (and, when
 disaggregated, transferred again).  Its first-token time is kept.  ``reserve-max-tokens``
 never preempts: admission reserved the final length.
+
+A request whose final KV need (``reserve-max-tokens``: prompt + ``max_tokens``; ``on-demand``:
+prompt + output) exceeds one DP rank's whole pool could never be served; :meth:`Simulation.run`
+raises :class:`Unadmittable` before the first event instead of stopping with the queue head
+stuck.  Open-loop inter-arrival gaps follow vLLM's ``--burstiness`` (Gamma, shape
+``burstiness``, mean ``1/rate``: :meth:`Simulation._gap_sampler`).
 """
 from __future__ import annotations
 
@@ -50,6 +56,44 @@ import random
 from typing import Any, Dict, List
 
 from .cost_kv_transfer import channel_finish
+
+
+class Unadmittable(ValueError):
+    """Requests that no KV pool of the deployment can ever hold: the run cannot complete.
+
+    Raised by :meth:`Simulation.run` before the first event when a request's final KV need
+    exceeds the whole pool of one DP rank (``reserve-max-tokens``: prompt + ``max_tokens``;
+    ``on-demand``: prompt + output, the length its blocks grow to), and during the run when
+    a preempted request's recompute prompt (prompt + tokens generated so far) no longer fits.
+    Without it the queue head would wait forever and the run would end with requests
+    unserved.
+
+    Attributes: ``count`` (requests that cannot fit), ``requests`` (requests of the run),
+    ``first`` (index of the first such request), ``prompt_tokens`` and ``extra_tokens``
+    (its prompt and the output tokens its blocks must also hold) [tokens], ``pool_blocks``
+    and ``block_size`` (one DP rank's pool [blocks], [tokens per block]), ``role``
+    (``decode`` or ``serve``).  ``notes`` is a list of sentences callers append to explain
+    how the pool was sized (:func:`sncc.sim.runner.simulate` adds the memory budget,
+    ``sncc simulate`` the budget ``sncc check`` used); ``str(exc)`` is the head message
+    followed by the notes.
+    """
+
+    def __init__(self, head: str, *, count: int, requests: int, first: int, prompt_tokens: int,
+                 extra_tokens: int, pool_blocks: int, block_size: int, role: str):
+        super().__init__(head)
+        self.head = head
+        self.count, self.requests, self.first = count, requests, first
+        self.prompt_tokens, self.extra_tokens = prompt_tokens, extra_tokens
+        self.pool_blocks, self.block_size, self.role = pool_blocks, block_size, role
+        self.notes: List[str] = []
+
+    @property
+    def pool_tokens(self) -> int:
+        """KV pool of one DP rank [tokens]."""
+        return self.pool_blocks * self.block_size
+
+    def __str__(self) -> str:
+        return " ".join([self.head, *self.notes])
 
 
 class _Reqs:
@@ -127,7 +171,10 @@ class Simulation:
         heapq.heappush(self.ev, (t, self.seq, kind, a))
 
     def run(self) -> Dict[str, Any]:
-        """Run to completion; returns raw per-request arrays and counters."""
+        """Run to completion; returns raw per-request arrays and counters.
+
+        Raises :class:`Unadmittable` when a request can never fit one DP rank's KV pool, and
+        ValueError for ``burstiness <= 0``."""
         spec, c = self.spec, self.c
         wl = spec.workload
         n = wl.requests
@@ -155,11 +202,9 @@ class Simulation:
             n_conv = -(-n // self.turns)
             self.arrivals = [rows[(k * self.turns) % len(rows)][2] + ((k * self.turns) // len(rows)) * wrap
                              for k in range(n_conv)]
-        if wl.burstiness and wl.burstiness > 1.0:
-            k = 1.0 / (wl.burstiness * wl.burstiness)
-            self._gap = lambda: self.rng.gammavariate(k, 1.0 / (wl.rate * k))
-        elif wl.rate:
-            self._gap = lambda: self.rng.expovariate(wl.rate)
+        if wl.rate:
+            self._gap = self._gap_sampler(float(wl.rate), float(wl.burstiness or 1.0))
+        self._check_admissible()
         self.handlers.append(self._issue)       # kind 4: a conversation's follow-up turn
         if wl.concurrency and self.arrivals is None:
             for _ in range(min(wl.concurrency, -(-n // self.turns))):
@@ -176,18 +221,83 @@ class Simulation:
                 self.now = t
                 handlers[kind](a)
         else:
-            k = 0
+            events = 0
             while ev:
                 t, _, kind, a = pop(ev)
                 self.now = t
                 handlers[kind](a)
-                k += 1
-                if not k & 0xFFFF:          # every 65,536 events: a cheap callback
+                events += 1
+                if not events & 0xFFFF:     # every 65,536 events: a cheap callback
                     progress(self.completed, n)
         return {"reqs": self.R, "issued": self.issued, "completed": self.completed,
                 "preemptions": self.preemptions,
                 "kv_transfers": getattr(self, "kv_transfers", 0), "kv_waited": getattr(self, "kv_waited", 0),
                 "t_first_block": self.t_first_block, "series": self.series}
+
+    def _gap_sampler(self, rate: float, burstiness: float):
+        """Inter-arrival sampler [s] of an open loop at ``rate`` [req/s].
+
+        vLLM's ``benchmark_serving --burstiness`` semantics: gaps are Gamma distributed with
+        shape ``burstiness`` and scale ``1 / (rate * burstiness)``, so the mean gap stays
+        ``1/rate`` and the coefficient of variation is ``1/sqrt(burstiness)``: 1 is Poisson
+        (exponential gaps), below 1 burstier, above 1 more uniform.  Raises ValueError for
+        ``burstiness <= 0``."""
+        if burstiness <= 0:
+            raise ValueError(f"burstiness must be > 0, got {burstiness}")
+        rng = self.rng
+        if burstiness == 1.0:
+            return lambda: rng.expovariate(rate)
+        shape, scale = burstiness, 1.0 / (rate * burstiness)
+        return lambda: rng.gammavariate(shape, scale)
+
+    # ------------------------------------------------------------ admissibility
+    def _pool(self) -> tuple:
+        """(role, blocks of one DP rank's KV pool) of the role that admits requests."""
+        if self.spec.disaggregated:
+            return "decode", self.c.decode_blocks
+        return "serve", self.c.serve_blocks
+
+    def _final_tokens(self, i: int) -> tuple:
+        """(prompt, output tokens the request's blocks must also hold) of request ``i``:
+        ``reserve-max-tokens`` reserves ``max_tokens``; on-demand blocks grow to the output."""
+        R = self.R
+        if self.on_demand:
+            return R.prompt[i], max(1, R.out[i] - R.gen[i])
+        mt = getattr(self.c, "max_tokens", None)
+        if mt is None:          # a hand-built context: the reservation in tokens
+            return R.prompt[i], self.c.reserve_blocks(i) * self.blk - R.prompt[i]
+        return R.prompt[i], int(mt)
+
+    def _unadmittable(self, bad: List[int], during: bool = False) -> Unadmittable:
+        role, pool = self._pool()
+        i = bad[0]
+        p, extra = self._final_tokens(i)
+        what = ("reserved output tokens (max_tokens; kv_admission reserve-max-tokens)" if not self.on_demand
+                else "output tokens (on-demand blocks grow with the output)")
+        if during:
+            head = (f"request {i} can never be served: after a preemption its recompute prompt of {p} tokens "
+                    f"(prompt + {self.R.gen[i]} tokens generated before it) + {extra} {what} = {p + extra} tokens "
+                    f"needs {-(-(p + extra) // self.blk)} KV blocks")
+        else:
+            head = (f"{len(bad)} of {self.n} requests can never be served: the first, request {i}, needs "
+                    f"{p} prompt + {extra} {what} = {p + extra} tokens = {-(-(p + extra) // self.blk)} KV blocks")
+        head += (f", more than the whole KV pool of one {role} DP rank: {pool} blocks x {self.blk} tokens = "
+                 f"{pool * self.blk} tokens.")
+        return Unadmittable(head, count=len(bad), requests=self.n, first=i, prompt_tokens=p, extra_tokens=extra,
+                            pool_blocks=pool, block_size=self.blk, role=role)
+
+    def _check_admissible(self) -> None:
+        """Raise :class:`Unadmittable` when some request's final KV need exceeds one DP
+        rank's whole pool (O(requests), before the first event)."""
+        _, pool = self._pool()
+        blk = self.blk
+        bad = []
+        for i in range(self.n):
+            p, extra = self._final_tokens(i)
+            if -(-(p + extra) // blk) > pool:
+                bad.append(i)
+        if bad:
+            raise self._unadmittable(bad)
 
     def _sample(self, waiting: int) -> None:
         """Append one time-series point (called after decode/serve steps)."""
@@ -329,6 +439,8 @@ class Simulation:
                     bfree = f
                     best = (di, r)
         if best is None:
+            if need > self._pool()[1]:
+                raise self._unadmittable([i], during=True)
             return False
         di, r = best
         d = self.d[di]
@@ -589,6 +701,8 @@ class Simulation:
             if fb >= need and fb > bfree and d.nseq[r] < self.d_maxseq:
                 best, bfree = r, fb
         if best < 0:
+            if need > self._pool()[1]:
+                raise self._unadmittable([i], during=True)
             return False
         d.free_blocks[best] -= need
         d.nseq[best] += 1

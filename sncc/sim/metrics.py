@@ -34,8 +34,11 @@ class SloVerdict:
 
     ``low``/``high``: the interval the true value lies in given the profile's calibration
     residuals for the metric's family (:func:`interval`).  ``verdict``: ``met`` (the whole
-    interval meets the target), ``missed`` (the whole interval misses it) or ``uncertain``
-    (the interval straddles the target); ``met`` is True/False, or None when uncertain.
+    interval meets the target), ``missed`` (the whole interval misses it), ``uncertain``
+    (the interval straddles the target) or ``n/a`` (the run defines no value: TPOT and
+    tokens/s per user when no completed request has more than one output token, any
+    metric when no request completed); ``met`` is True/False, or None when uncertain or
+    n/a.  An n/a verdict is neither met nor missed and does not count for the exit code.
     ``window``: ``steady`` (judged on the steady-state window) or ``run`` (whole run).
     """
 
@@ -65,8 +68,14 @@ class SimResult:
       before the final drain; ``qpm`` = dispatches in the window per minute (each needs a
       completion to free its slot);
     * open loop (a rate): requests arriving between the 10th and 90th percentile of
-      arrival times (warm-up and drain excluded); ``qpm`` = completions inside that
-      time span per minute (below the offered rate when a backlog grows).
+      arrival times (warm-up and drain excluded); ``qpm`` = those requests (all completed)
+      per minute of ``max(window length, span of their dispatch times)``.  When the
+      deployment keeps up each request is dispatched as it arrives and ``qpm`` is the
+      offered rate over the window (e.g. 60 x 2 req/s = 120); when a backlog grows their
+      dispatches spread over a longer span, each waiting for a completion to free KV blocks
+      or a sequence slot, so ``qpm`` is the saturated completion rate — non-decreasing in the
+      offered rate up to saturation, then flat.  (Counting completions inside the arrival
+      window would miss the requests still decoding at its end: low by the e2e lag.)
 
     It holds ``window`` (which rule), ``queue_growth`` (open loop: rise of the mean proxy
     wait from the first to the last fifth of the window per second of window, i.e. the
@@ -77,6 +86,9 @@ class SimResult:
     and the decode/prefill step breakdown.  ``series``: time series (``t_s``,
     ``waiting``, ``running``, ``kv_use``).  ``intervals``: the calibration interval of
     each headline figure.  ``fitted_constants`` lists every fitted profile constant used.
+    ``info["notes"]`` (when present): sentences the report prints as notes — follow-up prompts
+    capped at the input max, fewer requests completed than requested, what-ifs not run
+    (:func:`sncc.sim.runner.simulate`, :func:`sncc.sim.whatif.cheapest_changes`).
     """
 
     requests_completed: int
@@ -162,6 +174,8 @@ def time_shares(R: Any, idx: Sequence[int], disaggregated: bool) -> Dict[str, An
 
 def _window(R: Any, done: List[int], t_first_block: Any, closed: bool) -> Tuple[str, List[int], float, float, float]:
     """(rule, requests, start, end, qpm) of the steady-state window, or ("", [], ...)."""
+    if not done:
+        return "", [], 0.0, 0.0, 0.0
     if closed:
         if t_first_block is None:
             return "", [], 0.0, 0.0, 0.0
@@ -177,9 +191,14 @@ def _window(R: Any, done: List[int], t_first_block: Any, closed: bool) -> Tuple[
     win = [i for i in done if a <= R.t_arr[i] <= b]
     if len(win) < 2 or b <= a:
         return "", [], 0.0, 0.0, 0.0
-    # completions (of any request) inside the window per minute: equals the arrival rate
-    # when the deployment keeps up, falls below it when a backlog grows
-    qpm = sum(1 for i in done if a <= R.t_done[i] <= b) / (b - a) * 60.0
+    # the window's requests, all completed, over the time the deployment took to admit them:
+    # the window length when it keeps up (each is dispatched as it arrives), the longer span
+    # of their dispatches when a backlog grows (then each dispatch waits for a completion to
+    # free KV blocks or a sequence slot, so this is the saturated completion rate).  Counting
+    # completions inside [a, b] instead misses those still decoding at b and undercounts by
+    # the e2e lag even without queueing (SimResult docstring).
+    disp = [R.t_disp[i] for i in win]
+    qpm = len(win) / max(b - a, max(disp) - min(disp)) * 60.0
     return "arrivals-10-90", win, a, b, qpm
 
 
@@ -266,6 +285,8 @@ def evaluate_slo(res: SimResult, s: Any, residuals: Optional[Dict[str, Sequence[
     (the warm-up and the end-of-run drain, set by the few longest outputs, are not
     properties of the deployment); else on the whole run.  ``client_ttft`` judges TTFT as
     the client sees it (proxy queue + engine TTFT), as the goodput search does.
+    A metric the run does not define (nan: TPOT without any multi-token output) gets the
+    verdict ``n/a`` (:class:`SloVerdict`).
     Raises ValueError for an unknown metric."""
     m, stat = s.metric, (s.stat or "mean")
     if m not in FAMILY:
@@ -275,6 +296,8 @@ def evaluate_slo(res: SimResult, s: Any, residuals: Optional[Dict[str, Sequence[
     if res.saturated and m in ("ttft", "tpot", "e2e", "qpm"):
         obs = res.steady("client_ttft" if (m == "ttft" and client_ttft) else m, stat)
         window = "steady"
+        if obs is not None and obs != obs:     # e.g. no multi-token output in the window
+            obs, window = None, "run"
     if obs is None:
         if m == "ttft":
             obs = res.ttft_s[stat] + (res.queue_s[stat] if client_ttft else 0.0)
@@ -290,6 +313,9 @@ def evaluate_slo(res: SimResult, s: Any, residuals: Optional[Dict[str, Sequence[
             obs = res.tokens_per_s_per_user["mean"]
     name = f"{m}.{stat} {s.op} {s.target:g}" if m in ("ttft", "tpot", "e2e") else f"{m} {s.op} {s.target:g}"
     op = _OPS[s.op]
+    if obs is None or obs != obs:      # nan: no multi-token output (TPOT) or nothing completed
+        return SloVerdict(name=name, target=s.target, observed=float("nan"), met=None, verdict="n/a",
+                          window=window)
     rs = (residuals or {}).get(FAMILY[m]) or []
     if rs and obs == obs:
         lo, hi = interval(obs, rs)

@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import Any, Optional
 
 from . import cost_comm as cc
 from .cost_kv_transfer import KvTransferModel
-from .engine import Simulation
+from .engine import Simulation, Unadmittable
 from .memory import blocks_for, role_memory
 from .metrics import SimResult, _window, build_result
 from .model_shape import kv_bytes_per_token as _kv_formula, model_shape
@@ -88,15 +88,28 @@ def prepare(spec: Any) -> Any:
     max_tokens = wl.max_tokens or wl.output.max or getattr(spec.model, "max_output_tokens", None) or max(c.outputs)
     c.outputs = [min(o, max_tokens) for o in c.outputs]
     hit = spec.features.prefix_cache_hit_rate or 0.0
+    follow_ups = capped = 0
     if wl.turns > 1:
+        messages = c.prompts
         c.prompts, c.cached = conversation_prompts(c.prompts, c.outputs, wl.turns, hit,
                                                    wl.input.max, random.Random(wl.seed + 7919))
+        cap = wl.input.max
+        follow_ups = sum(1 for i in range(len(messages)) if i % wl.turns)
+        if cap:   # a follow-up is capped when previous prompt + output + its message exceeds it
+            capped = sum(1 for i in range(1, len(messages))
+                         if i % wl.turns and c.prompts[i - 1] + c.outputs[i - 1] + messages[i] > cap)
     else:
         c.cached = [int(p * hit) for p in c.prompts]
         if hit > 0:  # at least one token is always computed
             c.cached = [min(ca, p - 1) for ca, p in zip(c.cached, c.prompts)]
     mtp_on = spec.features.mtp is not None
     info = {"kv_bytes_per_token": kv_tok, "weight_bytes_per_param": wb, "compute_dtype": cdt}
+    if wl.turns > 1:
+        info["follow_ups"] = follow_ups
+        info["follow_ups_capped"] = capped
+        info["follow_up_cap_tokens"] = wl.input.max
+    c.max_tokens = max_tokens
+    c.pool_memory = {}
 
     def pool_blocks(name: str, role: Any) -> int:
         mem = role_memory(spec, prof, name, role, mtp=mtp_on, quant=spec.quant, weight_bytes=wb)
@@ -108,6 +121,7 @@ def prepare(spec: Any) -> Any:
         info[f"{name}.hccl_bytes_per_device"] = mem.hccl
         info[f"{name}.reserve_bytes_per_device"] = mem.reserve
         info[f"{name}.kv_budget_bytes_per_device"] = budget
+        c.pool_memory[name] = (mem, budget)
         return int(budget // per_block)
 
     if spec.disaggregated:
@@ -273,19 +287,90 @@ def kv_contention(spec: Any, c: Any, raw: dict, res: SimResult) -> dict:
             "ingress_Bps": c.kv.ingress_rate, "egress_Bps": c.kv.egress_rate}
 
 
+def _gib(b: float) -> str:
+    return f"{b / 2**30:.2f} GiB"
+
+
+def pool_sizing_note(c: Any, role: str) -> str:
+    """How the simulator sized ``role``'s KV pool per device (one sentence, for
+    :class:`~sncc.sim.engine.Unadmittable`): ``HBM x memory.gpu_memory_utilization - weights -
+    HCCL buffers - memory.runtime_reserve_bytes``, the two constants from the calibration
+    profile with their source or fit, and how ``sncc check`` sizes the same pool instead
+    (engines.toml's ``activation_reserve_bytes`` and the plan's ``memory_utilization``)."""
+    from sncc.catalog.engine_defaults import engine_defaults
+
+    mem, budget = c.pool_memory[role]
+    prof = c.profile
+
+    def why(key: str) -> str:
+        e = prof.entry(key)
+        return e["fitted"].split(";")[0] if "fitted" in e else "source: " + str(e.get("source", "?")).split(";")[0]
+
+    ed = engine_defaults()
+    return (f"The simulator sized the pool per device with calibration profile `{prof.id}`: HBM {_gib(mem.hbm)} "
+            f"x memory.gpu_memory_utilization {mem.utilization:g} ({why('memory.gpu_memory_utilization')}) - weights "
+            f"{_gib(mem.weights)} - HCCL buffers {_gib(mem.hccl)} - memory.runtime_reserve_bytes "
+            f"{mem.reserve / 1e9:.1f} GB ({why('memory.runtime_reserve_bytes')}) = {_gib(budget)} of KV per "
+            f"device.  `sncc check` sizes the same pool with engines.toml's sourced activation reserve "
+            f"({_gib(ed['activation_reserve_bytes'])}) and the plan's memory_utilization instead, so it can pass "
+            "where the simulator's larger, calibrated reserve leaves no room.")
+
+
+def check_budget_note(plan: Any, resolved: Any, role: str) -> Optional[str]:
+    """The KV budget per device ``sncc check`` computes for ``role`` of ``plan``
+    (:func:`sncc.capacity.role_memory`: engines.toml reserve, the plan's utilization) and
+    the tokens it holds per DP rank, as one sentence; None when the check cannot size it."""
+    from sncc.capacity import role_memory as check_memory
+
+    roles = dict(plan.roles())
+    if role not in roles:
+        return None
+    m = check_memory(plan, resolved, role, roles[role])
+    if m is None:
+        return None
+    kv = max(0, m.kv_budget)
+    tokens = int(kv // m.kv_per_token) if m.kv_per_token > 0 else 0
+    return (f"`sncc check`'s budget: HBM {_gib(m.hbm)} x {m.utilization:g} - weights {_gib(m.weights)} - HCCL "
+            f"buffers {_gib(m.hccl)} - reserve {_gib(m.reserve)} = {_gib(kv)} of KV per device "
+            f"(about {tokens:,} tokens per DP rank).  Shorten the longest requests (input/output max), give each "
+            "DP rank more memory (more devices per rank, a smaller quantization), or simulate with a profile "
+            "whose reserve you measured (`--profile`).")
+
+
 def simulate(spec: Any, *, series: bool = True, progress: Any = None) -> SimResult:
     """Run the discrete-event simulation of ``spec`` and return its metrics.
 
     ``series=False`` skips the time series (goodput search, calibration).  ``progress``, when
-    given, is called as ``progress(completed, requests)`` every 65,536 engine events."""
+    given, is called as ``progress(completed, requests)`` every 65,536 engine events.
+
+    Raises :class:`~sncc.sim.engine.Unadmittable` (a ValueError) when a request can never
+    fit one DP rank's KV pool; its message ends with :func:`pool_sizing_note`.
+    ``info["notes"]`` lists what the reader must know about the run: follow-up prompts
+    capped at the input max (multi-turn), and a run that ended with fewer completed
+    requests than requested (its figures and verdicts cover the completed ones only)."""
     c = prepare(spec)
     sim = Simulation(spec, c)
     sim.progress = progress
     if not series:
         sim.ts_dt = float("inf")
-    raw = sim.run()
+    try:
+        raw = sim.run()
+    except Unadmittable as e:
+        e.notes.append(pool_sizing_note(c, e.role))
+        raise
     info = dict(c.info)
     info["issued"] = raw["issued"]
+    notes = []
+    if info.get("follow_ups_capped"):
+        notes.append(f"{info['follow_ups_capped']} of {info['follow_ups']} follow-up prompts were capped at the "
+                     f"workload's input max ({info['follow_up_cap_tokens']} tokens): the conversation context "
+                     "grew past it, so those turns are shorter than the conversation")
+    if raw["completed"] < spec.workload.requests:
+        notes.append(f"only {raw['completed']} of {spec.workload.requests} requests completed "
+                     f"({raw['issued']} issued): the run ended with requests unserved; every figure and SLO "
+                     "verdict covers the completed requests only")
+    if notes:
+        info["notes"] = notes
     info["preemptions"] = raw["preemptions"]
     info["profile"] = c.profile.id
     note, widen = profile_match(spec, c.profile)

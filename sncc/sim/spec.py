@@ -125,9 +125,10 @@ class Workload:
 
     Exactly one of ``concurrency`` (closed loop: each client issues its next
     request when its previous one completes, until ``requests`` have been
-    issued) or ``rate`` (open loop [conversations/s]: Poisson arrivals, or Gamma
-    inter-arrival times with coefficient of variation ``burstiness`` > 1, shape
-    ``1/burstiness**2``, same mean ``1/rate``), unless ``trace`` rows carry arrival times.
+    issued) or ``rate`` (open loop [conversations/s]: Gamma inter-arrival times of shape
+    ``burstiness`` and mean ``1/rate``, as vLLM's benchmark ``--burstiness``: 1 is Poisson,
+    below 1 burstier (coefficient of variation ``1/sqrt(burstiness)``), above 1 more
+    regular), unless ``trace`` rows carry arrival times.
     ``max_tokens`` is the client's output cap [tokens] (defaults to output.max).
 
     ``trace``: rows ``(input_len, output_len, arrival_s or None)`` (see :mod:`sncc.sim.trace`)

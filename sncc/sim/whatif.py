@@ -1,18 +1,30 @@
 """Goodput search and "what binds" what-ifs — each answer checked by re-simulating.
 
-* :func:`goodput` — the highest Poisson arrival rate [req/s] at which every latency SLO
-  percentile holds on the steady-state window and the deployment keeps up.  TTFT is judged as the client sees it (proxy
-  queue + engine TTFT): with an open loop the proxy queue is where overload shows.  "Keeps
-  up" means the steady-window backlog grows by less than 5 % of the service rate
-  (``saturated["queue_growth"] < 0.05``).
+* :func:`goodput` — the highest Poisson arrival rate [req/s; conversations/s for a multi-turn
+  workload] at which every SLO the search can judge holds on the steady-state window and the
+  deployment keeps up.  Judged: every latency SLO (``ttft``, ``tpot``, ``e2e``, any statistic)
+  and ``tokens_per_s_per_user`` (the mean over the run's requests, as its verdict); ``qpm`` and
+  ``output_tokens_per_s`` are not (they follow from the rate).  TTFT is judged as the client sees
+  it (proxy queue + engine TTFT): with an open loop the proxy queue is where overload shows.
+  "Keeps up" means the steady-window backlog grows by less than 5 % of the service rate
+  (``saturated["queue_growth"] < 0.05``).  A multi-turn workload (``turns > 1``) must also
+  complete, in the steady window, at least :data:`MT_KEEPS_UP` of the offered turn rate (rate x
+  turns requests/s): a follow-up turn only arrives after its previous turn completes, so an
+  overloaded deployment throttles its own arrivals and the backlog test alone misses it.  Its
+  trial runs are sized so that conversations keep starting for :data:`MT_LIFETIMES` conversation
+  lifetimes (:func:`conversation_requests`); a shorter run is all ramp-up and drain and never
+  shows the steady load.  A workload whose trace rows carry arrival times has no rate to search
+  (:func:`goodput_refusal`).
   Search: doubling from a low rate until an SLO fails, then bisection to ``tol``.  Its
   interval repeats the search with the SLO targets and the rate moved to the pessimistic /
   optimistic ends of the profile's calibration residuals (see :func:`goodput`).
 * :func:`cheapest_changes` — for missed SLOs, the candidate plan changes (one more prefill /
   decode / serve instance, MTP on for a model with MTP layers, a larger KV block size), each
   re-simulated; changes within the seed-to-seed noise are dropped, changes that need more
-  devices than the hardware has say so; sorted so the changes that fix every SLO with the
-  fewest added devices come first.
+  devices than the hardware has say so; a change that raises the HCCL buffer the MoE
+  dispatch/combine needs (SN4010) raises the candidate's ``HCCL_BUFFSIZE`` to match
+  (:func:`fit_hccl_buffer`), so every candidate is a plan ``sncc check`` accepts; sorted so
+  the changes that fix every SLO with the fewest added devices come first.
 """
 from __future__ import annotations
 
@@ -20,11 +32,27 @@ from dataclasses import replace
 from typing import Any, Dict, List, Optional
 
 from .metrics import FAMILY, evaluate_slo, violated
+from .engine import Unadmittable
 from .runner import simulate
 
 #: MTP what-if: 1 draft token at 70 % acceptance — CloudMatrix-Infer's assumption (domain-facts §6.1)
 MTP_WHATIF = (1, 0.7)
 LATENCY = ("ttft", "tpot", "e2e")
+#: SLO metrics the goodput search judges at each trial rate (module docstring)
+GOODPUT_METRICS = LATENCY + ("tokens_per_s_per_user",)
+#: "keeps up": the steady-window backlog grows by less than this fraction of the service rate
+QUEUE_GROWTH_MAX = 0.05
+#: multi-turn "keeps up": completed turns per second in the steady window are at least this
+#: fraction of the offered turn rate.  Measured on a 4-turn Qwen3-32B plan (tests/fixtures/plans/
+#: multi-turn-h200.sn, trials sized as below): 0.94-1.02 at sustainable rates (Poisson noise of
+#: the conversations starting in the window), 0.15-0.55 when overloaded
+MT_KEEPS_UP = 0.9
+#: multi-turn trials: conversations keep starting for at least this many conversation lifetimes.
+#: The ramp-up and the drain (about one lifetime each) then hold about 1/(2 x 8) = 6 % of the
+#: requests each, inside the 10 % the open-loop steady window drops at each end
+MT_LIFETIMES = 8
+#: most requests of one multi-turn goodput trial (a longer run only costs time)
+MT_MAX_REQUESTS = 30_000
 
 
 def _at_rate(spec: Any, rate: float, requests: int) -> Any:
@@ -32,18 +60,89 @@ def _at_rate(spec: Any, rate: float, requests: int) -> Any:
     return replace(spec, workload=wl)
 
 
-def _judge(res: Any, slos: List[Any]) -> tuple:
-    """(ok, verdicts, keeps_up) of one trial result against latency SLOs ``slos``."""
+def goodput_refusal(spec: Any) -> Optional[str]:
+    """Why the goodput search cannot run on ``spec`` (a sentence), or None when it can.
+
+    * the workload's trace rows carry arrival times: the trace's arrivals replace the Poisson
+      rate under test, so every trial would replay the same arrivals;
+    * the plan has no SLO the search judges (:data:`GOODPUT_METRICS`)."""
+    tr = spec.workload.trace
+    if tr and tr[0][2] is not None:
+        return ("--goodput searches the Poisson arrival rate, but the workload's trace gives every request's "
+                "arrival time (its arrival_s column), which would replace the rate under test; drop the "
+                "arrival_s column to keep the trace's lengths and search the rate, or simulate the trace "
+                "without --goodput")
+    if not any(s.metric in GOODPUT_METRICS for s in spec.slos):
+        return ("--goodput needs at least one SLO on ttft, tpot, e2e or tokens_per_s_per_user in the plan's "
+                "`slo` block")
+    return None
+
+
+def conversation_requests(workload: Any, rate: float, res: Any) -> int:
+    """Requests a multi-turn goodput trial at ``rate`` [conversations/s] needs so that
+    conversations keep starting for :data:`MT_LIFETIMES` conversation lifetimes.
+
+    Lifetime ``D = (turns - 1) * think_time + turns * e2e`` [s], with e2e the mean of a run at
+    that rate ``res`` (its steady window, else the whole run); requests
+    ``= ceil(MT_LIFETIMES * rate * D) * turns``."""
+    import math
+
+    t = max(1, workload.turns)
+    sat = res.saturated or {}
+    e2e = sat.get("e2e_s", res.e2e_s.get("mean"))
+    if e2e is None or e2e != e2e:
+        e2e = 0.0
+    life = (t - 1) * workload.think_time + t * e2e
+    return int(math.ceil(MT_LIFETIMES * rate * life)) * t
+
+
+def _trial(spec: Any, rate: float, requests: int, progress: Any = None) -> tuple:
+    """(result, simulations run) of one goodput trial at ``rate``.
+
+    A single-turn workload runs ``requests`` requests.  A multi-turn one is re-run (at most
+    twice) with :func:`conversation_requests` x 1.25 requests, capped at
+    :data:`MT_MAX_REQUESTS`, while the last run was too short and kept up by the backlog test
+    (an overloaded run only grows its backlog when made longer)."""
+    unit = "conversations/s" if spec.workload.turns > 1 else "req/s"
+
+    def run(n: int) -> Any:
+        return simulate(_at_rate(spec, rate, n), series=False,
+                        progress=progress(f"goodput trial at {rate:.3g} {unit}") if progress else None)
+
+    res, runs, n = run(requests), 1, requests
+    if spec.workload.turns > 1:
+        for _ in range(2):
+            sat = res.saturated
+            if sat and sat["queue_growth"] >= QUEUE_GROWTH_MAX:
+                break
+            need = conversation_requests(spec.workload, rate, res)
+            if need <= n or n >= MT_MAX_REQUESTS:
+                break
+            n = min(MT_MAX_REQUESTS, int(need * 1.25))
+            res, runs = run(n), runs + 1
+    return res, runs
+
+
+def _judge(res: Any, slos: List[Any], offered_turns: Optional[float] = None) -> tuple:
+    """(ok, verdicts, keeps_up) of one trial result against the goodput SLOs ``slos``.
+
+    ``offered_turns``: the offered turn rate [requests/s] of a multi-turn trial (rate x turns);
+    its steady-window completions must reach :data:`MT_KEEPS_UP` of it (module docstring)."""
     verdicts = [evaluate_slo(res, s, None, client_ttft=True) for s in slos]
     sat = res.saturated
-    keeps_up = bool(sat) and sat["queue_growth"] < 0.05
+    keeps_up = bool(sat) and sat["queue_growth"] < QUEUE_GROWTH_MAX
+    if keeps_up and offered_turns:
+        keeps_up = sat["qpm"] / 60.0 >= MT_KEEPS_UP * offered_turns
     return all(v.met for v in verdicts) and keeps_up, verdicts, keeps_up
 
 
+def _offered_turns(spec: Any, rate: float) -> Optional[float]:
+    return rate * spec.workload.turns if spec.workload.turns > 1 else None
+
+
 def _ok(spec: Any, rate: float, requests: int, progress: Any = None) -> tuple:
-    res = simulate(_at_rate(spec, rate, requests), series=False,
-                   progress=progress(f"goodput trial at {rate:.3g} req/s") if progress else None)
-    return _judge(res, [s for s in spec.slos if s.metric in LATENCY])
+    res, _ = _trial(spec, rate, requests, progress)
+    return _judge(res, [s for s in spec.slos if s.metric in GOODPUT_METRICS], _offered_turns(spec, rate))
 
 
 #: a search whose start rate fails bisects down towards 0 only until its bracket falls below
@@ -104,12 +203,14 @@ def _shifted(slos: List[Any], residuals: Dict[str, Any], side: str) -> List[Any]
 
 def goodput(spec: Any, *, requests: Optional[int] = None, start: float = 0.25, tol: float = 0.02,
             max_runs: int = 24, progress: Any = None) -> Dict[str, Any]:
-    """Goodput [req/s] of ``spec`` under its latency SLOs (see the module docstring), with a
-    calibration interval.
+    """Goodput [req/s; conversations/s when ``turns > 1``] of ``spec`` under its latency and
+    tokens/s-per-user SLOs (see the module docstring), with a calibration interval.
 
-    ``requests`` per trial run (default: the plan's, capped at 3000).  ``max_runs`` caps the
+    ``requests`` per trial run (default: the plan's, capped at 3000; a multi-turn trial grows
+    to reach its steady state, :func:`_trial`).  ``max_runs`` caps the
     trials of each of the three searches below; a rate already simulated is not run again
-    (the trial result does not depend on the targets).
+    (the trial result does not depend on the targets).  Raises ValueError when
+    :func:`goodput_refusal` gives a reason.
 
     Interval (``low``/``high`` [req/s]): the calibration residuals ``r = predicted/measured -
     1`` (the profile's ``[calibration] residuals``, widened as in
@@ -128,25 +229,32 @@ def goodput(spec: Any, *, requests: Optional[int] = None, start: float = 0.25, t
     divided by ``1 + min(r, 0)``).  ``low <= rate <= high`` (clamped: bisection on a noisy
     criterion).  Both are None when the profile records no residuals.
 
-    Returns ``{"rate": r, "qpm": 60r, "low", "high", "low_qpm", "high_qpm", "interval":
-    {"targets_low", "targets_high": SLO name -> target [s] searched with, "rate_scale_low",
-    "rate_scale_high"}, "runs": simulations run, "binding": [names of SLOs failing just above
-    r], "trials": [(rate, ok)] of the nominal search}``; ``rate`` (or a bound) is 0.0 when no
+    Returns ``{"rate": r, "unit": "req/s" | "conversations/s", "turns", "burstiness" (of the
+    trials' arrivals: the plan's, 1 = Poisson), "qpm": 60 r turns (requests per minute), "low",
+    "high", "low_qpm", "high_qpm", "interval": {"targets_low", "targets_high": SLO name -> target
+    searched with (the SLO's unit), "rate_scale_low", "rate_scale_high"}, "runs": simulations
+    run, "binding": [names of SLOs failing just above r], "trials": [(rate, ok)] of the nominal
+    search}``; ``rate`` (or a bound) is 0.0 when no
     rate down to ``start / MIN_RATE_DIVISOR`` meets its targets.  ``progress(label)``, when
     given, returns each trial run's progress callback (:func:`sncc.sim.runner.simulate`)."""
+    why = goodput_refusal(spec)
+    if why:
+        raise ValueError(why)
     n = requests or min(spec.workload.requests, 3000)
-    slos = [s for s in spec.slos if s.metric in LATENCY]
+    slos = [s for s in spec.slos if s.metric in GOODPUT_METRICS]
+    turns = max(1, spec.workload.turns)
     cache: Dict[float, Any] = {}
+    runs = [0]
 
     def trial(rate: float) -> Any:
         if rate not in cache:
-            cache[rate] = simulate(_at_rate(spec, rate, n), series=False,
-                                   progress=progress(f"goodput trial at {rate:.3g} req/s") if progress else None)
+            cache[rate], k = _trial(spec, rate, n, progress)
+            runs[0] += k
         return cache[rate]
 
     def ok_for(targets: List[Any]) -> Any:
         def ok_at(rate: float) -> tuple:
-            ok, vs, keeps = _judge(trial(rate), targets)
+            ok, vs, keeps = _judge(trial(rate), targets, _offered_turns(spec, rate))
             return ok, [v.name for v in vs if not v.met] + ([] if keeps else ["throughput keeps up"])
         return ok_at
 
@@ -155,7 +263,9 @@ def goodput(spec: Any, *, requests: Optional[int] = None, start: float = 0.25, t
         return {evaluate_slo(trial(start), s, None).name: t.target for s, t in zip(slos, targets)}
 
     rate, binding, trials = _search(ok_for(slos), start, tol, max_runs)
-    out: Dict[str, Any] = {"rate": rate, "qpm": rate * 60.0, "low": None, "high": None, "low_qpm": None,
+    out: Dict[str, Any] = {"rate": rate, "unit": "conversations/s" if turns > 1 else "req/s", "turns": turns,
+                           "burstiness": spec.workload.burstiness,
+                           "qpm": rate * turns * 60.0, "low": None, "high": None, "low_qpm": None,
                            "high_qpm": None, "runs": 0, "binding": binding, "trials": trials}
     rsd = trial(start).info.get("residuals") or {}
     if rsd:
@@ -167,10 +277,10 @@ def goodput(spec: Any, *, requests: Optional[int] = None, start: float = 0.25, t
             bounds[side] = (r * scale, named(targets), scale)
         out["low"] = min(rate, bounds["low"][0])
         out["high"] = max(rate, bounds["high"][0])
-        out["low_qpm"], out["high_qpm"] = out["low"] * 60.0, out["high"] * 60.0
+        out["low_qpm"], out["high_qpm"] = out["low"] * turns * 60.0, out["high"] * turns * 60.0
         out["interval"] = {"targets_low": bounds["low"][1], "targets_high": bounds["high"][1],
                            "rate_scale_low": bounds["low"][2], "rate_scale_high": bounds["high"][2]}
-    out["runs"] = len(cache)
+    out["runs"] = runs[0]
     return out
 
 
@@ -182,6 +292,46 @@ def _better(op: str, before: float, after: float) -> float:
     return -rel if op in ("<", "<=") else rel
 
 
+def hccl_need_mb(spec: Any) -> Optional[float]:
+    """HCCL buffer [MB] the MoE dispatch/combine of ``spec``'s decoding roles needs: the largest
+    :func:`sncc.checks.runtime_env.dispatch_buffer_mb` (the SN4010 check's requirement) over the
+    ``decode``/``serve`` roles, with the spec's redundant experts and MTP draft tokens.  None off
+    Ascend (the check applies to Ascend only), for a dense model or an EP group of one device."""
+    from sncc.checks.runtime_env import dispatch_buffer_mb
+
+    if str(getattr(spec.chip, "vendor", "")).lower() != "huawei":
+        return None
+    draft = spec.features.mtp[0] if spec.features.mtp else 0
+    roles = spec.roles.items() if isinstance(spec.roles, dict) else spec.roles
+    needs = [dispatch_buffer_mb(spec.model, r, spec.features.redundant_experts, draft)
+             for n, r in roles if n != "prefill"]
+    needs = [x for x in needs if x is not None]
+    return max(needs) if needs else None
+
+
+def fit_hccl_buffer(spec: Any) -> tuple:
+    """(``spec`` with ``hccl_buffsize_mb`` raised to what its MoE dispatch/combine needs, a note
+    for the what-if's label or "").
+
+    The buffer in effect is ``spec.hccl_buffsize_mb`` (the plan's ``HCCL_BUFFSIZE``, else the
+    default ``sncc build`` writes), or the simulator's memory default when None
+    (:func:`sncc.sim.memory.role_memory`).  When :func:`hccl_need_mb` exceeds it the candidate
+    would fail SN4010, so it gets ``ceil(need)`` MB: a larger buffer, 2x per HCCL communicator
+    outside the KV pool, shrinks the pool as it would on the real deployment."""
+    import math
+
+    from sncc.capacity import hccl_buffsize_mb
+
+    need = hccl_need_mb(spec)
+    have = spec.hccl_buffsize_mb if spec.hccl_buffsize_mb is not None else hccl_buffsize_mb({})
+    if need is None or need <= have:
+        return spec, ""
+    want = int(math.ceil(need))
+    return (replace(spec, hccl_buffsize_mb=want),
+            f"HCCL_BUFFSIZE {have} -> {want} MB as SN4010 requires for the MoE dispatch/combine "
+            "(a smaller KV pool)")
+
+
 def _candidates(spec: Any) -> List[tuple]:
     """(label, added devices, devices short of the hardware, changed spec) for each what-if.
 
@@ -190,7 +340,11 @@ def _candidates(spec: Any) -> List[tuple]:
       devices it needs;
     * MTP on: only for a model with MTP layers (``num_nextn_predict_layers > 0``; EAGLE or a
       separate draft model would need an acceptance sncc cannot assume);
-    * a larger KV block size (kept only when its re-simulated effect beats the noise)."""
+    * a larger KV block size (kept only when its re-simulated effect beats the noise).
+
+    Each changed spec passes the SN4010 HCCL-buffer check: :func:`fit_hccl_buffer` raises
+    ``HCCL_BUFFSIZE`` where the change needs it (MTP doubles the tokens a rank dispatches per
+    step) and the label says so."""
     out = []
     roles = list(spec.roles.items() if isinstance(spec.roles, dict) else spec.roles)
     used = sum(r.instances * r.devices for _, r in roles)
@@ -211,8 +365,15 @@ def _candidates(spec: Any) -> List[tuple]:
     if blk < 512:
         out.append((f"KV block size {blk} -> {blk * 2}", 0, 0,
                     replace(spec, roles=tuple((n, replace(r, block_size=blk * 2)) for n, r in roles))))
-    return out
+    fitted = []
+    for label, dev, short, sp in out:
+        sp, note = fit_hccl_buffer(sp)
+        fitted.append((f"{label} with {note}" if note else label, dev, short, sp))
+    return fitted
 
+
+#: a what-if's outcome over every SLO, best first (see :func:`cheapest_changes`)
+ALL_SLOS = ("met", "none predicted to miss", "some predicted to miss")
 
 #: smallest relative SLO change a what-if must make to be reported, whatever the seed noise
 MIN_EFFECT = 0.01
@@ -246,26 +407,44 @@ def cheapest_changes(spec: Any, result: Any, *, requests: Optional[int] = None,
     same size so before and after compare like with like); one whose effect on every missed
     SLO is within the seed noise (:func:`seed_noise`) is dropped.  Each entry: ``change``,
     ``added_devices``, ``needs_devices`` (devices beyond the plan's hardware, 0 when it fits),
-    ``requests`` (per run), ``effects`` (per missed SLO: before, after, verdict) and
-    ``all_slos``.  Sorted: changes that fix every SLO first, then those that fit the hardware,
-    then fewer added devices.  ``progress(label)``, when given, returns the progress callback
+    ``requests`` (per run), ``effects`` (per missed SLO: before, after, verdict), ``verdicts``
+    (every SLO's name -> verdict after the change: met / missed / uncertain),
+    ``predicted_to_miss`` (the SLOs still missed, or uncertain with the point estimate missing:
+    :func:`sncc.sim.metrics.violated`) and ``all_slos``, one of :data:`ALL_SLOS`: ``met`` (every
+    verdict met), ``none predicted to miss`` (no SLO missed and every uncertain one's point
+    estimate meets its target), ``some predicted to miss``.  Sorted: changes that fix every SLO
+    first, then those that fit the hardware, then fewer added devices.  ``progress(label)``, when given, returns the progress callback
     of each run (see :func:`sncc.sim.runner.simulate`)."""
     missed = [(s, v) for s, v in zip(spec.slos, result.slo) if violated(s, v)]
     if not missed:
         return []
     cands = _candidates(spec)
     prog = progress or (lambda label: None)
+    # a run that cannot complete (Unadmittable, or nothing completed) is skipped with a note in
+    # the caller's result.info["notes"], never a crash
+    notes = result.info.setdefault("notes", [])
     # a closed loop needs several times its clients to reach its steady state
     n = requests or min(spec.workload.requests, max(WHATIF_REQUESTS, 3 * (spec.workload.concurrency or 0)))
-    if n < spec.workload.requests:
-        spec = replace(spec, workload=replace(spec.workload, requests=n))
-        cands = [(lab, dev, short, replace(sp, workload=spec.workload)) for lab, dev, short, sp in cands]
-        result = simulate(spec, series=False, progress=prog(f"what-if baseline at {n} requests"))
-        missed = [(s, v) for s, v in zip(spec.slos, result.slo) if v.name in {m[1].name for m in missed}]
-    noise = seed_noise(spec, result, missed, progress=prog("what-if seed noise"))
+    try:
+        if n < spec.workload.requests:
+            spec = replace(spec, workload=replace(spec.workload, requests=n))
+            cands = [(lab, dev, short, replace(sp, workload=spec.workload)) for lab, dev, short, sp in cands]
+            result = simulate(spec, series=False, progress=prog(f"what-if baseline at {n} requests"))
+            missed = [(s, v) for s, v in zip(spec.slos, result.slo) if v.name in {m[1].name for m in missed}]
+        noise = seed_noise(spec, result, missed, progress=prog("what-if seed noise"))
+    except Unadmittable as e:
+        notes.append(f"no what-ifs: their baseline run cannot complete: {e.head}")
+        return []
     out = []
     for label, dev, short, sp in cands:
-        r = simulate(sp, series=False, progress=prog(f"what-if: {label}"))
+        try:
+            r = simulate(sp, series=False, progress=prog(f"what-if: {label}"))
+        except Unadmittable as e:
+            notes.append(f"what-if `{label}` not run: {e.head}")
+            continue
+        if not r.requests_completed:
+            notes.append(f"what-if `{label}` not run: no request completed")
+            continue
         effects = []
         gain = False
         for s, v in missed:
@@ -274,10 +453,10 @@ def cheapest_changes(spec: Any, result: Any, *, requests: Optional[int] = None,
             gain = gain or _better(s.op, v.observed, nv.observed) > noise[v.name]
         if not gain:
             continue
-        fixes_all = not any(violated(s, v) for s, v in zip(sp.slos, r.slo))
+        short_of = [v.name for s, v in zip(sp.slos, r.slo) if violated(s, v)]
+        whole = ALL_SLOS[0] if all(v.verdict == "met" for v in r.slo) else ALL_SLOS[2 if short_of else 1]
         out.append({"change": label, "added_devices": dev, "needs_devices": short, "requests": n, "effects": effects,
-                    "all_slos": "met" if all(v.verdict == "met" for v in r.slo) else (
-                        "not missed" if fixes_all else "still missed")})
-    rank = {"met": 0, "not missed": 1, "still missed": 2}
-    out.sort(key=lambda c: (rank[c["all_slos"]], c["needs_devices"] > 0, c["added_devices"]))
+                    "verdicts": {v.name: v.verdict for v in r.slo}, "predicted_to_miss": short_of,
+                    "all_slos": whole})
+    out.sort(key=lambda c: (ALL_SLOS.index(c["all_slos"]), c["needs_devices"] > 0, c["added_devices"]))
     return out
