@@ -222,6 +222,20 @@ def _inputs_inside(out_dir: Path, comp) -> str | None:
     return None
 
 
+def _no_plan(comp, src, diags, verb: str) -> list:
+    """[SN2005 "the file holds no plan"] for a definitions file given to ``build`` or
+    ``simulate`` (it checks clean on its own, but there is nothing to build or simulate);
+    [] otherwise."""
+    if comp is None or comp.plan is not None or any(d.is_error for d in diags):
+        return []
+    from sncc.diagnostics import codes
+    from sncc.diagnostics.model import diag
+
+    return [diag(codes.MISSING_KEY, f"the file holds no plan: nothing to {verb}", src.span(0, 0),
+                 help=f"this is a definitions file (top-level blocks without `plan`); {verb} a "
+                      "plan file that imports it")]
+
+
 def _build_one(plan: str, out_dir: Path, force: bool, fmt: str, check_only: bool) -> int:
     """Build (or with ``check_only`` compare) one plan; returns the exit code."""
     try:
@@ -230,6 +244,7 @@ def _build_one(plan: str, out_dir: Path, force: bool, fmt: str, check_only: bool
         click.echo(f"sncc: error: {e}", err=True)
         return EXIT_FAILURE
     diags, sources = _diagnostics(comp, src, extra)
+    diags = diags + _no_plan(comp, src, diags, "build")
     if comp is None or any(d.is_error for d in diags):
         _emit_diagnostics(diags, sources, 1, fmt, sys.stdout.isatty())
         if any(d.code.code == "SN9001" for d in diags):
@@ -305,13 +320,7 @@ def simulate(plan: str, fmt: str, seed: int, profile: str | None, goodput: bool,
         click.echo(f"sncc: error: {e}", err=True)
         sys.exit(EXIT_FAILURE)
     diags, sources = _diagnostics(comp, src, extra)
-    if comp is not None and comp.plan is None and not any(d.is_error for d in diags):
-        from sncc.diagnostics import codes
-        from sncc.diagnostics.model import diag
-
-        diags = diags + [diag(codes.MISSING_KEY, "the file holds no plan: nothing to simulate", src.span(0, 0),
-                              help="this is a definitions file (top-level blocks without `plan`); simulate a "
-                                   "plan file that imports it")]
+    diags = diags + _no_plan(comp, src, diags, "simulate")
     if comp is None or any(d.is_error for d in diags):
         _emit_diagnostics(diags, sources, 1, "text", sys.stdout.isatty())
         sys.exit(EXIT_FAILURE if any(d.code.code == "SN9001" for d in diags) else EXIT_PROBLEMS)

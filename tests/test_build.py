@@ -82,3 +82,12 @@ def test_build_refuses_output_folder_holding_the_plan(tmp_path, monkeypatch):
     r = CliRunner().invoke(main, ["build", "p.sn", "-o", ".", "--force"])
     assert r.exit_code == 2 and "holds the input" in r.output
     assert plan.exists() and (tmp_path / "notes.txt").read_text() == "keep"
+
+
+def test_build_of_a_definitions_file_is_a_diagnostic_not_a_crash(tmp_path):
+    """A definitions file checks clean on its own, but there is no plan to build (SN2005)."""
+    out = tmp_path / "out"
+    r = CliRunner().invoke(main, ["build", str(ROOT / "examples" / "shared" / "a3-superpod-11-nodes.sn"), "-o", str(out)])
+    assert r.exit_code == 1, r.output
+    assert "SN2005" in r.output and "nothing to build" in r.output and "SN9001" not in r.output
+    assert not out.exists()

@@ -290,6 +290,13 @@ def test_trace_plan_check_and_simulation(tmp_path):
     spec = spec_from_plan(_plan(tmp_path, 'trace = "arr.csv"').plan, _plan(tmp_path, 'trace = "arr.csv"').resolved)
     r = simulate(spec, series=False)
     assert spec.workload.requests == 2 and r.requests_completed == 2
+    # arrivals in the trace and a `rate` or `concurrency` too: one arrival mode (SN2016)
+    for mode in ("rate = 4", "concurrency = 2"):
+        both = _plan(tmp_path, f'{mode}  trace = "arr.csv"')
+        errs = [d for d in both.diagnostics if d.is_error]
+        assert [d.code.code for d in errs] == ["SN2016"] and "arrival" in errs[0].message
+    lengths_only = _plan(tmp_path, 'rate = 4  trace = "tr.csv"')        # the corrected twin
+    assert not [d for d in lengths_only.diagnostics if d.is_error]
 
 
 def test_burstiness_and_turns_in_plans(tmp_path):

@@ -378,3 +378,19 @@ def test_rate_and_concurrency_together_are_an_error_and_neither_has_a_documented
     wl = spec_from_plan(neither.plan, neither.resolved).workload
     assert wl.concurrency == min(100, 64) and wl.rate is None
     assert "min(requests, 64)" in Workload.model_fields["concurrency"].description
+
+
+def test_goodput_is_not_zeroed_by_an_undefined_tpot():
+    """One-token outputs: TPOT is n/a at every rate; the search is judged on TTFT alone."""
+    import dataclasses as _dc
+
+    from sncc.sim.scenarios import qwen3_32b_h200_spec
+    from sncc.sim.spec import LengthDist, SloTarget
+    from sncc.sim.whatif import goodput
+
+    base = qwen3_32b_h200_spec(requests=200)
+    wl = _dc.replace(base.workload, output=LengthDist("fixed", mean=1), max_tokens=1)
+    spec = _dc.replace(base, workload=wl, slos=(SloTarget("ttft", "p90", "<=", 2.0),
+                                                SloTarget("tpot", "mean", "<", 0.05)))
+    g = goodput(spec, requests=200)
+    assert g["rate"] > 0

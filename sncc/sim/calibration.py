@@ -3,8 +3,8 @@
 * :func:`residual_rows` — every calibration point of the shipped A3 profile (seed 000
   7P1D/6P1D and CloudMatrix-Infer, domain-facts §6.1) with predicted, published and
   residual ``predicted/published - 1``, grouped into the families the SLO intervals use
-  (``ttft``, ``tpot``, ``throughput``; ``prefill_throughput`` is reported but feeds no
-  SLO, see the profile's ``[calibration]`` notes).
+  (``ttft``, ``tpot``, ``throughput``; a ``prefill_throughput`` residual joins the ``ttft``
+  family as its equivalent time residual, :func:`sncc.sim.runner.profile_residuals`).
 * :func:`kernel_residual_rows` — the kernel-level calibration points of a profile made from
   single-kernel measurements (``[calibration] kernel_points``, e.g. the H200 GEMM and copy):
   each kernel's time predicted with the simulator's own roofline (``cost_roofline.roofline`` with

@@ -92,19 +92,26 @@ def simulate_plan(comp: Any, *, seed: int = 0, fmt: str = "text", profile: Optio
             raise CommandError(str(e)) from None
     stream = sys.stderr if progress_stream == "stderr" else progress_stream
     prog = Progress(stream) if stream is not None else None
-    try:
-        result = simulate(spec, progress=prog.for_run(f"plan `{comp.plan.name}`") if prog else None)
-    except Unadmittable as e:
+    def unadmittable(e: Unadmittable, where: str = "") -> tuple:
         note = check_budget_note(comp.plan, comp.resolved, e.role)
         if note:
             e.notes.append(note)
-        sys.stderr.write(f"sncc: error: {e}\n")
+        sys.stderr.write(f"sncc: error: {where}{e}\n")
         return "", EXIT_PROBLEMS
+
+    try:
+        result = simulate(spec, progress=prog.for_run(f"plan `{comp.plan.name}`") if prog else None)
+    except Unadmittable as e:
+        return unadmittable(e)
     extra = {}
     if any(violated(s, v) for s, v in zip(spec.slos, result.slo)):
         extra["changes"] = cheapest_changes(spec, result, progress=prog.for_run if prog else None)
     if goodput:
-        extra["goodput"] = goodput_search(spec, progress=prog.for_run if prog else None)
+        try:
+            extra["goodput"] = goodput_search(spec, progress=prog.for_run if prog else None)
+        except Unadmittable as e:
+            # a trial run samples its own requests: a longer one may not fit where the plan's did
+            return unadmittable(e, "in a goodput trial run: ")
     if plot:
         from .plot import PlotUnavailable, write_plot
         ttft, tpot = getattr(result, "_samples", ([], []))

@@ -110,7 +110,8 @@ def read_trace(path: str, *, max_input: Optional[int] = None, max_output: Option
 
 
 def check_trace(plan, resolved) -> Iterable:
-    """SN2015 when the plan's workload trace cannot be read or is malformed."""
+    """SN2015 when the plan's workload trace cannot be read or is malformed; SN2016 when its
+    rows carry arrival times and the workload also sets ``rate`` or ``concurrency``."""
     from sncc.diagnostics import codes
     from sncc.diagnostics.model import diag
 
@@ -120,7 +121,18 @@ def check_trace(plan, resolved) -> Iterable:
     span = wl.span_of("trace")
     path = trace_path(wl.trace, span.file if span is not None else None)
     try:
-        read_trace(path, max_input=wl.input.max, max_output=wl.output.max)
+        rows = read_trace(path, max_input=wl.input.max, max_output=wl.output.max)
     except TraceError as e:
         yield diag(codes.TRACE_INVALID, f"workload trace: {e}", span,
                    help="rows are `input_len, output_len[, arrival_s]`; see `sncc explain SN2015`")
+        return
+    mode = "rate" if wl.rate is not None else "concurrency" if wl.concurrency is not None else None
+    if mode and rows[0][2] is not None:
+        from sncc.diagnostics.model import Related
+        yield diag(codes.CONFLICTING_KEYS,
+                   f"the workload trace gives every request's arrival time (arrival_s), which replaces "
+                   f"`{mode}`; a workload has one arrival mode",
+                   wl.span_of(mode), related=[Related(span, "trace with arrival times given here")],
+                   help=f"remove `{mode}` to replay the trace's arrivals, or drop the trace's arrival_s "
+                        f"column to keep its lengths at this `{mode}`",
+                   path=("workload", mode))

@@ -133,7 +133,8 @@ def _judge(res: Any, slos: List[Any], offered_turns: Optional[float] = None) -> 
     keeps_up = bool(sat) and sat["queue_growth"] < QUEUE_GROWTH_MAX
     if keeps_up and offered_turns:
         keeps_up = sat["qpm"] / 60.0 >= MT_KEEPS_UP * offered_turns
-    return all(v.met for v in verdicts) and keeps_up, verdicts, keeps_up
+    # an n/a verdict (TPOT of one-token outputs) neither passes nor fails a trial
+    return all(v.met or v.verdict == "n/a" for v in verdicts) and keeps_up, verdicts, keeps_up
 
 
 def _offered_turns(spec: Any, rate: float) -> Optional[float]:
