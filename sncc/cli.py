@@ -137,7 +137,7 @@ def check(plans: tuple[str, ...], fmt: str, stdin_filename: str | None, color: b
         raise click.BadParameter(str(e), param_hint="--select/--ignore") from None
     all_diags, sources = [], {}
     failed = False
-    for path in plans:
+    for path in _unique_paths(plans):
         try:
             comp, src, extra = _compile(path, stdin_filename)
         except ReadFailure as e:
@@ -156,6 +156,22 @@ def check(plans: tuple[str, ...], fmt: str, stdin_filename: str | None, color: b
         sys.exit(EXIT_FAILURE)
     problems = any(d.is_error or (strict and d.severity == "warning") for d in all_diags)
     sys.exit(EXIT_PROBLEMS if problems and not exit_zero else EXIT_OK)
+
+
+def _unique_paths(plans: tuple[str, ...]) -> list[str]:
+    """``plans`` without repeats: a file named twice (``E E``, ``E ./E``, a symlink to it)
+    is checked once, under the first name given; ``-`` (stdin) is kept once."""
+    seen: set[str] = set()
+    out = []
+    for path in plans:
+        try:
+            key = path if path == "-" else os.path.realpath(path)
+        except (OSError, ValueError):
+            key = path
+        if key not in seen:
+            seen.add(key)
+            out.append(path)
+    return out
 
 
 def conventional_out_dir(plan: str) -> Path:
@@ -196,7 +212,16 @@ def build(plans: tuple[str, ...], out_dir: Path | None, force: bool, check_only:
                 targets.append((plan, d))
             else:
                 click.echo(f"sncc: {plan}: no {d}{os.sep} beside it; nothing to compare", err=True)
-    sys.exit(max([_build_one(plan, d, force, fmt, check_only) for plan, d in targets], default=EXIT_OK))
+    if fmt != "json":
+        sys.exit(max([_build_one(plan, d, force, fmt, check_only) for plan, d in targets], default=EXIT_OK))
+    # --format json: stdout is one diagnostics document over every plan, with a `build`
+    # entry per plan (schemas/diagnostics.schema.json); human messages go to stderr
+    runs: list[dict] = []
+    code = max([_build_one(plan, d, force, fmt, check_only, runs) for plan, d in targets], default=EXIT_OK)
+    diags = [d for r in runs for d in r.pop("diags")]
+    sources = {k: v for r in runs for k, v in r.pop("sources").items()}
+    _echo_json(_json_doc(sorted(diags, key=lambda d: d.sort_key()), sources, len(runs), build=runs))
+    sys.exit(code)
 
 
 def _inputs_inside(out_dir: Path, comp) -> str | None:
@@ -236,19 +261,36 @@ def _no_plan(comp, src, diags, verb: str) -> list:
                       "plan file that imports it")]
 
 
-def _build_one(plan: str, out_dir: Path, force: bool, fmt: str, check_only: bool) -> int:
-    """Build (or with ``check_only`` compare) one plan; returns the exit code."""
+def _build_one(plan: str, out_dir: Path, force: bool, fmt: str, check_only: bool,
+               runs: list | None = None) -> int:
+    """Build (or with ``check_only`` compare) one plan; returns the exit code.
+
+    With ``runs`` (``--format json``) nothing goes to stdout: the plan's diagnostics,
+    sources and result (``plan``, ``output``, ``status``, ``written``, ``stale``, ``error``)
+    are appended to ``runs`` for one document; human messages go to stderr."""
+    as_json = runs is not None
+    run = {"plan": plan, "output": str(out_dir), "status": "failed", "written": [], "diags": [], "sources": {}}
+    if as_json:
+        runs.append(run)
+
+    def say(text: str) -> None:
+        click.echo(text, err=as_json)
+
     try:
         comp, src, extra = _compile(plan)
     except ReadFailure as e:
         click.echo(f"sncc: error: {e}", err=True)
+        run["error"] = str(e)
         return EXIT_FAILURE
     diags, sources = _diagnostics(comp, src, extra)
     diags = diags + _no_plan(comp, src, diags, "build")
+    run["diags"], run["sources"] = diags, sources
     if comp is None or any(d.is_error for d in diags):
-        _emit_diagnostics(diags, sources, 1, fmt, sys.stdout.isatty())
+        if not as_json:
+            _emit_diagnostics(diags, sources, 1, fmt, sys.stdout.isatty())
         if any(d.code.code == "SN9001" for d in diags):
             return EXIT_FAILURE
+        run["status"] = "errors"
         click.echo(f"sncc: not {'checking' if check_only else 'writing'} {out_dir}: the plan has errors", err=True)
         return EXIT_PROBLEMS
     from sncc.emit import emit_all
@@ -264,33 +306,41 @@ def _build_one(plan: str, out_dir: Path, force: bool, fmt: str, check_only: bool
     except Exception as exc:  # noqa: BLE001
         from sncc.compiler import internal_error
 
-        _emit_diagnostics([internal_error(src, exc)], {src.name: src}, 1, fmt, False)
+        if as_json:
+            run["diags"] = diags + [internal_error(src, exc)]
+        else:
+            _emit_diagnostics([internal_error(src, exc)], {src.name: src}, 1, fmt, False)
         return EXIT_FAILURE
     if check_only:
         from sncc.emit.stale import stale_reasons
 
         reasons = stale_reasons(files, out_dir, src.text)
         if reasons:
-            click.echo(f"sncc: {out_dir} is stale for {plan}: " + "; ".join(reasons))
-            click.echo(f"  run `sncc build {plan} -o {out_dir}` to update it")
+            run["status"], run["stale"] = "stale", list(reasons)
+            say(f"sncc: {out_dir} is stale for {plan}: " + "; ".join(reasons))
+            say(f"  run `sncc build {plan} -o {out_dir}` to update it")
             return EXIT_PROBLEMS
-        click.echo(f"{out_dir} is up to date with {plan}")
+        run["status"] = "up-to-date"
+        say(f"{out_dir} is up to date with {plan}")
         return EXIT_OK
     clash = _inputs_inside(out_dir, comp)
     if clash:
+        run["error"] = f"refusing to replace {out_dir}: it holds the input {clash}"
         click.echo(f"sncc: error: refusing to replace {out_dir}: it holds the input {clash} "
                    "(the output folder is replaced as a whole; choose a folder of its own)", err=True)
         return EXIT_FAILURE
     try:
         written = write_outputs(files, out_dir, force=force, plan_source=src.text)
     except OutputError as e:
+        run["error"] = str(e)
         click.echo(f"sncc: error: {e}", err=True)
         return EXIT_FAILURE
+    run["status"], run["written"] = "written", [str(p) for p in written]
     warnings = [d for d in diags if not d.is_error]
-    if warnings:
+    if warnings and not as_json:
         _emit_diagnostics(warnings, sources, 1, "text", sys.stdout.isatty())
     for p in written:
-        click.echo(f"wrote {p}")
+        say(f"wrote {p}")
     return EXIT_OK
 
 
@@ -317,12 +367,11 @@ def simulate(plan: str, fmt: str, seed: int, profile: str | None, goodput: bool,
     try:
         comp, src, extra = _compile(plan)
     except ReadFailure as e:
-        click.echo(f"sncc: error: {e}", err=True)
-        sys.exit(EXIT_FAILURE)
+        _fail(str(e), fmt)
     diags, sources = _diagnostics(comp, src, extra)
     diags = diags + _no_plan(comp, src, diags, "simulate")
     if comp is None or any(d.is_error for d in diags):
-        _emit_diagnostics(diags, sources, 1, "text", sys.stdout.isatty())
+        _emit_diagnostics(diags, sources, 1, fmt, sys.stdout.isatty())
         sys.exit(EXIT_FAILURE if any(d.code.code == "SN9001" for d in diags) else EXIT_PROBLEMS)
     if diags:                # warnings that explain the numbers (SN4008 KV at full context, ...)
         from sncc.diagnostics import render_text
@@ -334,13 +383,35 @@ def simulate(plan: str, fmt: str, seed: int, profile: str | None, goodput: bool,
         text, code = simulate_plan(comp, seed=seed, fmt=fmt, profile=profile, goodput=goodput, plot=plot,
                                    strict=strict)
     except CommandError as e:
-        click.echo(f"sncc: error: {e}", err=True)
-        sys.exit(EXIT_FAILURE)
+        _fail(str(e), fmt, sources)
     except Exception as exc:  # noqa: BLE001
-        click.echo(f"sncc: internal error in the simulator: {type(exc).__name__}: {exc}", err=True)
-        sys.exit(EXIT_FAILURE)
+        _fail(f"{type(exc).__name__}: {exc}", fmt, sources, prefix="sncc: internal error in the simulator: ")
     click.echo(text, nl=False)
     sys.exit(code)
+
+
+def _fail(message: str, fmt: str, sources: dict | None = None, prefix: str = "sncc: error: ") -> None:
+    """sncc could not run (exit 2): ``message`` on stderr; with ``--format json`` stdout also
+    gets a diagnostics document (no diagnostics) whose ``error`` field holds ``message``."""
+    click.echo(f"{prefix}{message}", err=True)
+    if fmt == "json":
+        _echo_json(_json_doc([], sources or {}, len(sources or {}), error=message))
+    sys.exit(EXIT_FAILURE)
+
+
+def _json_doc(diags, sources, nfiles: int, **extra) -> dict:
+    """The diagnostics document (schemas/diagnostics.schema.json) with ``extra`` top-level fields."""
+    from sncc.diagnostics.render_json import document
+
+    doc = document(diags, sources, nfiles)
+    doc.update(extra)
+    return doc
+
+
+def _echo_json(doc: dict) -> None:
+    import json
+
+    click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
 
 
 @main.command()

@@ -23,10 +23,13 @@ The layout:
 * line breaks: ``\\r\\n`` when the file's first line break is ``\\r\\n``,
   else ``\\n``; a byte-order mark is kept; the file ends with one line break.
 
-Known limit: a suppression comment after several items written on one line
-of a multi-line block (``tp = 1  ep = 64  # sncc: ignore[...] ...``) ends up
-after the last of them, so it no longer covers the others' diagnostics (the
-test over every example checks that formatting keeps the reported codes).
+Suppressions: the items that start on a line a ``# sncc: ...`` comment
+covers (:func:`sncc.diagnostics.filters.suppression_lines`: the comment's own
+line, or the next line for a comment alone on its line) stay together on one
+line (``tp = 1  ep = 64  # sncc: ignore[...] ...``, two spaces between them; a
+block written on that line stays written on one line, except the last item's,
+which is laid out as usual), so formatting never changes which diagnostics a
+suppression covers (tested over every example and test case).
 
 Formatting needs a file that parses: :func:`format_source` raises
 :class:`FormatRefused` with the syntax diagnostics otherwise.  Comments come
@@ -43,7 +46,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from sncc.diagnostics.filters import Comment, scan_comments
+from sncc.diagnostics.filters import Comment, scan_comments, suppression_lines
 from sncc.diagnostics.model import Diagnostic
 from sncc.source import SourceFile
 from sncc.syntax import ast
@@ -92,6 +95,8 @@ class _Printer:
         self.lines: list[str] = []
         self.last_end = 0  # source offset of the end of the last thing printed
         self.pending_blank = False
+        self.keep_lines = suppression_lines(src)  # lines whose items stay together
+        self.prefix = ""  # items of a kept line printed before the next item's text
 
     # -- helpers ---------------------------------------------------------------------
     def _blank_between(self, start: int) -> bool:
@@ -151,6 +156,29 @@ class _Printer:
             i += 1
         return block.span.end  # pragma: no cover - a parsed block has a brace
 
+    def inline(self, node) -> str:
+        """``node`` written on one line (it has no comments: it was on one line of the source)."""
+        if isinstance(node, ast.Block):
+            header = node.name + (f" {quote(node.label.value)}" if node.label is not None else "")
+            if not node.items:
+                return header + " {}"
+            return header + " { " + "  ".join(self.inline(n) for n in node.items) + " }"
+        return self.atom_text(node)
+
+    @staticmethod
+    def atom_text(node) -> str:
+        if isinstance(node, ast.Assignment):
+            return f"{node.key.text} = {value_text(node.value)}"
+        if isinstance(node, ast.Comparison):
+            return f"{node.key.text} {node.op} {value_text(node.value)}"
+        if isinstance(node, ast.Import):
+            return f"import {quote(node.path.value)}"
+        raise TypeError(f"unknown item {type(node).__name__}")  # pragma: no cover
+
+    def _take_prefix(self) -> str:
+        p, self.prefix = self.prefix, ""
+        return p
+
     # -- items -------------------------------------------------------------------------
     def item(self, node, depth: int, *, first: bool, force_blank: bool) -> None:
         allow_blank = not first
@@ -161,15 +189,16 @@ class _Printer:
             body_end = node.span.end - 1  # offset of the closing brace
             has_comments = self.ci < len(self.comments) and self.comments[self.ci].start < body_end
             if not node.items and not has_comments:
-                self._emit(depth, header[:-2] + " {}", node.span.start, allow_blank=allow_blank and not printed,
+                self._emit(depth, self._take_prefix() + header[:-2] + " {}", node.span.start, allow_blank=allow_blank and not printed,
                            force_blank=force_blank and not printed)
                 self.last_end = node.span.start
                 self.trailing(node.span.end)
                 return
-            self._emit(depth, header, node.span.start, allow_blank=allow_blank or printed,
+            self._emit(depth, self._take_prefix() + header, node.span.start, allow_blank=allow_blank or printed,
                        force_blank=force_blank and not printed)
             self.last_end = node.span.start
-            if self._same_line(node.span.start, node.span.end):
+            one_line = self._same_line(node.span.start, node.span.end)
+            if one_line:
                 # a one-line block's trailing comment goes on its header line, where it
                 # still covers the whole block (see sncc.diagnostics.filters)
                 self.trailing(node.span.end)
@@ -177,7 +206,9 @@ class _Printer:
             else:
                 # a comment inside the header (before the brace) moves into the body
                 self.trailing(brace_end)
-            self.body(node.items, depth + 1, body_end)
+            # an expanded one-line block's items need not stay together: a suppression
+            # covering its line now sits on the header line and covers the whole block
+            self.body(node.items, depth + 1, body_end, group=not one_line)
             self.leading(depth + 1, body_end, allow_blank=True, force_blank=False)
             self._emit(depth, "}", body_end, allow_blank=False, force_blank=False)
             self.last_end = body_end
@@ -185,30 +216,35 @@ class _Printer:
             return
         # atomic items: comments inside them move before them
         printed = self.leading(depth, node.span.end, allow_blank=allow_blank, force_blank=force_blank)
-        if isinstance(node, ast.Assignment):
-            text = f"{node.key.text} = {value_text(node.value)}"
-        elif isinstance(node, ast.Comparison):
-            text = f"{node.key.text} {node.op} {value_text(node.value)}"
-        elif isinstance(node, ast.Import):
-            text = f"import {quote(node.path.value)}"
-        else:  # pragma: no cover
-            raise TypeError(f"unknown item {type(node).__name__}")
+        text = self._take_prefix() + self.atom_text(node)
         self._emit(depth, text, node.span.start, allow_blank=allow_blank or printed,
                    force_blank=force_blank and not printed)
         self.last_end = node.span.start
         self.trailing(node.span.end)
 
-    def body(self, items, depth: int, end: int) -> None:
-        """Print ``items`` (of a block at ``depth - 1``, or of the file at depth 0)."""
+    def body(self, items, depth: int, end: int, *, group: bool = True) -> None:
+        """Print ``items`` (of a block at ``depth - 1``, or of the file at depth 0); with
+        ``group``, the items starting on a line a suppression covers stay on one line."""
         separate_blocks = depth <= 1
         prev = None
-        for i, node in enumerate(items):
+        i = 0
+        while i < len(items):
+            node = items[i]
             force = False
             if separate_blocks and prev is not None:
                 force = isinstance(node, ast.Block) or isinstance(prev, ast.Block) or (
                     isinstance(prev, ast.Import) and not isinstance(node, ast.Import))
-            self.item(node, depth, first=(i == 0 and depth > 0), force_blank=force)
-            prev = node
+            # the items starting on a line a suppression covers stay on one line
+            j = i + 1
+            line = self.src.line_col(node.span.start)[0]
+            if group and line in self.keep_lines:
+                while j < len(items) and self.src.line_col(items[j].span.start)[0] == line:
+                    j += 1
+            if j > i + 1:
+                self.prefix = "  ".join(self.inline(n) for n in items[i : j - 1]) + "  "
+            self.item(items[j - 1], depth, first=(i == 0 and depth > 0), force_blank=force)
+            prev = items[j - 1]
+            i = j
 
 
 def format_source(src: SourceFile) -> str:

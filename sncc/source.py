@@ -23,18 +23,42 @@ from dataclasses import dataclass, field
 MAX_FILE_BYTES = 64 * 2**20
 
 
-def read_bytes_limited(path: str, limit: int = MAX_FILE_BYTES) -> bytes:
+def read_bytes_limited(path: str, limit: int = MAX_FILE_BYTES, *, regular_only: bool = False) -> bytes:
     """Read the file at ``path`` (any kind: regular file, pipe, device), at most ``limit`` bytes.
+
+    With ``regular_only``, anything but a regular file raises ``OSError`` (``EISDIR`` for a
+    directory, ``EINVAL`` otherwise) before a byte is read: the file is opened non-blocking
+    and checked with ``fstat``, so a FIFO never blocks.
 
     Raises :class:`OSError` from ``open``/``read``, or ``OSError(EFBIG)`` whose
     ``strerror`` says the file is larger than ``limit``.  A path with a NUL
     byte raises :class:`ValueError` (from ``open``).
     """
-    with open(path, "rb") as f:
+    if regular_only:
+        import os
+        import stat
+
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        try:
+            mode = os.fstat(fd).st_mode
+            if not stat.S_ISREG(mode):
+                code = errno.EISDIR if stat.S_ISDIR(mode) else errno.EINVAL
+                raise OSError(code, "not a regular file" if code == errno.EINVAL else os.strerror(code), path)
+        except BaseException:
+            os.close(fd)
+            raise
+        f = os.fdopen(fd, "rb")
+    else:
+        f = open(path, "rb")
+    with f:
         data = f.read(limit + 1)
     if len(data) > limit:
         raise OSError(errno.EFBIG, f"larger than {limit / 2**20:g} MiB, the most sncc reads", path)
     return data
+
+
+#: the byte-order mark as a decoded character; a leading one is not counted as a column
+BOM = "\ufeff"
 
 
 @dataclass(frozen=True)
@@ -89,13 +113,25 @@ class SourceFile:
         return max(0, min(offset, len(self.text)))
 
     def line_col(self, offset: int) -> tuple[int, int]:
-        """Return the 1-based (line, column) of a code-point ``offset``."""
+        """Return the 1-based (line, column) of a code-point ``offset``.
+
+        A leading byte-order mark (U+FEFF) is not a column: the first character
+        after it is at column 1 (as in editors, which hide the mark).
+        """
         offset = self.clamp(offset)
         line = bisect.bisect_right(self._line_starts, offset) - 1
-        return line + 1, offset - self._line_starts[line] + 1
+        col = offset - self._line_starts[line] + 1
+        if line == 0 and offset > 0 and self.text.startswith(BOM):
+            col -= 1
+        return line + 1, col
 
     def line_text(self, line: int) -> str:
-        """Return line ``line`` (1-based) without its line break."""
+        """Return line ``line`` (1-based) without its line break (and, on line 1, without a
+        leading byte-order mark, so that :meth:`line_col` columns index into it)."""
+        text = self._raw_line(line)
+        return text[1:] if line == 1 and text.startswith(BOM) else text
+
+    def _raw_line(self, line: int) -> str:
         start = self._line_starts[line - 1]
         end = self._line_starts[line] if line < len(self._line_starts) else len(self.text)
         return self.text[start:end].rstrip("\r\n")
@@ -116,7 +152,7 @@ class SourceFile:
         if line >= len(self._line_starts):
             return len(self.text)
         start = self._line_starts[line]
-        text = self.line_text(line + 1)
+        text = self._raw_line(line + 1)
         units = 0
         for i, ch in enumerate(text):
             if units >= character:

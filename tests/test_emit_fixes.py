@@ -96,9 +96,13 @@ def test_draft_model_builds_with_its_model():
 
 
 def test_draft_model_without_model_says_what_is_missing():
+    """check refuses it (SN4018: vLLM will not start without speculative_config.model); the
+    emitter, called anyway, still says what is missing instead of crashing."""
     extra = "speculative { method = draft_model  draft_tokens = 3  acceptance = 0.7  draft_cost = 0.05 }"
     roles = "serve { instances = 2  devices = 4  tp = 4  chunked_prefill = 4k  max_num_seqs = 8 }"
-    files = build(plan_text(roles=roles, extra=extra, env=""))
+    comp = compile_file(SourceFile("plan.sn", plan_text(roles=roles, extra=extra, env="")))
+    assert [d.code.code for d in comp.diagnostics if d.severity == "error"] == ["SN4018"]
+    files = emit_all(comp.plan, comp.resolved)
     assert "set speculative.model" in files["vllm-ascend.toml"]
 
 

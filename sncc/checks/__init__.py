@@ -35,6 +35,7 @@ CHECKS = (
     quantization.check_kv_dtype_supported,
     versions.check_quant_release,
     software.check_cann_supports_chip,
+    software.check_engine_vendor,
     software.check_engine_release,
     versions.check_software_versions,
     versions.check_removed_options,
@@ -63,6 +64,7 @@ CHECKS = (
     timeouts.check_proxy_timeouts,
     timeouts.check_gateway_timeout_set,
     slo.check_tpot_reachable,
+    speculative.check_draft_model,
     speculative.check_speculative_gain,
     check_trace,
 )

@@ -32,6 +32,26 @@ def check_cann_supports_chip(plan, r):
                    path=("hardware", "cann"))
 
 
+def check_engine_vendor(plan, r):
+    """The engine runs on the chip's vendor (SN4007): vllm-ascend and Omni-Infer are Ascend-only.
+
+    Facts: ``engines.toml [engine_hardware.<engine>]`` (``vendors``, with sources)."""
+    from sncc.catalog.engine_defaults import engine_defaults
+
+    eng = plan.engine
+    row = engine_defaults().get("engine_hardware", {}).get(eng.kind)
+    if row is None or r.chip is None or r.chip.vendor in row["vendors"]:
+        return
+    vendors = ", ".join(row["vendors"])
+    yield diag(codes.ENGINE_UNSUPPORTED_CHIP,
+               f"engine `{eng.kind}` does not run on {r.chip.name} (`{r.chip.id}`, vendor {r.chip.vendor}); "
+               f"it supports {vendors} chips only",
+               eng.span_of("kind"), related=[Related(_chip_span(plan), "chip chosen here")],
+               help=("use engine `vllm` on this chip, or hardware of a supported vendor"
+                     if r.chip.vendor == "nvidia" else "use hardware of a supported vendor"),
+               notes=[f"source: {', '.join(row['source'])}"], path=("engine", "kind"))
+
+
 def check_engine_release(plan, r):
     """vllm-ascend: the release is known, supports the chip, and pairs with the CANN given (SN4006, SN4007)."""
     eng, hw = plan.engine, plan.hardware

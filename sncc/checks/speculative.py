@@ -1,4 +1,5 @@
-"""Speculative decoding that slows decode down (SN7002, warning; misconfig BR-24).
+"""Speculative decoding without its draft checkpoint (SN4018) or that slows decode down
+(SN7002, warning; misconfig BR-24).
 
 Expected tokens per step with ``k`` draft tokens of acceptance ``α``
 (Leviathan et al.; the rule of BR-24)::
@@ -27,6 +28,27 @@ def expected_tokens(alpha: float, k: int) -> float:
     from sncc.sim.step_model import expected_accepted_tokens
 
     return expected_accepted_tokens(alpha, k)
+
+
+def check_draft_model(plan, r):
+    """A drafter method (``draft_model``, ``eagle``, ``eagle3``) names its checkpoint (SN4018).
+
+    vLLM's ``SpeculativeConfig`` raises at start-up when ``speculative_config.model`` is
+    missing for these methods (the methods are :data:`sncc.emit.vllm_ascend.DRAFT_CHECKPOINT_METHODS`,
+    with that source); reported at ``speculative.method``."""
+    from sncc.emit.vllm_ascend import DRAFT_CHECKPOINT_METHODS
+
+    sp = plan.speculative
+    if sp is None or sp.model or sp.method not in DRAFT_CHECKPOINT_METHODS:
+        return
+    yield diag(codes.DRAFT_MODEL_MISSING,
+               f"speculative method `{sp.method}` needs a draft checkpoint, and `speculative.model` is not set",
+               sp.span_of("method"),
+               notes=["vLLM refuses to start without speculative_config.model for this method "
+                      "(vllm/config/speculative.py, SpeculativeConfig)"],
+               help="set `model = \"<path or Hugging Face id of the draft>\"` in `speculative`, or use "
+                    "`method = ngram` (no checkpoint) or `method = mtp` (a model with MTP layers)",
+               path=("speculative", "method"))
 
 
 def check_speculative_gain(plan, r):

@@ -282,7 +282,8 @@ CANN_ENGINE_MISMATCH = _code(
 ENGINE_UNSUPPORTED_CHIP = _code(
     "SN4007", "engine-unsupported-chip", "error", "the engine release does not support the chip",
     "vllm-ascend supports Atlas A3 from v0.10.0rc1 and Ascend 950 from v0.17.0rc1; Ascend 910A "
-    "is not supported.",
+    "is not supported. vllm-ascend and Omni-Infer run on Ascend (vendor huawei) chips only "
+    "(engines.toml [engine_hardware]).",
     'engine "vllm-ascend" { version = "v0.9.2rc1" }  # on A3', 'engine "vllm-ascend" { version = "v0.11.0" }')
 
 KV_CONNECTOR_MISCONFIGURED = _code(
@@ -362,6 +363,15 @@ OPTION_PRECONDITION = _code(
     'decode { devices = 64  tp = 4  ep = 16 }  optimize { superkernel_layers = 58 }',
     'engine "vllm-ascend" { version = "v0.11.0" }  graph { mode = torchair }\n'
     'decode { devices = 64  tp = 1  ep = 64 }  optimize { superkernel_layers = 58 }')
+DRAFT_MODEL_MISSING = _code(
+    "SN4018", "speculative-draft-model-missing", "error", "speculative decoding with a separate drafter but no draft checkpoint",
+    "`method = draft_model`, `eagle` and `eagle3` draft tokens with a separate checkpoint (a small model or an "
+    "EAGLE head trained for the target model). vLLM (and the engines built on it: vllm-ascend, Omni-Infer) "
+    "refuses to start when `speculative_config.model` is missing (\"num_speculative_tokens was provided but "
+    "without speculative model\", vllm/config/speculative.py). Set `speculative.model` to the draft checkpoint, "
+    "or use a method that needs none: `mtp` (a model with MTP layers) or `ngram`.",
+    'speculative { method = eagle3  draft_tokens = 2  acceptance = 0.6 }',
+    'speculative { method = eagle3  model = "/data/eagle3-qwen3-32b"  draft_tokens = 2  acceptance = 0.6 }')
 
 # --- SN5xxx scheduler and context -----------------------------------------
 CHUNK_EXCEEDS_BUDGET = _code(

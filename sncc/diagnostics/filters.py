@@ -41,6 +41,12 @@ from sncc.source import SourceFile
 #: Code groups whose diagnostics no comment can suppress (syntax, internal).
 UNSUPPRESSIBLE_PREFIXES = ("SN1", "SN9")
 
+#: Codes ``--select``/``--ignore`` never filter out: the file could not be read
+#: or parsed (SN1001–SN1004), so nothing else about it was checked; hiding them
+#: would report a file that does not parse as clean.  SN9xxx (internal) too.
+UNFILTERED_CODES = frozenset({codes.SYNTAX_ERROR.code, codes.UNEXPECTED_CHARACTER.code,
+                              codes.UNCLOSED_BLOCK.code, codes.INVALID_ENCODING.code})
+
 _SNCC_COMMENT = re.compile(r"#\s*sncc\s*:", re.IGNORECASE)
 _IGNORE = re.compile(r"#\s*sncc\s*:\s*ignore\s*\[(?P<codes>[^\]]*)\](?P<reason>.*)\Z", re.IGNORECASE | re.DOTALL)
 _PREFIX = re.compile(r"SN\d{0,4}\Z")
@@ -98,10 +104,14 @@ def parse_selectors(values: Iterable[str]) -> frozenset[str]:
     Each value may hold several comma-separated items; an item is a code
     (``SN4008``, any case), a code prefix (``SN4``: every SN4xxx code) or a
     kebab-case name.  Raises :class:`SelectorError` for an item that matches
-    no registered code (with a close match when there is one).
+    no registered code (with a close match when there is one) and for a value
+    that names nothing (``--select ''``: it would select no code at all).
     """
     out: set[str] = set()
     for value in values:
+        if not any(item.strip() for item in value.split(",")):
+            raise SelectorError(f"'{value}' names no code (an empty selector would select nothing); "
+                                  "give codes, code prefixes (SN4) or names")
         for item in value.split(","):
             item = item.strip()
             if not item:
@@ -126,12 +136,14 @@ def parse_selectors(values: Iterable[str]) -> frozenset[str]:
 def select(diags: Iterable[Diagnostic], selected: frozenset[str] | None, ignored: frozenset[str]) -> list[Diagnostic]:
     """Keep the diagnostics whose code is in ``selected`` (all when None) and not in ``ignored``.
 
-    Internal errors (SN9xxx) are always kept: they mean the gate itself is broken.
+    Internal errors (SN9xxx) and the errors saying the file could not be read
+    or parsed (:data:`UNFILTERED_CODES`) are always kept: they mean nothing
+    else was checked.
     """
     out = []
     for d in diags:
         code = d.code.code
-        if code.startswith("SN9") or ((selected is None or code in selected) and code not in ignored):
+        if code.startswith("SN9") or code in UNFILTERED_CODES or ((selected is None or code in selected) and code not in ignored):
             out.append(d)
     return out
 
@@ -184,6 +196,22 @@ def _covered_line(src: SourceFile, comment: Comment) -> int | None:
         if not stripped.startswith("#"):
             return nxt
     return None
+
+
+def suppression_lines(src: SourceFile) -> set[int]:
+    """The 1-based lines that a ``# sncc: ...`` comment of ``src`` covers (well-formed or not).
+
+    The formatter (:mod:`sncc.fmt`) keeps the items that start on such a line
+    together on one line, so formatting never changes what a suppression covers.
+    Never raises.
+    """
+    out = set()
+    for c in scan_comments(src.text):
+        if _SNCC_COMMENT.match(c.text):
+            line = _covered_line(src, c)
+            if line is not None:
+                out.add(line)
+    return out
 
 
 def _removal(src: SourceFile, comment: Comment) -> Edit:

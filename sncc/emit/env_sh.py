@@ -49,7 +49,7 @@ def emit(plan: Plan, resolved: Resolved) -> str:
     for v in _with_option_env(plan, resolved, dep):
         if v.section != section:
             section = v.section
-            lines += ["", f"# {section}"]
+            lines += ["", f"# {one_line(section)}"]
         line = f"export {v.name}={shlex.quote(v.value)}"
         if v.note:
             line += f"  # {one_line(v.note)}"

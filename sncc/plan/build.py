@@ -32,7 +32,6 @@ from sncc.units import KIND_NOUN, KIND_UNITS, UnitError, parse_number, parse_qua
 #: tokens, Google API keys, PEM private keys (shapes from gitleaks' default rules,
 #: https://github.com/gitleaks/gitleaks/blob/master/config/gitleaks.toml)
 SECRET_PATTERNS = (
-    re.compile(r"[a-z][a-z0-9+.-]*://[^/\s:@]+:[^/\s@]+@"),  # user:password@ in a URL
     re.compile(r"\bsk-[A-Za-z0-9_\-]{8,}"),
     re.compile(r"\bBearer\s+[A-Za-z0-9._\-]{16,}"),
     re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
@@ -44,6 +43,39 @@ SECRET_PATTERNS = (
     re.compile(r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----"),
 )
 
+
+_URL_SCHEME_CHAR = re.compile(r"[a-z0-9+.-]")
+_URL_AUTHORITY = re.compile(r"[^/\s]*")
+
+
+def url_with_password(text: str) -> bool:
+    """True when ``text`` holds a URL with a ``user:password@`` part, e.g.
+    ``https://alice:s3cret@host/path`` (RFC 3986 §3.2.1 userinfo; a scheme of
+    ``[a-z][a-z0-9+.-]*``, a non-empty user without ``:``, a non-empty password).
+
+    Linear in ``len(text)``: each ``://`` is looked at once, and the authority
+    scanned after it stops at the next ``/``, so scans never overlap.  (A regex
+    with an unanchored scheme part backtracks quadratically on long strings.)
+    """
+    at = text.find("://")
+    while at != -1:
+        # a scheme: a letter followed by letters, digits, `+`, `.`, `-`, ending right before `://`
+        i = at
+        while i > 0 and _URL_SCHEME_CHAR.match(text, i - 1):
+            i -= 1
+        scheme = text[i:at]
+        if any("a" <= c <= "z" for c in scheme):
+            auth = _URL_AUTHORITY.match(text, at + 3).group(0)
+            colon, amp = auth.find(":"), auth.find("@")
+            if 0 < colon and colon + 1 < amp:
+                return True
+        at = text.find("://", at + 3)
+    return False
+
+
+#: C0 controls, DEL and C1 controls: never part of a name, id, path or URL
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_CONTROL_NAMES = {"\n": "line feed", "\r": "carriage return", "\t": "tab", "\x00": "NUL", "\x1b": "escape"}
 
 #: Largest magnitude a numeric value may have, in its canonical unit: 2^53 - 1, the
 #: largest integer an IEEE 754 double holds exactly.  Outputs are JSON, and I-JSON
@@ -196,6 +228,8 @@ class _Builder:
                 else:
                     return self.bad(item, "an integer", where, key)
             return out
+        if kind in ("version", "string") and isinstance(v, ast.Str) and self.control_chars(v, where, key):
+            return _BAD
         if kind == "version" and isinstance(v, ast.Str):
             from sncc.catalog import parse_version
 
@@ -216,11 +250,29 @@ class _Builder:
             return _BAD
         return self.bad(v, "a string in double quotes", where, key)
 
+    def control_chars(self, v: ast.Str, where: str, key: str) -> bool:
+        """Report SN2004 and return True when the string ``v`` holds a control character.
+
+        Control characters are U+0000..U+001F (line feed, carriage return and tab
+        included) and U+007F..U+009F.  Strings of kind ``string``/``version`` are
+        names, ids, paths and URLs: they end up in file headers, comments, command
+        lines and TOML keys, where a line break would end the line they sit in.
+        """
+        bad = _CONTROL_RE.search(v.value)
+        if bad is None:
+            return False
+        ch = bad.group(0)
+        self.error(codes.INVALID_VALUE,
+                   f"`{key}` in `{where}` holds the control character U+{ord(ch):04X} ({_CONTROL_NAMES.get(ch, 'control')})",
+                   v.span, help="names, ids, paths and URLs are one line of printable text: remove the escape "
+                                "(`\\n`, `\\t`, ...)")
+        return True
+
     def scan_secret(self, v: ast.Str | ast.Ident, key: str) -> None:
         """Report SN2007 when the string (or bare identifier) ``v`` looks like a credential."""
         text = v.value if isinstance(v, ast.Str) else v.name
-        for pat in SECRET_PATTERNS:
-            mt = pat.search(text)
+        for pat in (url_with_password, *(p.search for p in SECRET_PATTERNS)):
+            mt = pat(text)
             if mt:
                 self.error(
                     codes.LITERAL_SECRET, f"the value of `{key}` looks like a credential",
@@ -588,6 +640,7 @@ def build_plan(module: ast.Module) -> tuple[m.Plan | None, list[Diagnostic]]:
     data, meta = b.block(m.Plan, blk, "plan")
 
     dropped: set[tuple] = set()
+    missing_reported: set[tuple] = set()  # validation is re-run after a drop: report each missing key once
     plan = None
     for _ in range(8):
         try:
@@ -600,8 +653,10 @@ def build_plan(module: ast.Module) -> tuple[m.Plan | None, list[Diagnostic]]:
                 where_meta, fname = _meta_at(meta, loc)
                 where = ".".join(str(p) for p in loc[:-1]) or "plan"
                 if err["type"] == "missing":
-                    if any(loc[: len(d)] == d for d in dropped) or loc[-1] in where_meta.failed:
+                    if (any(loc[: len(d)] == d for d in dropped) or loc[-1] in where_meta.failed
+                            or loc in missing_reported):
                         continue
+                    missing_reported.add(loc)
                     name = loc[-1]
                     b.error(codes.MISSING_KEY, f"missing `{name}` in `{where}`",
                             where_meta.name_span or blk.name_span,

@@ -55,7 +55,9 @@ def simulate_plan(comp: Any, *, seed: int = 0, fmt: str = "text", profile: Optio
     A plan with requests that can never fit its KV pool
     (:class:`~sncc.sim.engine.Unadmittable`) is a problem of the plan, like a missed SLO:
     its message (with the budget ``sncc check`` used) goes to ``sys.stderr`` as ``sncc:
-    error: ...`` and the result is ``("", EXIT_PROBLEMS)``.
+    error: ...`` and the result is ``("", EXIT_PROBLEMS)``; with ``fmt="json"`` the text is
+    instead a diagnostics document (``schemas/diagnostics.schema.json``) holding one SN4004
+    ``kv-cache-does-not-fit`` error at the plan's name.
     Raises :class:`CommandError` for an unreadable profile, ``--goodput`` on a plan it cannot
     judge (:func:`sncc.sim.whatif.goodput_refusal`: a trace with arrival times, no SLO the
     search judges) and a ``--plot`` path it cannot write (:func:`sncc.sim.plot.resolve_plot_path`:
@@ -71,7 +73,11 @@ def simulate_plan(comp: Any, *, seed: int = 0, fmt: str = "text", profile: Optio
     from .whatif import cheapest_changes
     from .whatif import goodput as goodput_search
 
-    spec = spec_from_plan(comp.plan, comp.resolved, seed=seed, profile=profile)
+    from .from_plan import MissingChipFact
+    try:
+        spec = spec_from_plan(comp.plan, comp.resolved, seed=seed, profile=profile)
+    except MissingChipFact as e:       # an absent catalog fact: say which, no traceback (exit 2)
+        raise CommandError(str(e)) from None
     try:
         load_profile(spec.profile)
     except ProfileError as e:
@@ -97,6 +103,17 @@ def simulate_plan(comp: Any, *, seed: int = 0, fmt: str = "text", profile: Optio
         if note:
             e.notes.append(note)
         sys.stderr.write(f"sncc: error: {where}{e}\n")
+        if fmt == "json":
+            # --format json: stdout is one diagnostics document (schemas/diagnostics.schema.json)
+            # holding the refusal as SN4004 kv-cache-does-not-fit at the plan's name
+            from sncc.diagnostics import codes
+            from sncc.diagnostics import render_json as render_diagnostics
+            from sncc.diagnostics.model import diag
+            span = comp.plan.name_span or comp.plan.block_span
+            d = diag(codes.KV_DOES_NOT_FIT, f"{where}{e.head}", span, notes=tuple(e.notes),
+                     help="give the role more KV memory (devices, tp, gpu_memory_utilization) or "
+                          "lower the workload's maximum lengths")
+            return render_diagnostics.render([d], comp.sources, 1), EXIT_PROBLEMS
         return "", EXIT_PROBLEMS
 
     try:

@@ -104,17 +104,57 @@ def draft_cost_of(sp) -> float | None:
     return None
 
 
+class MissingChipFact(ValueError):
+    """The plan's chip lacks a fact the simulator's cost model needs.
+
+    ``chip`` is the catalog id, ``missing`` the names of the absent facts (``hbm_bandwidth``,
+    ``hbm_bytes``, ``peak_flops.<dtype>``).  The catalog leaves a fact absent when no source
+    gives it (sncc/catalog/data/chips.toml); the simulator never substitutes a number."""
+
+    def __init__(self, chip: str, missing: list):
+        self.chip, self.missing = chip, list(missing)
+        super().__init__(
+            f"cannot simulate chip `{chip}`: the catalog has no sourced value for "
+            f"{', '.join(self.missing)} (sncc/catalog/data/chips.toml leaves unsourced facts absent, "
+            "and the simulator does not guess them). A calibration profile (--profile) holds fitted "
+            "efficiencies, not chip facts, so it cannot supply them; add the fact with its source to "
+            f"[chips.{chip}] in sncc/catalog/data/chips.toml, or plan for a chip the catalog describes")
+
+
+def missing_chip_facts(chip, compute_dtype: str) -> list:
+    """Names of the chip facts the simulator needs but the catalog lacks (empty: none).
+
+    Needed: ``hbm_bytes`` (KV pool sizing, bytes), ``hbm_bandwidth`` (memory roofline,
+    B/s) and a dense peak FLOP/s for ``compute_dtype`` and for bf16 activations, with the
+    fallbacks of :func:`sncc.sim.cost_roofline.peak_for`."""
+    from sncc.sim.cost_roofline import peak_for
+
+    missing = [k for k in ("hbm_bytes", "hbm_bandwidth") if not getattr(chip, k, None)]
+    for dt in dict.fromkeys((compute_dtype, "bf16")):
+        try:
+            peak_for(chip, dt)
+        except ValueError:
+            missing.append(f"peak_flops.{dt}")
+    return missing
+
+
 def spec_from_plan(plan, resolved, *, seed: int = 0, profile: str | None = None):
     """Build the :class:`SimSpec` of ``plan`` (with its :class:`Resolved` facts).
 
     Raises ``ValueError`` when a fact the simulator needs is missing (unknown
-    model or chip): ``sncc check`` reports those first.
+    model or chip): ``sncc check`` reports those first; :class:`MissingChipFact` (a
+    ``ValueError``) when the known chip lacks a sourced fact the cost model needs
+    (:func:`missing_chip_facts`, e.g. ``hbm_bandwidth`` of ascend-910b4).
     """
+    from sncc import catalog
     from sncc.capacity import hccl_buffsize_mb, plan_is_moe_ep
     from sncc.sim.spec import Features, LengthDist, RoleSpec, SimSpec, SloTarget, Workload
 
     if resolved.arch is None or resolved.chip is None:
         raise ValueError("the simulator needs a known model and chip")
+    missing = missing_chip_facts(resolved.chip, catalog.quant(resolved.quant or "bf16").compute_dtype)
+    if missing:
+        raise MissingChipFact(resolved.chip.id, missing)
     roles = []
     for name, role in plan.roles():
         roles.append((name, RoleSpec(

@@ -76,6 +76,8 @@ class SimResult:
       or a sequence slot, so ``qpm`` is the saturated completion rate — non-decreasing in the
       offered rate up to saturation, then flat.  (Counting completions inside the arrival
       window would miss the requests still decoding at its end: low by the e2e lag.)
+      The QPM calibration interval of an open loop is capped at the offered rate
+      (:func:`qpm_cap`): completions cannot outrun arrivals.
 
     It holds ``window`` (which rule), ``queue_growth`` (open loop: rise of the mean proxy
     wait from the first to the last fifth of the window per second of window, i.e. the
@@ -149,6 +151,28 @@ def interval(value: float, residuals: Sequence[float]) -> Tuple[float, float]:
     return (min(a, b), max(a, b))
 
 
+def _arrival_qpm(R: Any, idx: Sequence[int]) -> Optional[float]:
+    """Arrivals per minute of requests ``idx`` over the span of their arrival times (None: < 2)."""
+    arr = [R.t_arr[i] for i in idx]
+    if len(arr) < 2 or max(arr) <= min(arr):
+        return None
+    return len(arr) / (max(arr) - min(arr)) * 60.0
+
+
+def qpm_cap(res: Any, value: float, high: float) -> float:
+    """High end of a QPM calibration interval, capped for an open loop.
+
+    In an open loop (a rate, or a trace with arrival times) completed requests per minute
+    cannot exceed the offered rate: 60 x rate x turns (``build_result(offered_qpm=...)``), or
+    the run's own arrival rate when no rate is given.  The profile's throughput residuals
+    scale the prediction up to ``value / (1 + min(r))``; above the offered rate that says
+    nothing about the deployment, so the high end is ``min(high, max(cap, value))`` (never
+    below the point estimate, which a Poisson sample can put a little above the nominal
+    rate).  A closed loop (``concurrency``) has no cap: ``res._qpm_cap`` is None."""
+    cap = getattr(res, "_qpm_cap", None)
+    return high if cap is None else min(high, max(cap, value))
+
+
 def time_shares(R: Any, idx: Sequence[int], disaggregated: bool) -> Dict[str, Any]:
     """Mean seconds and share of e2e a request spends in each phase (requests ``idx``).
 
@@ -205,12 +229,14 @@ def _window(R: Any, done: List[int], t_first_block: Any, closed: bool) -> Tuple[
 def build_result(R: Any, devices: int, slos: Sequence[Any], fitted: Dict[str, Any],
                  info: Dict[str, Any], t_first_block: Any = None, *, closed: bool = True,
                  disaggregated: bool = True, residuals: Optional[Dict[str, Sequence[float]]] = None,
-                 series: Sequence[tuple] = ()) -> SimResult:
+                 series: Sequence[tuple] = (), offered_qpm: Optional[float] = None) -> SimResult:
     """Aggregate per-request arrays of the engine into a :class:`SimResult`.
 
     ``closed``: closed-loop workload (steady window = admission blocked); ``residuals``:
     calibration residuals per family (``ttft``/``tpot``/``throughput``) for intervals and
-    verdicts (empty -> no interval, every verdict is met or missed)."""
+    verdicts (empty -> no interval, every verdict is met or missed).  ``offered_qpm``:
+    open loop only, the offered request rate per minute (60 x rate x turns); None = the
+    arrival rate the run saw (a trace's timestamps).  See :func:`qpm_cap`."""
     done = [i for i in range(len(R.t_done)) if R.t_done[i] >= 0]
     ttft = [R.t_first[i] - R.t_disp[i] for i in done]
     e2e = [R.t_done[i] - R.t_arr[i] for i in done]
@@ -257,12 +283,15 @@ def build_result(R: Any, devices: int, slos: Sequence[Any], fitted: Dict[str, An
                       "running": [p[2] for p in series], "kv_use": [p[3] for p in series]}
     res.info["residuals"] = dict(residuals or {})
     rsd = residuals or {}
+    res._qpm_cap = None if closed else (offered_qpm or _arrival_qpm(R, win or done))
     heads = {"qpm": ("throughput", res.saturated.get("qpm", res.qpm)),
              "ttft_s": ("ttft", res.saturated.get("ttft_s", res.ttft_s["mean"])),
              "tpot_ms": ("tpot", res.saturated.get("tpot_ms", res.tpot_ms["mean"]))}
     for k, (fam, v) in heads.items():
         if rsd.get(fam) and v == v:
             lo, hi = interval(v, rsd[fam])
+            if k == "qpm":
+                hi = qpm_cap(res, v, hi)
             res.intervals[k] = {"value": v, "low": lo, "high": hi, "family": fam}
     res.slo = [evaluate_slo(res, s, rsd) for s in slos]
     return res
@@ -319,6 +348,8 @@ def evaluate_slo(res: SimResult, s: Any, residuals: Optional[Dict[str, Sequence[
     rs = (residuals or {}).get(FAMILY[m]) or []
     if rs and obs == obs:
         lo, hi = interval(obs, rs)
+        if m == "qpm":
+            hi = qpm_cap(res, obs, hi)
     else:
         lo = hi = obs
     a, b = bool(op(lo, s.target)), bool(op(hi, s.target))

@@ -54,6 +54,7 @@ def resolve_plot_path(path: str) -> Tuple[str, str]:
     """(the file to write, a note for the user or "") for ``--plot path``.
 
     * a directory (existing, or written with a trailing separator) is refused;
+    * an existing path that is not a regular file (``/dev/null``, a FIFO) is refused;
     * no extension: ``.png`` is appended and the note says so;
     * an extension matplotlib cannot write (:func:`supported_formats`) is refused with the list;
     * a path whose directory does not exist is refused.
@@ -62,6 +63,10 @@ def resolve_plot_path(path: str) -> Tuple[str, str]:
     if not path or path.endswith(("/", os.sep)) or os.path.isdir(path):
         raise PlotPathError(f"--plot {path}: is a directory; give a file name, e.g. "
                             f"--plot {os.path.join(path or '.', 'simulation.png')}")
+    if os.path.exists(path) and not os.path.isfile(path):
+        # /dev/null, a FIFO, a socket: the plot would not be a file (and `.png` would be appended)
+        raise PlotPathError(f"--plot {path}: exists and is not a regular file; give the name of an "
+                            "image file to write, e.g. --plot simulation.png")
     fmts = supported_formats()
     ext = os.path.splitext(os.path.basename(path))[1][1:].lower()
     note = ""

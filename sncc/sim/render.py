@@ -99,7 +99,8 @@ def render_text(result, plan, extra: dict | None = None) -> str:
     lines.append(f"  {'output tokens/s':<28}{d['output_tokens_per_s']:>10.0f}")
     lines.append(f"  {'output tokens/s per device':<28}{d['output_tokens_per_s_per_device']:>10.1f}")
     tpu = _num(d["tokens_per_s_per_user"].get("mean"))
-    lines.append(f"  {'tokens/s per user (mean)':<28}{(tpu or 0):>10.1f}")
+    # no request with more than one output token: no decode speed to report (n/a, not 0)
+    lines.append(f"  {'tokens/s per user (mean)':<28}" + (f"{tpu:>10.1f}" if tpu is not None else f"{'n/a':>10}"))
     lines.append("")
 
     def table(title, rows):

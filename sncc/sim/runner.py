@@ -382,7 +382,10 @@ def simulate(spec: Any, *, series: bool = True, progress: Any = None) -> SimResu
                        raw["t_first_block"], closed=bool(spec.workload.concurrency),
                        disaggregated=spec.disaggregated,
                        residuals=widen_residuals(profile_residuals(c.profile), widen),
-                       series=raw["series"])
+                       series=raw["series"],
+                       # open loop: completions cannot outrun the offered rate (60 x rate x turns)
+                       offered_qpm=60.0 * spec.workload.rate * max(1, spec.workload.turns)
+                       if spec.workload.rate else None)
     res.binds.update(step_breakdowns(spec, c, res))
     if spec.disaggregated:
         res.binds["kv_transfer"] = kv_contention(spec, c, raw, res)

@@ -256,7 +256,8 @@ def goodput(spec: Any, *, requests: Optional[int] = None, start: float = 0.25, t
     def ok_for(targets: List[Any]) -> Any:
         def ok_at(rate: float) -> tuple:
             ok, vs, keeps = _judge(trial(rate), targets, _offered_turns(spec, rate))
-            return ok, [v.name for v in vs if not v.met] + ([] if keeps else ["throughput keeps up"])
+            # n/a verdicts (no sample: e.g. one-token outputs) neither pass nor bind, as in _judge
+            return ok, [v.name for v in vs if not v.met and v.verdict != "n/a"] + ([] if keeps else ["throughput keeps up"])
         return ok_at
 
     def named(targets: List[Any]) -> Dict[str, float]:

@@ -34,7 +34,43 @@ Reader = Callable[[str], str]
 def _read_utf8(path: str) -> str:
     from sncc.source import read_bytes_limited
 
-    return read_bytes_limited(path).decode("utf-8")
+    return read_bytes_limited(path, regular_only=True).decode("utf-8")
+
+
+#: folders of kernel pseudo-files and devices: their entries are not plans, and some
+#: (``/proc/self/environ``) stat as regular files while holding the process's secrets
+_PSEUDO_ROOTS = ("/proc", "/sys", "/dev")
+
+
+def not_importable(path: str) -> str | None:
+    """Why ``path`` cannot be imported (``"is a FIFO"``, ...), or None when it may be read.
+
+    Only ``.sn`` files are imported (another file's syntax error would print one of its
+    lines, a secret perhaps), and only regular files: a FIFO would block the check, a device or a
+    directory is not text, and files under ``/proc``, ``/sys`` and ``/dev`` are kernel
+    pseudo-files.  A path that does not exist returns None (the reader reports it, and
+    the language server may hold an unsaved buffer of that name).
+    """
+    import stat
+
+    if not path.endswith(".sn"):
+        # a plan imports plan definitions only; reading another file (`.env`, a key file)
+        # would print its offending line, secrets included, in the syntax error
+        return "is not a `.sn` file (imports bring in plan definitions only)"
+    real = os.path.realpath(path)
+    for root in _PSEUDO_ROOTS:
+        if real == root or real.startswith(root + "/"):
+            return f"is under {root}, a folder of kernel pseudo-files and devices"
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    if stat.S_ISREG(st.st_mode):
+        return None
+    kind = ("a directory" if stat.S_ISDIR(st.st_mode) else "a FIFO (named pipe)" if stat.S_ISFIFO(st.st_mode)
+            else "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode)
+            else "a socket" if stat.S_ISSOCK(st.st_mode) else "not a regular file")
+    return f"is {kind}"
 
 
 @dataclass
@@ -120,6 +156,11 @@ def resolve_imports(
                 cycle = " → ".join(list(stack[stack.index(path):]) + [path])
                 diags.append(diag(codes.IMPORT_CYCLE, f"import cycle: {cycle}", imp.path.span,
                                   help="move the shared definitions into a file that imports neither"))
+                continue
+            why = not_importable(path)
+            if why is not None:
+                diags.append(diag(codes.IMPORT_NOT_FOUND, f"cannot import `{rel}`: it {why}", imp.path.span,
+                                  notes=[f"looked for {path}"], help="an import names a plan file (`.sn`) holding shared definitions"))
                 continue
             try:
                 text = reader(path)
