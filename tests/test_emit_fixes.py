@@ -145,6 +145,19 @@ def test_rope_scaling_becomes_hf_overrides(engine, key):
     assert set(doc["model"]["hf_overrides"]) == {key}
 
 
+def test_qwen3_yarn_multiplies_its_native_32k_context():
+    """Qwen3: 40,960 positions but 32,768 native; YaRN x4 reaches 131,072, not 163,840."""
+    roles = "serve { instances = 2  devices = 4  tp = 4  chunked_prefill = 8k  max_num_seqs = 16 }"
+    eng = 'engine "vllm-ascend" { version = "v0.18.0" }'
+    ok = plan_text(engine=eng, model='model "qwen3-32b" { max_model_len = 128k  rope_scaling = 4 }', roles=roles, env="")
+    rope = toml(build(ok), "vllm-ascend.toml")["model"]["hf_overrides"]["rope_parameters"]
+    assert rope["original_max_position_embeddings"] == 32768
+    over = plan_text(engine=eng, model='model "qwen3-32b" { max_model_len = 140k  rope_scaling = 4 }', roles=roles, env="")
+    comp = compile_file(SourceFile("plan.sn", over))
+    errs = [d for d in comp.diagnostics if d.code.code == "SN5003"]
+    assert errs and "32768 native positions" in errs[0].message and "131072" in errs[0].message
+
+
 def test_rope_scaling_in_omni_infer():
     text = plan_text(engine='engine "omni-infer" {}', model='model "deepseek-r1" { quant = w8a8  max_model_len = 16k  rope_scaling = 40 }',
                      hardware='hardware { system = "atlas-900-a3-superpod"  nodes = 3 }',

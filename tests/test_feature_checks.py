@@ -43,3 +43,16 @@ def test_graph_cache_on_vllm_ascend_needs_torchair_graphs():
     broken = sn4015(r1(version="v0.11.0", opt=cache, graph="", sched=""))          # no TorchAir: dropped
     assert len(broken) == 1 and "TorchAir" in broken[0].message
     assert sn4015(r1(version="v0.11.0", opt=cache, sched="")) == []                 # twin: graph { mode = torchair }
+
+
+def test_burstiness_needs_a_rate():
+    """SN2016: burstiness with concurrency (or with no rate) would be silently ignored."""
+    wl = "workload {{ requests = 100  {mode}  input {{ mean = 2k  max = 8k }}  output {{ mean = 512  max = 2k }} }}"
+    for mode in ("concurrency = 8  burstiness = 0.5", "burstiness = 0.5"):
+        comp = compile_text(PLAN.replace("OPT", "").replace(
+            "workload { requests = 100  concurrency = 8  input { mean = 2k  max = 8k }  output { mean = 512  max = 2k } }",
+            wl.format(mode=mode)))
+        errs = [d.code.code for d in comp.diagnostics if d.is_error]
+        assert errs == ["SN2016"], (mode, errs)
+    twin = compile_text(PLAN.replace("OPT", "").replace("concurrency = 8", "rate = 2  burstiness = 0.5"))
+    assert not [d for d in twin.diagnostics if d.is_error]

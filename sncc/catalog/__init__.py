@@ -246,6 +246,9 @@ class ModelArch:
     n_group: int | None = None
     topk_group: int | None = None
     max_position_embeddings: int | None = None
+    #: native context a YaRN factor multiplies when it differs from max_position_embeddings
+    #: (Qwen3: 40,960 positions, 32,768 native, 131,072 with YaRN x4); None = the same
+    rope_original_max_position: int | None = None
     max_output_tokens: int | None = None
     num_nextn_predict_layers: int = 0
     tie_word_embeddings: bool = False
@@ -280,6 +283,12 @@ class ModelArch:
     def is_dsv4(self) -> bool:
         """True for the DeepSeek-V4 hybrid compressed attention family."""
         return self.architecture == "dsv4"
+
+    @property
+    def yarn_base_positions(self) -> int | None:
+        """Context [tokens] a YaRN rope-scaling factor multiplies: ``rope_original_max_position``
+        when the model card gives one (Qwen3: 32,768), else ``max_position_embeddings``."""
+        return self.rope_original_max_position or self.max_position_embeddings
 
     @property
     def has_indexer(self) -> bool:
@@ -657,7 +666,7 @@ def system(id: str) -> System:
 _MODEL_INT_FIELDS = (
     "head_dim", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim",
     "o_lora_rank", "o_groups", "intermediate_size", "moe_intermediate_size", "n_group", "topk_group",
-    "max_position_embeddings", "max_output_tokens", "index_n_heads", "index_head_dim", "index_topk",
+    "max_position_embeddings", "rope_original_max_position", "max_output_tokens", "index_n_heads", "index_head_dim", "index_topk",
     "sliding_window", "hc_mult",
 )
 _MODEL_COUNT_FIELDS = (

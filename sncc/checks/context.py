@@ -22,7 +22,9 @@ def rope_factor(plan, r) -> tuple[float, str]:
 
 
 def check_context_within_model(plan, r):
-    """``max_model_len ≤ max_position_embeddings × rope-scaling factor`` (SN5003; misconfig BR-28).
+    """``max_model_len ≤ max_position_embeddings``, or with a rope-scaling factor ``≤ native
+    context × factor`` (``ModelArch.yarn_base_positions``: Qwen3's card gives 32,768 native of
+    40,960 positions, 131,072 with YaRN x4) (SN5003; misconfig BR-28).
 
     ``VLLM_ALLOW_LONG_MAX_MODEL_LEN=1`` only silences vLLM's start-up check: the
     first longer request indexes past the position table, so it changes nothing here.
@@ -31,10 +33,12 @@ def check_context_within_model(plan, r):
     if a is None or not a.max_position_embeddings:
         return
     factor, src = rope_factor(plan, r)
-    limit = int(a.max_position_embeddings * factor)
+    base = a.max_position_embeddings if factor == 1.0 else (a.yarn_base_positions or a.max_position_embeddings)
+    limit = int(base * factor)
     if r.max_model_len <= limit:
         return
-    what = f"{a.max_position_embeddings} positions" + (f" × rope scaling {factor:g} = {limit}" if factor != 1.0 else "")
+    what = (f"{a.max_position_embeddings} positions" if factor == 1.0 else
+            f"{base} native positions × rope scaling {factor:g} = {limit}")
     notes = [r.max_model_len_note, f"architecture from {r.arch_source}"]
     related = []
     if plan.env.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN") not in (None, "0", "false"):

@@ -30,11 +30,21 @@ def check_length_distributions(plan, r):
 
 
 def check_arrival_mode(plan, r):
-    """``rate`` (open loop) and ``concurrency`` (closed loop) are not both given (SN2016).
+    """``rate`` (open loop) and ``concurrency`` (closed loop) are not both given, and
+    ``burstiness`` is given only with ``rate`` (SN2016).
 
     With neither, the simulator runs ``min(requests, 64)`` closed-loop clients (or replays a
     trace's arrival times); the field docs say so."""
     wl = plan.workload
+    if wl.rate is None and not wl.is_default("burstiness"):
+        # burstiness shapes the gaps of an open loop at `rate`; anything else ignores it
+        other = ("`concurrency` (a closed loop: clients wait for each reply)" if wl.concurrency is not None
+                 else "no `rate` (a closed loop of default clients, or a trace's own arrival times)")
+        yield diag(codes.CONFLICTING_KEYS,
+                   f"`burstiness` shapes the arrival gaps of an open loop at `rate`, and the workload has {other}",
+                   wl.span_of("burstiness"),
+                   related=[Related(wl.span_of("concurrency"), "concurrency given here")] if wl.concurrency is not None else [],
+                   help="give `rate` with `burstiness`, or remove `burstiness`", path=("workload", "burstiness"))
     if wl.rate is None or wl.concurrency is None:
         return
     yield diag(codes.CONFLICTING_KEYS,

@@ -12,7 +12,7 @@ from sncc import __version__
 from sncc.diagnostics.model import Diagnostic
 from sncc.source import SourceFile, Span
 
-FORMAT_VERSION = "1.0"
+FORMAT_VERSION = "1.1"   # 1.1: optional `error` and `build` (build/simulate --format json)
 
 
 def _range(span: Span, sources: dict[str, SourceFile]) -> dict | None:

@@ -222,7 +222,8 @@ def _hf_overrides(plan: Plan, resolved: Resolved, legacy: bool) -> tuple[dict | 
     """vLLM ``--hf-overrides`` for ``model.rope_scaling`` (YaRN), and a note; (None, "") when the
     plan sets no factor (a factor already in the checkpoint's config.json needs no override).
 
-    ``original_max_position_embeddings`` is the model's ``max_position_embeddings``: vLLM derives
+    ``original_max_position_embeddings`` is the model's native context (``ModelArch.yarn_base_positions``:
+    the card's value when it differs from ``max_position_embeddings``, as Qwen3's 32,768): vLLM derives
     the longest context as original × factor, the limit check SN5003 applies.  From vLLM v0.12
     the object is ``rope_parameters``, which replaces the checkpoint's whole RoPE dict, so
     ``rope_theta`` is copied from config.json when the checkpoint gives it.
@@ -232,7 +233,7 @@ def _hf_overrides(plan: Plan, resolved: Resolved, legacy: bool) -> tuple[dict | 
     if factor is None:
         return None, ""
     arch = resolved.arch
-    mpe = getattr(arch, "max_position_embeddings", None) if arch is not None else None
+    mpe = getattr(arch, "yarn_base_positions", None) if arch is not None else None
     if not mpe:
         raise LoweringError("model.rope_scaling needs the model's max_position_embeddings "
                             "(catalog or config.json) to write original_max_position_embeddings")
