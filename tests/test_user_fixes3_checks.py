@@ -207,3 +207,35 @@ def test_qpm_cap_leaves_closed_loop_alone():
     assert qpm_cap(SimpleNamespace(_qpm_cap=None), 100.0, 150.0) == 150.0
     assert qpm_cap(SimpleNamespace(_qpm_cap=120.0), 100.0, 150.0) == 120.0
     assert qpm_cap(SimpleNamespace(_qpm_cap=120.0), 125.0, 150.0) == 125.0
+
+
+BR11 = '''plan "br11" {{
+  model "qwen3-30b-a3b" {{ quant = bf16 }}
+  hardware {{ system = "atlas-800-a2"  nodes = 1  cann = "9.1.0" }}
+  engine "vllm-ascend" {{ version = "v0.23.0" }}
+  graph {{ mode = aclgraph  cudagraph_mode = FULL_DECODE_ONLY{sizes} }}
+  serve {{ instances = 2  devices = 4  tp = 4  ep = 1  max_num_seqs = 12  max_num_batched_tokens = 8k  chunked_prefill = 8k }}
+  workload {{ requests = 100  concurrency = 24
+             input {{ mean = 2k  max = 8k }}  output {{ mean = 512  max = 2k }} }}
+}}
+'''
+
+
+def test_simulator_runs_batches_above_the_captured_sizes_eager():
+    """SN5006 and the simulator agree (misconfig BR-11): max_num_seqs 12 is off vLLM's default
+    capture grid, so decode steps of 9-12 sequences run eager and cost more per token than
+    with 12 captured."""
+    from conftest import compile_text
+    from sncc.sim import simulate
+    from sncc.sim.from_plan import captured_sizes, spec_from_plan
+
+    tpot = {}
+    for key, sizes in (("default", ""), ("listed", "  capture_sizes = [1, 2, 4, 8, 12]")):
+        comp = compile_text(BR11.format(sizes=sizes))
+        assert ("SN5006" in [d.code.code for d in comp.diagnostics]) is (key == "default")
+        spec = spec_from_plan(comp.plan, comp.resolved)
+        gears = spec.role("serve").graph_gears
+        assert max(gears) == (8 if key == "default" else 12)
+        assert gears == captured_sizes(comp.plan, comp.plan.serve)
+        tpot[key] = simulate(spec, series=False).tpot_ms["mean"]
+    assert tpot["default"] > 1.3 * tpot["listed"], tpot

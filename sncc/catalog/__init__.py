@@ -1057,6 +1057,12 @@ class CaptureGrid:
         """True if a batch of ``n`` tokens is on the default grid."""
         return n in self.fixed or (self.step > 0 and n % self.step == 0)
 
+    def sizes_up_to(self, n: int) -> tuple[int, ...]:
+        """Grid sizes ≤ ``n`` in increasing order: what the engine captures for a largest batch
+        of ``n`` tokens (batches above the largest of them run eager, check SN5006)."""
+        mult = range(self.step, n + 1, self.step) if self.step > 0 else ()
+        return tuple(sorted({g for g in self.fixed if g <= n} | set(mult)))
+
     def nearest(self, n: int) -> tuple[int | None, int]:
         """(largest grid size < n or None, smallest grid size > n)."""
         below = max([g for g in self.fixed if g < n] + ([n // self.step * self.step] if n > self.step else []), default=None)

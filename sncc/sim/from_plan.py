@@ -89,6 +89,27 @@ def applicable_features(plan, resolved) -> tuple:
     return applied, notes
 
 
+def captured_sizes(plan, role) -> tuple | None:
+    """Decode batch sizes [tokens per DP group] a vLLM / vllm-ascend role captures as graphs —
+    the plan's ``graph { capture_sizes }``, else the engine's default grid
+    (``software.toml [[capture_grid]]``) up to ``max_num_seqs × (1 + draft)`` — the facts check
+    SN5006 uses; steps above the largest run eager (:class:`sncc.sim.step_model.StepModel`).
+    None (the profile's gear rule) for other engines or when the grid is not catalogued."""
+    eng = plan.engine.kind
+    if eng not in ("vllm", "vllm-ascend"):
+        return None
+    g = plan.graph
+    if g is not None and g.capture_sizes:
+        return tuple(sorted(int(x) for x in g.capture_sizes))
+    from sncc import catalog
+    grid = catalog.capture_grid(eng)
+    if grid is None:
+        return None
+    draft = plan.speculative.draft_tokens if plan.speculative is not None else 0
+    sizes = grid.sizes_up_to(role.max_num_seqs * (1 + draft))
+    return sizes or None
+
+
 def draft_cost_of(sp) -> float | None:
     """Draft cost of plan ``speculative`` block ``sp`` as a fraction of a target decode step:
     the plan's ``draft_cost``; 0 for n-gram; engines.toml ``draft_model_cost_fraction`` for
@@ -163,6 +184,7 @@ def spec_from_plan(plan, resolved, *, seed: int = 0, profile: str | None = None)
             max_num_seqs=role.max_num_seqs,
             kv_budget_bytes_per_device=None,  # the simulator sizes the pool with its calibrated profile
             block_size=plan.kv_cache.block_size, graph_mode=role.graph_mode,
+            graph_gears=captured_sizes(plan, role),
         )))
     opt = plan.optimize
     applied, notes = applicable_features(plan, resolved)

@@ -138,14 +138,16 @@ class StepModel:
     def _exposed(self, comm: float, compute: float) -> float:
         return comm - min(comm, self.hide * compute)
 
-    def _launch(self, kind: str) -> float:
+    def _launch(self, kind: str, eager: bool = False) -> float:
+        """Launch overhead [s] of one step: the graph replay cost, or per-layer eager launches
+        when the role runs eager or this step's batch is above every captured size."""
         p = self.p
         L = self.shape.n_layers
-        if self.graph:
+        if self.graph and not eager:
             t = p.get(f"overhead.{kind}_graph_step_s")
         else:
             t = p.get("overhead.eager_launch_per_layer_s") * L
-        if self.superkernel:
+        if self.superkernel and not eager:
             t *= p.get("overhead.superkernel_launch_factor")
         return t
 
@@ -185,11 +187,14 @@ class StepModel:
         tp, ep = r.tp, r.ep
         q = 1 + self.draft
         dec_tok = B * q
+        eager_step = False
         if B > 0 and self.gears:
             for g in self.gears:
                 if g >= dec_tok:
                     dec_tok = g
                     break
+            else:
+                eager_step = True     # above the largest captured size: the engine runs it eager
         tok_g = T / ep + dec_tok                      # tokens per DP group
         tok_total = T + max(B_total * q, dec_tok * ep)  # tokens of the whole instance (EP traffic)
         prefill_part = T > 0
@@ -258,7 +263,7 @@ class StepModel:
                 if self.draft_cost is None:
                     total += self.draft * p.get("mtp.draft_layer_cost_factor") * (
                         layer_moe if s.n_experts else layer_dense)
-        launch = self._launch("prefill" if prefill_part and B == 0 else "decode")
+        launch = self._launch("prefill" if prefill_part and B == 0 else "decode", eager=eager_step)
         if prefill_part:
             launch += p.get("overhead.prefill_step_s")
         if B > 0 and self.draft and self.draft_cost is not None and draft:
