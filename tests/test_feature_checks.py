@@ -56,3 +56,30 @@ def test_burstiness_needs_a_rate():
         assert errs == ["SN2016"], (mode, errs)
     twin = compile_text(PLAN.replace("OPT", "").replace("concurrency = 8", "rate = 2  burstiness = 0.5"))
     assert not [d for d in twin.diagnostics if d.is_error]
+
+
+GW = '''plan "gw" {{
+  model "qwen3-32b" {{ quant = bf16 }}
+  hardware {{ system = "hgx-h100"  nodes = 1 }}
+  engine "vllm" {{}}
+  serve {{ instances = 2  devices = 4  tp = 4  max_num_seqs = 32  max_num_batched_tokens = 8k  chunked_prefill = 8k }}
+  workload {{ requests = 100  concurrency = 16  input {{ mean = 2k  max = 8k }}  output {{ mean = 2k  max = 16k }} }}
+  {slo}
+  gateway {{ base_url = "http://nginx:80/v1"  model_id = "qwen3-32b"  timeout = {timeout}  stream = false }}
+}}
+'''
+
+
+def test_gateway_timeout_without_latency_slos_is_bounded_by_physics_and_e2e():
+    """SN6002 (misconfig BR-35) also without TTFT/TPOT targets: max_tokens x the batch-1 TPOT
+    floor is a lower bound on the longest generation; an e2e target bounds it too."""
+    def sn6002(slo, timeout):
+        comp = compile_text(GW.format(slo=slo, timeout=timeout))
+        return [d.message for d in comp.diagnostics if d.code.code == "SN6002"]
+
+    floor = sn6002("", "1s")
+    assert len(floor) == 1 and "TPOT floor" in floor[0]
+    assert sn6002("", "30min") == []                                   # twin
+    e2e = sn6002("slo { e2e < 5min }", "60s")
+    assert len(e2e) == 1 and "e2e target" in e2e[0]
+    assert sn6002("slo { e2e < 5min }", "10min") == []                 # twin

@@ -28,22 +28,38 @@ def _slo(plan, metric: str):
 
 
 def check_timeout(plan, r):
-    """The gateway timeout exceeds the worst-case generation: TTFT target +
-    max_tokens × TPOT target (SN6002; seed 004: the gateway timeout must exceed
-    the longest generation or streams are cut)."""
+    """The gateway timeout exceeds the longest generation (SN6002; seed 004, misconfig BR-35:
+    a shorter timeout cuts streams).  The longest generation is the TTFT target (0 without
+    one) + ``max_tokens`` × the TPOT target, or × the batch-1 TPOT floor
+    (:func:`sncc.checks.slo.tpot_floor_s`: weights / HBM bandwidth, a lower bound) when no
+    TPOT target is given; an ``e2e`` target above that bounds it instead."""
     gw = plan.gateway
     if gw is None or gw.timeout is None:
         return
-    ttft, tpot = _slo(plan, "ttft"), _slo(plan, "tpot")
-    if ttft is None or tpot is None:
-        return
-    worst = ttft.target + r.max_tokens * tpot.target
-    if gw.timeout >= worst:
+    from sncc.checks.slo import tpot_floor_s
+
+    ttft, tpot, e2e = _slo(plan, "ttft"), _slo(plan, "tpot"), _slo(plan, "e2e")
+    related = []
+    if tpot is not None:
+        per_tok = tpot.target
+        related.append(Related(tpot.span, f"TPOT target {format_duration(tpot.target)} × max_tokens {r.max_tokens}"))
+    else:
+        role = plan.decode or plan.serve
+        per_tok = tpot_floor_s(plan, r, role) if role is not None else None
+    worst, what = None, ""
+    if per_tok:
+        worst = (ttft.target if ttft is not None else 0.0) + r.max_tokens * per_tok
+        what = "the longest generation" if tpot is not None else (
+            f"the fastest possible longest generation (max_tokens {r.max_tokens} × the batch-1 TPOT floor "
+            f"{format_duration(per_tok)}, weights read from HBM per token)")
+        if ttft is not None:
+            related.append(Related(ttft.span, f"TTFT target {format_duration(ttft.target)}"))
+    if e2e is not None and (worst is None or e2e.target > worst):
+        worst, what, related = e2e.target, "the e2e target", [Related(e2e.span, f"e2e target {format_duration(e2e.target)}")]
+    if worst is None or gw.timeout >= worst:
         return
     yield diag(codes.GATEWAY_TIMEOUT_SHORT,
-               f"gateway timeout {format_duration(gw.timeout)} is shorter than the longest generation, {format_duration(worst)}",
-               gw.span_of("timeout"),
-               related=[Related(ttft.span, f"TTFT target {format_duration(ttft.target)}"),
-                        Related(tpot.span, f"TPOT target {format_duration(tpot.target)} × max_tokens {r.max_tokens}")],
+               f"gateway timeout {format_duration(gw.timeout)} is shorter than {what}, {format_duration(worst)}",
+               gw.span_of("timeout"), related=related,
                help=f"raise the timeout above {format_duration(worst)} (e.g. `timeout = {int(worst // 60) + 1}min`)",
                path=("gateway", "timeout"))
