@@ -443,7 +443,9 @@ GATEWAY_MODEL_MISMATCH = _code(
 GATEWAY_TIMEOUT_SHORT = _code(
     "SN6002", "gateway-timeout-too-short", "error", "the gateway timeout is shorter than the longest generation",
     "The gateway must wait at least for the worst-case request: TTFT target + max output tokens × "
-    "TPOT target. Shorter timeouts cut long generations off mid-stream.",
+    "TPOT target. Without a TPOT target, max output tokens × the batch-1 TPOT floor (every weight "
+    "read from HBM once per token) is a lower bound; an e2e target above that bounds it too. "
+    "Shorter timeouts cut long generations off mid-stream.",
     "gateway { timeout = 120s }  # 32k tokens × 50 ms", "gateway { timeout = 30min }")
 
 PROXY_TIMEOUT = _code(
