@@ -42,10 +42,8 @@ nothing.
 from __future__ import annotations
 
 import difflib
-import os
-import tempfile
-from pathlib import Path
 
+from sncc.atomic_file import write_atomically  # noqa: F401  (re-exported for the fmt command)
 from sncc.diagnostics.filters import Comment, scan_comments, suppression_lines
 from sncc.diagnostics.model import Diagnostic
 from sncc.source import SourceFile
@@ -275,28 +273,3 @@ def unified_diff(name: str, old: str, new: str) -> str:
                                         fromfile=f"{name} (original)", tofile=f"{name} (formatted)"))
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` (UTF-8): write a temporary file beside it,
-    fsync, keep the original's permission bits, then ``os.replace``.
-
-    Raises :class:`OSError` when the folder is not writable; ``path`` is then unchanged.
-    """
-    path = Path(path)
-    target = path.resolve() if path.is_symlink() else path
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".sncc-fmt", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(text.encode("utf-8"))
-            f.flush()
-            os.fsync(f.fileno())
-        try:
-            os.chmod(tmp, target.stat().st_mode & 0o7777)
-        except OSError:
-            pass
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise

@@ -629,23 +629,6 @@ def _base_residuals(raw: Dict[str, Any]) -> Tuple[Dict[str, List[float]], float]
     return res, u
 
 
-def _write_atomic(out: str, text: str) -> None:
-    """Write ``text`` to ``out`` through a temporary file in the same directory and
-    ``os.replace``; the temporary file is removed on any failure (no leftovers)."""
-    import tempfile
-
-    d = os.path.dirname(os.path.abspath(out))
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(out)}.", suffix=".tmp", dir=d)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, out)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def write_profile(result: Dict[str, Any], base: str, measurements: str, out: str, *,
@@ -755,6 +738,7 @@ def write_profile(result: Dict[str, Any], base: str, measurements: str, out: str
     except P.ProfileError as e:     # a bug of this function, not of the user's input
         raise CalibrationError(f"the fitted profile would be invalid: {e}") from None
     try:
-        _write_atomic(out, text)
+        from sncc.atomic_file import write_atomically
+        write_atomically(out, text)
     except OSError as e:
         raise CalibrationError(f"cannot write {out}: {e.strerror or e}") from None
