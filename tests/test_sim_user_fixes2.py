@@ -395,3 +395,18 @@ def test_goodput_is_not_zeroed_by_an_undefined_tpot():
                                                 SloTarget("tpot", "mean", "<", 0.05)))
     g = goodput(spec, requests=200)
     assert g["rate"] > 0
+
+
+def test_tokens_per_s_per_user_slo_is_judged_on_the_steady_window():
+    """Like TTFT/TPOT, a per-user token-rate SLO is judged on the steady window when there is one."""
+    from sncc.sim import simulate
+    from sncc.sim.scenarios import seed000_spec
+    from sncc.sim.spec import SloTarget
+    import dataclasses as _dc
+
+    spec = _dc.replace(seed000_spec(7, requests=1500), slos=(SloTarget("tokens_per_s_per_user", "mean", ">=", 10.0),))
+    r = simulate(spec, series=False)
+    v = r.slo[0]
+    assert v.window == "steady"
+    assert v.observed == r.saturated["tokens_per_s_per_user"]
+    assert abs(v.observed - 1e3 / r.saturated["tpot_ms"]) / v.observed < 0.05
