@@ -27,6 +27,18 @@ def _kt_span(plan, field: str):
     return kt.span_of(field)
 
 
+def _pd_connector(plan):
+    """(connector id, catalog row) of a disaggregated plan; (id, None) when the plan is not
+    disaggregated or the connector is not catalogued (SN3008 reports that)."""
+    if not plan.disaggregated or plan.prefill is None or plan.decode is None:
+        return None, None
+    cid = effective_connector(plan)
+    try:
+        return cid, (catalog.kv_connector(cid) if cid else None)
+    except KeyError:
+        return cid, None
+
+
 def check_kv_connector(plan, r):
     """A disaggregated plan names a connector its engine release has (SN3008)."""
     if not plan.disaggregated or plan.prefill is None or plan.decode is None:
@@ -67,13 +79,7 @@ def check_kv_connector(plan, r):
 
 def check_kv_connector_tp(plan, r):
     """Prefill and decode TP suit the connector's heterogeneous-TP support (SN3009)."""
-    if not plan.disaggregated or plan.prefill is None or plan.decode is None:
-        return
-    cid = effective_connector(plan)
-    try:
-        conn = catalog.kv_connector(cid) if cid else None
-    except KeyError:
-        conn = None
+    cid, conn = _pd_connector(plan)
     if conn is None:
         return
     p, d = plan.prefill, plan.decode
@@ -95,13 +101,7 @@ def check_kv_connector_tp(plan, r):
 def check_kv_connector_settings(plan, r):
     """Mooncake on Ascend: CANN newer than the connector's floor, ``use_ascend_direct``,
     declared P/D sizes equal the real ones, same-host environment (SN4009; misconfig BR-18)."""
-    if not plan.disaggregated or plan.prefill is None or plan.decode is None:
-        return
-    cid = effective_connector(plan)
-    try:
-        conn = catalog.kv_connector(cid) if cid else None
-    except KeyError:
-        conn = None
+    cid, conn = _pd_connector(plan)
     if conn is None:
         return
     kt = plan.kv_transfer
