@@ -224,29 +224,6 @@ def build(plans: tuple[str, ...], out_dir: Path | None, force: bool, check_only:
     sys.exit(code)
 
 
-def _inputs_inside(out_dir: Path, comp) -> str | None:
-    """The first input file (the plan, an import, the weights' folder) that lies
-    inside ``out_dir`` (or is ``out_dir``), else None: replacing the folder would delete it."""
-    import os
-
-    try:
-        root = os.path.realpath(out_dir)
-    except (OSError, ValueError):
-        return None
-    inputs = [name for name in comp.sources if name not in ("<stdin>", "-")]
-    weights = comp.plan.model.weights if comp.plan is not None else None
-    if weights:
-        inputs.append(weights)
-    for name in inputs:
-        try:
-            real = os.path.realpath(name)
-        except (OSError, ValueError):
-            continue
-        if real == root or real.startswith(root.rstrip(os.sep) + os.sep):
-            return name
-    return None
-
-
 def _no_plan(comp, src, diags, verb: str) -> list:
     """[SN2005 "the file holds no plan"] for a definitions file given to ``build`` or
     ``simulate`` (it checks clean on its own, but there is nothing to build or simulate);
@@ -263,11 +240,14 @@ def _no_plan(comp, src, diags, verb: str) -> list:
 
 def _build_one(plan: str, out_dir: Path, force: bool, fmt: str, check_only: bool,
                runs: list | None = None) -> int:
-    """Build (or with ``check_only`` compare) one plan; returns the exit code.
+    """Build (or with ``check_only`` compare) one plan (:func:`sncc.build.build_one`) and render
+    the result; returns the exit code.
 
     With ``runs`` (``--format json``) nothing goes to stdout: the plan's diagnostics,
     sources and result (``plan``, ``output``, ``status``, ``written``, ``stale``, ``error``)
     are appended to ``runs`` for one document; human messages go to stderr."""
+    from sncc.build import build_one
+
     as_json = runs is not None
     run = {"plan": plan, "output": str(out_dir), "status": "failed", "written": [], "diags": [], "sources": {}}
     if as_json:
@@ -284,64 +264,52 @@ def _build_one(plan: str, out_dir: Path, force: bool, fmt: str, check_only: bool
         return EXIT_FAILURE
     diags, sources = _diagnostics(comp, src, extra)
     diags = diags + _no_plan(comp, src, diags, "build")
-    run["diags"], run["sources"] = diags, sources
-    if comp is None or any(d.is_error for d in diags):
+    res = build_one(comp, src, diags, sources, out_dir, force=force, check_only=check_only)
+    run.update({"plan": plan, "status": res.status, "written": res.written, "diags": res.diags,
+                "sources": res.sources})
+    if res.stale:
+        run["stale"] = res.stale
+    if res.error:
+        run["error"] = res.error
+    if res.status in ("errors", "failed") and (any(d.is_error for d in res.diags) or res.blocked):
         if not as_json:
-            _emit_diagnostics(diags, sources, 1, fmt, sys.stdout.isatty())
-        if any(d.code.code == "SN9001" for d in diags):
-            return EXIT_FAILURE
-        run["status"] = "errors"
-        click.echo(f"sncc: not {'checking' if check_only else 'writing'} {out_dir}: the plan has errors", err=True)
-        return EXIT_PROBLEMS
-    from sncc.emit import emit_all
-    from sncc.emit.validate import validate_output
-    from sncc.emit.writer import OutputError, write_outputs
-
-    try:
-        files = emit_all(comp.plan, comp.resolved)
-        for name, text in files.items():
-            problems = validate_output(name, text)
-            if problems:
-                raise RuntimeError(f"{name} does not match its schema: {problems[0]}")
-    except Exception as exc:  # noqa: BLE001
-        from sncc.compiler import internal_error
-
-        if as_json:
-            run["diags"] = diags + [internal_error(src, exc)]
-        else:
-            _emit_diagnostics([internal_error(src, exc)], {src.name: src}, 1, fmt, False)
-        return EXIT_FAILURE
-    if check_only:
-        from sncc.emit.stale import stale_reasons
-
-        reasons = stale_reasons(files, out_dir, src.text)
-        if reasons:
-            run["status"], run["stale"] = "stale", list(reasons)
-            say(f"sncc: {out_dir} is stale for {plan}: " + "; ".join(reasons))
-            say(f"  run `sncc build {plan} -o {out_dir}` to update it")
-            return EXIT_PROBLEMS
-        run["status"] = "up-to-date"
+            _emit_diagnostics(res.diags + res.blocked if res.blocked else res.diags, sources, 1, fmt,
+                              sys.stdout.isatty())
+        if res.blocked:
+            click.echo(f"sncc: not writing {out_dir}: " + res.error + " (suppression comments do not apply to "
+                       "errors that make the deployment impossible; see `sncc explain`)", err=True)
+        elif res.status == "errors":
+            click.echo(f"sncc: not {'checking' if check_only else 'writing'} {out_dir}: the plan has errors", err=True)
+        return res.exit_code
+    if res.status == "failed":
+        click.echo(f"sncc: error: {res.error}", err=True)
+        return res.exit_code
+    if res.status == "stale":
+        say(f"sncc: {out_dir} is stale for {plan}: " + "; ".join(res.stale))
+        say(f"  run `sncc build {plan} -o {out_dir}` to update it")
+        return res.exit_code
+    if res.status == "up-to-date":
         say(f"{out_dir} is up to date with {plan}")
-        return EXIT_OK
-    clash = _inputs_inside(out_dir, comp)
-    if clash:
-        run["error"] = f"refusing to replace {out_dir}: it holds the input {clash}"
-        click.echo(f"sncc: error: refusing to replace {out_dir}: it holds the input {clash} "
-                   "(the output folder is replaced as a whole; choose a folder of its own)", err=True)
-        return EXIT_FAILURE
-    try:
-        written = write_outputs(files, out_dir, force=force, plan_source=src.text)
-    except OutputError as e:
-        run["error"] = str(e)
-        click.echo(f"sncc: error: {e}", err=True)
-        return EXIT_FAILURE
-    run["status"], run["written"] = "written", [str(p) for p in written]
-    warnings = [d for d in diags if not d.is_error]
+        return res.exit_code
+    warnings = [d for d in res.diags if not d.is_error]
     if warnings and not as_json:
         _emit_diagnostics(warnings, sources, 1, "text", sys.stdout.isatty())
-    for p in written:
-        say(f"wrote {p}")
-    return EXIT_OK
+    if as_json:
+        for p in res.written:
+            say(f"wrote {p}")
+    else:
+        say(f"wrote {len(res.written)} files into {out_dir} (manifest.json lists them with their sha256)")
+    if res.nodes:
+        if res.required:
+            say("each script checks the variables it needs first: " + ", ".join(res.required))
+        say("start each node:")
+        for k, script, servers in res.nodes:
+            say(f"  node {k}: bash {out_dir / script}   ({len(servers)} server{'s' if len(servers) != 1 else ''})")
+        if res.proxy:
+            say(f"  then the proxy: bash {out_dir / res.proxy}")
+        if res.bench:
+            say(f"  measure: bash {out_dir / res.bench}")
+    return res.exit_code
 
 
 @main.command()
@@ -457,6 +425,11 @@ def explain(code: str) -> None:
     click.echo("\n".join("    " + ln for ln in ec.bad.splitlines()) + "\n")
     click.echo("Fixed:\n")
     click.echo("\n".join("    " + ln for ln in ec.good.splitlines()) + "\n")
+    from sncc.build import BUILD_BLOCKING
+
+    if ec.code in BUILD_BLOCKING:
+        click.echo("This error makes the deployment impossible: `# sncc: ignore[...]` hides it from "
+                   "`sncc check`, but `sncc build` still refuses to write the plan's files.\n")
     click.echo(f"See {ec.url}")
 
 

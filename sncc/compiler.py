@@ -1,7 +1,12 @@
 """One plan file through the pipeline, each phase a cached property (vyper's
 ``CompilerData`` pattern): asking for an output computes only what it needs.
 
-    source → module (AST) → plan (typed) → resolved → diagnostics → outputs
+    source → module (AST) → plan (typed) → resolved → diagnostics → deployment → outputs
+
+``deployment`` (:mod:`sncc.lowering`) and ``outputs`` (:mod:`sncc.emit`) are what ``sncc
+build`` writes; ``simulate`` and the language server read the same phases.  A plan that checks
+clean but cannot be laid out as engine servers gets an SN4042 diagnostic from the deployment
+phase, which ``diagnostics`` includes.
 """
 
 from __future__ import annotations
@@ -89,12 +94,49 @@ class Compilation:
         return run_checks(self.plan, self.resolved)
 
     @cached_property
+    def _lowered(self):
+        """(Deployment or None, diagnostics of the lowering phase)."""
+        if self.plan is None or self.resolved is None:
+            return None, []
+        from sncc.lowering import LoweringError, lower
+
+        try:
+            return lower(self.plan, self.resolved, plan_file=self.source.name), []
+        except LoweringError as e:
+            return None, [diag(codes.DEPLOYMENT_IMPOSSIBLE, str(e), _span_of_path(self.plan, e.path),
+                               help="see `sncc explain SN4042`", path=e.path)]
+
+    @property
+    def deployment(self):
+        """The :class:`~sncc.lowering.deployment.Deployment` (every server, node, port), or None
+        when the plan is missing or cannot be lowered (see :attr:`deployment_diagnostics`)."""
+        return self._lowered[0]
+
+    @property
+    def deployment_diagnostics(self) -> list[Diagnostic]:
+        """Diagnostics of the deployment phase (SN4042), [] when it lowered."""
+        return self._lowered[1]
+
+    @cached_property
+    def outputs(self) -> dict[str, str] | None:
+        """``{relative path: text}`` of every output file (:func:`sncc.emit.emit_all`), or None
+        without a deployment."""
+        if self.deployment is None:
+            return None
+        from sncc.emit import emit_all
+
+        return emit_all(self.deployment)
+
+    @cached_property
     def diagnostics(self) -> list[Diagnostic]:
-        """All diagnostics, sorted by file, offset and code."""
+        """All diagnostics, sorted by file, offset and code; the deployment phase's are added when
+        no earlier phase found an error (a plan with errors is not lowered)."""
         out: list[Diagnostic] = list(self._parsed[1]) + list(self._built[1])
         if self.resolved is not None:
             out += self.resolved.diagnostics
         out += self.check_diagnostics
+        if not any(d.is_error for d in out):
+            out += self.deployment_diagnostics
         return sorted((self._with_import_chain(d) for d in out), key=Diagnostic.sort_key)
 
     def _with_import_chain(self, d: Diagnostic) -> Diagnostic:
@@ -115,6 +157,21 @@ class Compilation:
     def has_errors(self) -> bool:
         """True when any diagnostic is an error."""
         return any(d.is_error for d in self.diagnostics)
+
+
+def _span_of_path(plan, path: tuple) -> "object":
+    """The span of the plan value at logical ``path`` (``("hardware", "nodes")``), else of the
+    nearest block on the way, else the plan's name."""
+    node, span = plan, plan.name_span
+    for i, key in enumerate(path):
+        child = getattr(node, str(key), None) if hasattr(node, "span_of") else None
+        if hasattr(child, "span_of"):
+            node, span = child, child.name_span or span
+            continue
+        if hasattr(node, "span_of"):
+            span = node.span_of(str(key)) or span
+        break
+    return span
 
 
 def compile_file(source: SourceFile) -> Compilation:

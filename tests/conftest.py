@@ -50,3 +50,47 @@ def expectations_with_severity(path: pathlib.Path) -> list[tuple[str, str, int, 
 def root() -> pathlib.Path:
     """The repository root."""
     return ROOT
+
+
+def deployment_of(text: str, name: str = "plan.sn"):
+    """The :class:`~sncc.lowering.deployment.Deployment` of plan ``text``; fails the test when the
+    plan has errors (check or lowering)."""
+    comp = compile_text(text, name)
+    errors = [d for d in comp.diagnostics if d.is_error]
+    assert comp.plan is not None and not errors, [(d.code.code, d.message) for d in errors]
+    assert comp.deployment is not None, comp.deployment_diagnostics
+    return comp.deployment
+
+
+def outputs_of(text: str, name: str = "plan.sn", schemas: bool = False) -> dict[str, str]:
+    """Every output file of plan ``text`` (``{path: text}``), each validated against its schema."""
+    from sncc.emit import emit_all
+    from sncc.emit.validate import validate_outputs
+
+    files = emit_all(deployment_of(text, name), schemas=True)
+    assert validate_outputs(files) == []
+    return files if schemas else {k: v for k, v in files.items() if not k.startswith("schemas/")}
+
+
+def role_toml(files: dict[str, str], role: str) -> dict:
+    """The parsed ``<role>.toml`` (vllm-ascend) of an output set."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+    return tomllib.loads(files[f"{role}.toml"])
+
+
+def role_yaml(files: dict[str, str], role: str) -> dict:
+    """The parsed ``<role>.yaml`` of an output set (PyYAML's safe loader, as ``vllm serve --config``)."""
+    import yaml
+
+    return yaml.safe_load(files[f"{role}.yaml"])
+
+
+def additional_config(files: dict[str, str], role: str) -> dict:
+    """The role's ``--additional-config`` object (from its YAML's JSON string), {} when absent."""
+    import json
+
+    raw = role_yaml(files, role).get("additional-config")
+    return json.loads(raw) if raw else {}

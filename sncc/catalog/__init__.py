@@ -1165,6 +1165,11 @@ def kv_connector(id: str) -> KVConnector:
     return c[id]
 
 
+def connector_runs_on(conn: KVConnector, engine: str) -> bool:
+    """True when connector ``conn`` lists engine label ``engine`` (``[[kv_connectors]] engines``)."""
+    return engine in conn.engines
+
+
 def default_kv_connector(engine: str) -> str | None:
     """Connector id sncc uses for a disaggregated plan of ``engine`` that names none."""
     return _load("software.toml").get("default_kv_connector", {}).get(engine)

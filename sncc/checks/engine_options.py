@@ -13,8 +13,9 @@ spelling of the plan's vllm-ascend release, or reported.
   model that is not MoE with W8A8 weights; dual-batch overlap on a non-MLA model): SN4015;
   nothing is written.
 
-The decisions are :func:`sncc.lowering.ascend_options.plan_options`, the same the emitters
-follow.  Facts: ``engines.toml [[vllm_ascend_options]]``, ``software.toml [[features]]``.
+The decisions are the adapter's :meth:`~sncc.engines.base.EngineAdapter.release_options`
+(:func:`sncc.engines.vllm_ascend.options.plan_options`), the same lowering follows.  Facts:
+``sncc/engines/vllm_ascend/data/options.toml``, ``software.toml [[features]]``.
 """
 
 from __future__ import annotations
@@ -65,11 +66,12 @@ def _related(plan, resolved, rule: str, role_name: str | None) -> list[Related]:
 
 def check_vllm_ascend_options(plan, r):
     """Each of the plan's vllm-ascend options is written in its release's spelling, or reported (SN4015, SN4017)."""
-    if plan.engine.kind != "vllm-ascend" or (r.chip is not None and r.chip.vendor != "huawei"):
-        return  # other engines and chips: sncc.checks.features.check_options_apply
-    from sncc.lowering.ascend_options import plan_options   # only vllm-ascend plans pay for it
+    from sncc.engines.registry import plan_adapter
 
-    for use in plan_options(plan, r):
+    adapter = plan_adapter(plan)
+    if adapter is None or (r.chip is not None and r.chip.vendor != "huawei"):
+        return  # other chips: sncc.checks.features.check_options_apply
+    for use in adapter.release_options(plan, r):   # () for engines without release-specific options
         if use.option == "scheduler" and use.spelling is None:
             continue  # SN4013 (versions.check_removed_options) reports the Ascend scheduler outside its releases
         label = f"vllm-ascend {use.version}" if use.version else "an unversioned vllm-ascend"

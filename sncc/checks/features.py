@@ -1,4 +1,4 @@
-"""Engine- and chip-specific options (SN4015, SN4016): options the plan's
+"""Engine- and chip-specific options (SN4015, SN4016, SN4041): options the plan's
 target does not have are reported instead of being silently dropped.
 
 vllm-ascend on Ascend writes ``superkernel_layers`` and ``micro_batch`` per release;
@@ -18,21 +18,22 @@ def _engine_span(plan):
 
 
 def check_options_apply(plan, r):
-    """Omni-Infer-only components on other engines; Ascend-only features on other chips (SN4015)."""
+    """Omni-Infer-only components on other engines; Ascend-only features on other chips (SN4015).
+
+    What an engine has is its adapter's data (``components``, ``optimize_options``): no engine
+    names are compared here."""
+    from sncc.engines.registry import plan_adapter
+
     opt = plan.optimize
-    if opt is None:
+    adapter = plan_adapter(plan)
+    if opt is None or adapter is None:
         return
     engine = plan.engine.kind
     ascend = r.chip is not None and r.chip.vendor == "huawei"
-    for name, ok, why in (
-        ("omni_attn", engine == "omni-infer", "OmniAttn is an Omni-Infer component"),
-        ("omni_proxy", engine == "omni-infer", "OmniProxy is Omni-Infer's global proxy"),
-        ("omni_placement", engine in ("omni-infer", "vllm-ascend"),
-         "redundant experts need Omni-Infer's OmniPlacement or vllm-ascend's EPLB"),
-    ):
+    for name in ("omni_attn", "omni_proxy", "omni_placement"):
         block = getattr(opt, name)
-        if block is not None and not ok:
-            yield diag(codes.OPTION_NOT_APPLIED, f"`{name}` does not apply to engine `{engine}`: {why}",
+        if block is not None and not adapter.supports_component(name):
+            yield diag(codes.OPTION_NOT_APPLIED, f"`{name}` does not apply to engine `{engine}`: {adapter.component_reason(name)}",
                        block.name_span, related=[Related(_engine_span(plan), "engine chosen here")],
                        help=f"remove `{name}`, or use an engine that has it", path=("optimize", name))
     if r.chip is not None and not ascend:
@@ -43,31 +44,117 @@ def check_options_apply(plan, r):
                            opt.span_of(field), help=f"remove `{field}`", path=("optimize", field))
         if opt.micro_batch >= 2:
             yield diag(codes.OPTION_NOT_APPLIED,
-                       f"`micro_batch = {opt.micro_batch}` is written only on Ascend (Omni-Infer's ASCEND_OMNI_MICRO_BATCH, "
+                       f"`micro_batch = {opt.micro_batch}` is written only on Ascend (Omni-Infer's enable_prefill_micro_batch, "
                        f"vllm-ascend's VLLM_ASCEND_ENABLE_DBO) and `{r.chip.id}` is not an Ascend chip",
                        opt.span_of("micro_batch"), help="remove `micro_batch`", path=("optimize", "micro_batch"))
         return
-    if engine == "vllm-ascend" and opt.graph_cache is not None:
-        from sncc.lowering import torchair_mode
-        if not torchair_mode(plan):
-            g = plan.graph
-            yield diag(codes.OPTION_NOT_APPLIED,
-                       "`graph_cache` is written for vllm-ascend only as TorchAir's cached graphs "
-                       "(torchair_graph_config.use_cached_graph, TORCHAIR_CACHE_HOME; v0.9.x-v0.11.x), "
-                       "and this plan does not run TorchAir graphs",
-                       opt.span_of("graph_cache"),
-                       related=[Related(g.span_of("mode"), "graph mode chosen here")] if g is not None else [],
-                       help="remove `graph_cache`, or set `graph { mode = torchair }` on a vllm-ascend release "
-                            "before v0.12.0rc1", path=("optimize", "graph_cache"))
-    if engine != "vllm":
+    if adapter.supports_component("ascend_scheduler") and opt.graph_cache is not None and not adapter.torchair_mode(plan):
+        g = plan.graph
+        yield diag(codes.OPTION_NOT_APPLIED,
+                   "`graph_cache` is written for vllm-ascend only as TorchAir's cached graphs "
+                   "(torchair_graph_config.use_cached_graph, TORCHAIR_CACHE_HOME; v0.9.x-v0.11.x), "
+                   "and this plan does not run TorchAir graphs",
+                   opt.span_of("graph_cache"),
+                   related=[Related(g.span_of("mode"), "graph mode chosen here")] if g is not None else [],
+                   help="remove `graph_cache`, or set `graph { mode = torchair }` on a vllm-ascend release "
+                        "before v0.12.0rc1", path=("optimize", "graph_cache"))
+    written = adapter.data.get("optimize_options")
+    if written is None:
         return
     for field, active in (("superkernel_layers", opt.superkernel_layers > 0), ("micro_batch", opt.micro_batch >= 2),
                           ("graph_cache", opt.graph_cache is not None)):
-        if active:
+        if active and field not in written:
             yield diag(codes.OPTION_NOT_APPLIED,
-                       f"`{field}` is written only for Omni-Infer and vllm-ascend; engine `vllm` gets no setting for it",
+                       f"`{field}` is written only for Omni-Infer and vllm-ascend; engine `{engine}` gets no setting for it",
                        opt.span_of(field), related=[Related(_engine_span(plan), "engine chosen here")],
                        help=f"remove `{field}`, or use engine `vllm-ascend`", path=("optimize", field))
+
+
+def check_eplb_effective(plan, r):
+    """Redundant experts on a vllm-ascend release where the count is inert without dynamic EPLB
+    (SN4015, warning): from v0.12 ``eplb_config.num_redundant_experts`` is read only with
+    ``dynamic_eplb`` (v0.23.0 ``eplb/core/eplb_utils.py``), so without an adjustment interval
+    sncc writes nothing."""
+    from sncc.engines.registry import plan_adapter
+
+    adapter = plan_adapter(plan)
+    opt = plan.optimize
+    pl = opt.omni_placement if opt is not None else None
+    if adapter is None or pl is None or pl.redundant_experts <= 0 or pl.adjust_interval is not None:
+        return
+    release_before = getattr(adapter, "release_before", None)
+    if release_before is None or not adapter.supports_component("omni_placement") or release_before(plan, "v0.12.0rc1"):
+        return
+    yield diag(codes.OPTION_NOT_APPLIED,
+               f"`redundant_experts = {pl.redundant_experts}` is not written: vllm-ascend {plan.engine.version} reads "
+               "eplb_config.num_redundant_experts only with dynamic EPLB (eplb_config.dynamic_eplb)",
+               pl.span_of("redundant_experts"),
+               help="add `adjust_interval` to `omni_placement` (dynamic EPLB), or remove `redundant_experts`",
+               notes=["source: https://github.com/vllm-project/vllm-ascend/blob/v0.23.0/vllm_ascend/eplb/core/eplb_utils.py "
+                      "(n_redundant = num_redundant_experts if dynamic_eplb else 0)"],
+               path=("optimize", "omni_placement", "redundant_experts"))
+
+
+def check_pinned_options(plan, r):
+    """Plan options the pinned Omni-Infer revision reads nowhere (SN4041, warning): each written
+    option whose ``[[knobs]]`` row says ``where = "none"``, a global-proxy policy its script does
+    not know, and an INT8 KV cache (no switch at release_v0.3.0)."""
+    from sncc.engines.registry import plan_adapter
+
+    adapter = plan_adapter(plan)
+    knobs = getattr(adapter, "knobs", None)
+    if not knobs:
+        return
+    version = adapter.choose(plan.engine.version).pin.version
+    opt = plan.optimize
+
+    def absent(option: str, node, key: str, value) -> object:
+        row = knobs.get(option, {})
+        honoured = row.get("honoured")
+        msg = (f"`{option} = {value}` is written nowhere: {adapter.label} {version} has no such option"
+               + (f"; {honoured}" if honoured else ""))
+        return diag(codes.OPTION_ABSENT_IN_PIN, msg, node.span_of(key),
+                    notes=[row.get("notes", "")] + [f"source: {s}" for s in row.get("source", ())],
+                    help=f"remove `{key}`", path=tuple(option.split(".")), severity="info" if honoured else None)
+
+    if opt is not None:
+        for block, keys in (("omni_placement", ("adjust_interval",)), ("omni_attn", ("compress_ratio", "search")),
+                            ("omni_proxy", ("apc_aware",))):
+            node = getattr(opt, block)
+            if node is None:
+                continue
+            for key in keys:
+                row = knobs.get(f"{block}.{key}")
+                if row is None or row.get("where") != "none" or node.is_default(key):
+                    continue
+                if key == "apc_aware" and not node.apc_aware:
+                    continue
+                yield absent(f"{block}.{key}", node, key, _shown(getattr(node, key)))
+        px = opt.omni_proxy
+        if px is not None and not px.is_default("policy"):
+            policy, why = adapter.proxy_policy(plan)
+            if policy != px.policy:
+                yield diag(codes.OPTION_ABSENT_IN_PIN,
+                           f"`omni_proxy.policy = {px.policy}`: {why} ({policy}) is written instead",
+                           px.span_of("policy"), help=f"use `policy = {policy}` or another policy the proxy has",
+                           notes=["global_proxy.sh policies: " + ", ".join(adapter.data["proxy"]["global"]["policies"])
+                                  + ", round_robin"],
+                           path=("optimize", "omni_proxy", "policy"))
+    if r.kv_dtype == "int8" and not plan.kv_cache.is_default("dtype"):
+        yield diag(codes.OPTION_ABSENT_IN_PIN,
+                   f"`kv_cache.dtype = int8` is written nowhere: {adapter.label} {version} has no INT8 KV-cache switch "
+                   "(the servers run kv-cache-dtype auto)",
+                   plan.kv_cache.span_of("dtype"), help="remove `dtype = int8`, or use engine `vllm-ascend` v0.11.0",
+                   notes=["release_v0.3.0 reads no kv_cache_dtype in omni/adaptors/vllm or its model extra config"],
+                   path=("kv_cache", "dtype"))
+
+
+def _shown(v) -> str:
+    if isinstance(v, bool):
+        return str(v).lower()
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v)
 
 
 def check_mtp_layers(plan, r):

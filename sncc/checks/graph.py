@@ -121,10 +121,12 @@ def _eager_ratio(plan, r, name: str, batch: int) -> float | None:
 
 def check_capture_grid(plan, r):
     """``max_num_seqs × (1 + draft)`` is a captured graph size (SN5006, warning; misconfig BR-11)."""
-    eng = plan.engine
-    if eng.kind not in ("vllm-ascend", "vllm"):
-        return
-    grid = catalog.capture_grid(eng.kind)
+    from sncc.engines.registry import plan_adapter
+
+    adapter = plan_adapter(plan)
+    if adapter is None or adapter.capture_grid_engine is None:
+        return   # engines that compile their own gear list (Omni-Infer: check_decode_gears)
+    grid = catalog.capture_grid(adapter.capture_grid_engine)
     g = plan.graph
     explicit = g.capture_sizes if g is not None and g.capture_sizes else None
     if grid is None and explicit is None:
@@ -159,8 +161,11 @@ def check_capture_grid(plan, r):
 def check_decode_gears(plan, r):
     """Omni-Infer ``decode_gear_list``: at most 6 gears (error), the largest equal to
     ``max_num_seqs × (1 + draft)`` (warning) (SN5007)."""
+    from sncc.engines.registry import plan_adapter
+
     g = plan.graph
-    if plan.engine.kind != "omni-infer" or g is None or not g.decode_gears:
+    adapter = plan_adapter(plan)
+    if adapter is None or not adapter.has_decode_gears or g is None or not g.decode_gears:
         return
     limit = int(engine_defaults()["omni_max_decode_gears"])
     span = g.span_of("decode_gears")

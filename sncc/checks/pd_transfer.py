@@ -56,11 +56,11 @@ def check_kv_connector(plan, r):
         conn = catalog.kv_connector(cid)
     except KeyError:
         return
-    if eng.kind not in conn.engines:
+    if not catalog.connector_runs_on(conn, eng.kind):
         yield diag(codes.KV_CONNECTOR_UNAVAILABLE, f"`{eng.kind}` has no `{cid}` connector ({conn.class_name})",
                    _kt_span(plan, "connector"), related=[Related(eng.name_span, "engine chosen here")],
                    help="connectors of " + eng.kind + ": " + ", ".join(
-                       f"`{c.id}`" for c in catalog.kv_connectors().values() if eng.kind in c.engines),
+                       f"`{c.id}`" for c in catalog.kv_connectors().values() if catalog.connector_runs_on(c, eng.kind)),
                    path=("kv_transfer", "connector"))
         return
     gone = conn.removed_in.get(eng.kind)
@@ -73,7 +73,8 @@ def check_kv_connector(plan, r):
             yield diag(codes.KV_CONNECTOR_UNAVAILABLE,
                        f"the `{cid}` connector ({conn.class_name}) was removed in {eng.kind} {gone}",
                        _kt_span(plan, "connector"), related=[Related(eng.span_of("version"), f"{eng.kind} {eng.version}")],
-                       help="use `connector = mooncake`" if eng.kind == "vllm-ascend" else f"use a release before {gone}",
+                       help=(f"use `connector = {default}`" if (default := catalog.default_kv_connector(eng.kind)) not in (None, cid)
+                             else f"use a release before {gone}"),
                        notes=[conn.notes] if conn.notes else [], path=("kv_transfer", "connector"))
 
 

@@ -54,8 +54,11 @@ def check_engine_vendor(plan, r):
 
 def check_engine_release(plan, r):
     """vllm-ascend: the release is known, supports the chip, and pairs with the CANN given (SN4006, SN4007)."""
+    from sncc.engines.registry import plan_adapter
+
     eng, hw = plan.engine, plan.hardware
-    if eng.kind != "vllm-ascend" or eng.version is None:
+    adapter = plan_adapter(plan)
+    if adapter is None or not adapter.data.get("release_matrix") or eng.version is None:
         return
     try:
         row = catalog.vllm_ascend_release(eng.version)

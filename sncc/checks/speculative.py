@@ -34,9 +34,9 @@ def check_draft_model(plan, r):
     """A drafter method (``draft_model``, ``eagle``, ``eagle3``) names its checkpoint (SN4018).
 
     vLLM's ``SpeculativeConfig`` raises at start-up when ``speculative_config.model`` is
-    missing for these methods (the methods are :data:`sncc.emit.vllm_ascend.DRAFT_CHECKPOINT_METHODS`,
+    missing for these methods (the methods are :data:`sncc.engines.base.DRAFT_CHECKPOINT_METHODS`,
     with that source); reported at ``speculative.method``."""
-    from sncc.emit.vllm_ascend import DRAFT_CHECKPOINT_METHODS
+    from sncc.engines.base import DRAFT_CHECKPOINT_METHODS
 
     sp = plan.speculative
     if sp is None or sp.model or sp.method not in DRAFT_CHECKPOINT_METHODS:

@@ -50,21 +50,12 @@ def check_quant_release(plan, r):
 
 
 def _paired(plan):
-    """(engine label, vllm, torch, torch_npu, source) the engine release pins, or None."""
-    eng = plan.engine
-    if not eng.version:
-        return None
-    if eng.kind == "vllm-ascend":
-        try:
-            row = catalog.vllm_ascend_release(eng.version)
-        except (KeyError, ValueError):
-            return None
-        return f"vllm-ascend {row.version}", row.vllm, row.torch, row.torch_npu
-    if eng.kind == "omni-infer":
-        for row in catalog.omni_infer_revisions():
-            if row.revision.split("@")[0] == eng.version or row.revision == eng.version:
-                return f"Omni-Infer {row.revision}", row.vllm_base, None, None
-    return None
+    """(engine label, vllm, torch, torch_npu) the engine release pins, or None (the adapter's
+    :meth:`~sncc.engines.base.EngineAdapter.paired_software`)."""
+    from sncc.engines.registry import plan_adapter
+
+    adapter = plan_adapter(plan)
+    return adapter.paired_software(plan.engine.version) if adapter is not None else None
 
 
 def check_software_versions(plan, r):
@@ -102,11 +93,14 @@ def check_software_versions(plan, r):
 def check_removed_options(plan, r):
     """Engine options outside their release range (SN4013): the Ascend scheduler
     (``ascend_scheduler_config``) exists only before vllm-ascend v0.12.0rc1."""
+    from sncc.engines.registry import plan_adapter
+
     eng = plan.engine
+    adapter = plan_adapter(plan)
     for name, role in plan.roles():
         if role.scheduler != "ascend":
             continue
-        if eng.kind != "vllm-ascend":
+        if adapter is not None and not adapter.supports_component("ascend_scheduler"):
             yield diag(codes.OPTION_REMOVED, f"`scheduler = ascend` is a vllm-ascend option, not one of `{eng.kind}`",
                        role.span_of("scheduler"), help="remove it", path=(name, "scheduler"))
             continue
@@ -122,3 +116,24 @@ def check_removed_options(plan, r):
                        role.span_of("scheduler"), related=[Related(eng.span_of("version"), f"vllm-ascend {eng.version}")],
                        help="remove `scheduler = ascend`; use vLLM's scheduler with chunked prefill", notes=[f.notes],
                        path=(name, "scheduler"))
+
+
+def check_engine_pinned(plan, r):
+    """The engine release is one sncc pins its launch files to (SN4040, warning)."""
+    from sncc.engines.registry import plan_adapter
+
+    eng = plan.engine
+    adapter = plan_adapter(plan)
+    if adapter is None or not eng.version:
+        return
+    choice = adapter.choose(eng.version)
+    if choice.exact:
+        return
+    yield diag(codes.ENGINE_VERSION_NOT_PINNED,
+               f"sncc writes launch files for {adapter.label} " + ", ".join(p.version for p in adapter.pins)
+               + f"; {eng.version} is not one of them, so they follow {choice.pin.version} unverified",
+               eng.span_of("version"),
+               help=f"use {adapter.label} {choice.pin.version}" + (
+                   f" or {adapter.pins[-1].version}" if adapter.pins[-1] is not choice.pin else ""),
+               notes=["the pins and their sources: sncc/engines/" + adapter.package.rsplit(".", 1)[-1] + "/data/pins.toml"],
+               path=("engine", "version"))

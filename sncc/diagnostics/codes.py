@@ -358,7 +358,7 @@ OPTION_PRECONDITION = _code(
     "v0.11.x only with tensor_parallel_size = 1 (RuntimeError in `ascend_config.py`); v0.9.1 refuses dual-batch "
     "overlap (`VLLM_ASCEND_ENABLE_DBO`, from `micro_batch = 2`) with speculative decoding or a model_type "
     "without `deepseek`. sncc does not write such an option: make the precondition hold or drop the option. "
-    "The rules of each release are in `engines.toml` `[[vllm_ascend_options]]`.",
+    "The rules of each release are in `sncc/engines/vllm_ascend/data/options.toml` `[[vllm_ascend_options]]`.",
     'engine "vllm-ascend" { version = "v0.11.0" }  graph { mode = torchair }\n'
     'decode { devices = 64  tp = 4  ep = 16 }  optimize { superkernel_layers = 58 }',
     'engine "vllm-ascend" { version = "v0.11.0" }  graph { mode = torchair }\n'
@@ -372,6 +372,35 @@ DRAFT_MODEL_MISSING = _code(
     "or use a method that needs none: `mtp` (a model with MTP layers) or `ngram`.",
     'speculative { method = eagle3  draft_tokens = 2  acceptance = 0.6 }',
     'speculative { method = eagle3  model = "/data/eagle3-qwen3-32b"  draft_tokens = 2  acceptance = 0.6 }')
+ENGINE_VERSION_NOT_PINNED = _code(
+    "SN4040", "engine-version-not-pinned", "warning", "the engine release is not one sncc pins its launch files to",
+    "`sncc build` writes launch files for the engine releases whose arguments, `additional_config` keys and "
+    "environment variables it has read from the tagged sources and checks in CI (`sncc/engines/<engine>/data/`): "
+    "vLLM 0.11.0 and 0.23.0, vllm-ascend v0.11.0 and v0.23.0, Omni-Infer release_v0.3.0. For another release the "
+    "checks still use the release matrix, but the launch files follow the nearest pinned release and are not "
+    "verified against this one. Pin the engine to a release sncc knows.",
+    'engine "vllm-ascend" { version = "v0.13.0" }',
+    'engine "vllm-ascend" { version = "v0.23.0" }')
+OPTION_ABSENT_IN_PIN = _code(
+    "SN4041", "option-absent-in-pinned-release", "warning", "the pinned engine release has no such option",
+    "The plan sets an option that the pinned engine release reads nowhere, so sncc writes it nowhere: for "
+    "Omni-Infer release_v0.3.0 the OmniPlacement adjustment interval (`omni_placement.adjust_interval`; "
+    "OmniPlacement reads only `enable_dynamic`), OmniAttn's `compress_ratio` and `search` (OmniAttn is switched "
+    "on by `enable_omni_attn` and searches its own pattern), the global proxy's `apc_aware` and any policy that "
+    "`global_proxy.sh` does not know (e.g. the seed's `OAS`), and an INT8 KV cache. The environment variables "
+    "seed 000 gives for micro-batching, SuperKernel fusion and the TorchAir graph cache exist in no Omni-Infer or "
+    "vllm-ascend code: sncc writes the real spellings (`enable_prefill_micro_batch`, `use_super_kernel`, `use_ge_graph_cached` with "
+    "`TORCHAIR_CACHE_HOME`). The source of each fact is in `sncc/engines/omni_infer/data/pins.toml`.",
+    'engine "omni-infer" {}  optimize { omni_proxy { policy = OAS  apc_aware = true } }',
+    'engine "omni-infer" {}  optimize { omni_proxy { policy = pd_score_balance } }')
+DEPLOYMENT_IMPOSSIBLE = _code(
+    "SN4042", "deployment-impossible", "error", "the plan cannot be laid out as engine servers",
+    "Lowering places every instance on nodes and devices and writes the engine's launch files. It fails when "
+    "a data-parallel rank would span two nodes (tp × pp must divide the devices per node for an instance "
+    "larger than a node), when the instances need more nodes than the plan has, or when sncc has no launch "
+    "facts for the chosen KV connector on the pinned release. This error cannot be suppressed for `sncc build`.",
+    'hardware { system = "atlas-800-a2"  nodes = 2 }\nserve { devices = 12  tp = 6  ep = 2 }',
+    'hardware { system = "atlas-800-a2"  nodes = 2 }\nserve { devices = 16  tp = 8  ep = 2 }')
 
 # --- SN5xxx scheduler and context -----------------------------------------
 CHUNK_EXCEEDS_BUDGET = _code(

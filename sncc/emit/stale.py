@@ -1,8 +1,8 @@
 """``sncc build --check``: is an output folder exactly what a build would write?
 
 Compares the files a build would write — every emitted file plus
-``sncc-manifest.json`` (which hashes the plan source and records the sncc
-version) — byte for byte with the folder's files, recursively, ignoring
+``manifest.json`` (which hashes the plan source and records the sncc
+version and the deployment's facts) — byte for byte with the folder's files, recursively, ignoring
 nothing.  Writes nothing.
 """
 
@@ -14,7 +14,8 @@ from pathlib import Path
 from sncc.emit.writer import MANIFEST, manifest_text
 
 
-def stale_reasons(files: dict[str, str], out_dir: Path, plan_source: str | bytes | None) -> list[str]:
+def stale_reasons(files: dict[str, str], out_dir: Path, plan_source: str | bytes | None,
+                  facts: dict | None = None) -> list[str]:
     """Why ``out_dir`` differs from a build of ``files`` (empty list: current).
 
     ``files`` maps relative POSIX paths to text as for
@@ -27,7 +28,7 @@ def stale_reasons(files: dict[str, str], out_dir: Path, plan_source: str | bytes
     if not out_dir.is_dir():
         return [f"{out_dir} does not exist" if not out_dir.exists() else f"{out_dir} is not a folder"]
     expected = {name: text.encode("utf-8") for name, text in files.items()}
-    expected[MANIFEST] = manifest_text(files, plan_source).encode("utf-8")
+    expected[MANIFEST] = manifest_text(files, plan_source, facts).encode("utf-8")
     present: set[str] = set()
     for dirpath, dirnames, filenames in os.walk(out_dir):
         dirnames.sort()

@@ -1,9 +1,11 @@
 """Check emitted files against their JSON Schemas (``schemas/<name>.schema.json``).
 
 JSON outputs are parsed with :mod:`json`, TOML outputs with :mod:`tomllib`
-(``tomli`` on Python 3.10), and both validated with ``jsonschema``'s Draft
-2020-12 validator (imported lazily: ``sncc check`` never needs it).  ``env.sh``
-has no schema; it is checked with ``bash -n`` when bash is installed.
+(``tomli`` on Python 3.10), YAML outputs with PyYAML's safe loader (the loader
+``vllm serve --config`` uses), and validated with ``jsonschema``'s Draft 2020-12
+validator (imported lazily: ``sncc check`` never needs it).  Shell scripts have
+no schema; they are checked with ``bash -n`` when bash is installed (shellcheck
+runs in the test suite, tests/emit/test_shellcheck.py).
 """
 
 from __future__ import annotations
@@ -44,8 +46,8 @@ def validate_instance(name: str, instance: object, schema_name: str) -> list[str
 def validate_output(name: str, text: str) -> list[str]:
     """Problems of output file ``name`` with contents ``text``, one line each; [] when valid.
 
-    The schema is looked up in :data:`sncc.emit.EMITTERS` by file name
-    (``vllm-ascend.decode.toml`` → ``vllm-ascend``).  JSON and TOML files are
+    The schema is looked up by file name (:func:`sncc.emit.schema_for`:
+    ``decode.yaml`` → ``vllm-serve-config``).  JSON, TOML and YAML files are
     parsed then schema-validated; ``*.sh`` files are syntax-checked with
     ``bash -n`` (skipped when bash is missing); ``schemas/*.schema.json`` copies
     are checked as schemas; other files get no check.
@@ -80,6 +82,15 @@ def validate_output(name: str, text: str) -> list[str]:
             instance = _loads_toml(text)
         except ValueError as e:  # tomllib.TOMLDecodeError is a ValueError
             return [f"{name}: invalid TOML: {e}"]
+    elif name.endswith((".yaml", ".yml")):
+        import yaml
+
+        try:
+            instance = yaml.safe_load(text)
+        except yaml.YAMLError as e:
+            return [f"{name}: invalid YAML: {' '.join(str(e).split())}"]
+        if instance is None:
+            instance = {}
     else:
         return []
     if schema_name is None:

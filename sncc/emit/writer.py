@@ -33,8 +33,12 @@ from pathlib import Path, PurePosixPath
 
 import sncc
 
-MANIFEST = "sncc-manifest.json"
+MANIFEST = "manifest.json"
+#: manifest names of earlier sncc versions (their folders are still sncc's)
+LEGACY_MANIFESTS = ("sncc-manifest.json",)
 GENERATOR = "sncc"
+#: renameat2 flag: exchange the two paths atomically (linux/fs.h)
+RENAME_EXCHANGE = 2
 
 
 class OutputError(Exception):
@@ -51,25 +55,64 @@ def sha256_hex(data: str | bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def manifest_text(files: dict[str, str], plan_source: str | bytes | None = None) -> str:
-    """The ``sncc-manifest.json`` text for ``files``: ``{"generator": "sncc", "sncc_version",
-    "plan_sha256" (hex or null), "files": {name: sha256 hex}}``, keys sorted, trailing newline."""
+def manifest_text(files: dict[str, str], plan_source: str | bytes | None = None, facts: dict | None = None) -> str:
+    """The ``manifest.json`` text for ``files``: ``{"generator": "sncc", "sncc_version",
+    "plan_sha256" (hex or null), "deployment": facts (chip, CANN, engine and vLLM versions, ...),
+    "files": {name: sha256 hex}}``, keys sorted, trailing newline."""
     doc = {
         "generator": GENERATOR,
         "sncc_version": sncc.__version__,
         "plan_sha256": sha256_hex(plan_source) if plan_source is not None else None,
+        "deployment": facts or {},
         "files": {name: sha256_hex(text) for name, text in sorted(files.items())},
     }
     return json.dumps(doc, indent=2, sort_keys=True) + "\n"
 
 
 def is_sncc_folder(path: Path) -> bool:
-    """True when ``path`` holds a readable ``sncc-manifest.json`` written by sncc."""
-    try:
-        doc = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    """True when ``path`` holds a readable manifest written by sncc (this version's or a legacy name)."""
+    for name in (MANIFEST, *LEGACY_MANIFESTS):
+        try:
+            doc = json.loads((path / name).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(doc, dict) and doc.get("generator") == GENERATOR:
+            return True
+    return False
+
+
+_LIBC = None
+
+
+def exchange(a: Path, b: Path) -> bool:
+    """Exchange directories ``a`` and ``b`` atomically (Linux ``renameat2(RENAME_EXCHANGE)``).
+
+    Returns False when the call is not available here (not Linux, an old kernel or libc, a
+    filesystem without exchange: ENOSYS, EINVAL, ENOTSUP); raises OSError for other failures."""
+    global _LIBC
+    import ctypes
+    import errno
+    import sys
+
+    if not sys.platform.startswith("linux"):
         return False
-    return isinstance(doc, dict) and doc.get("generator") == GENERATOR
+    if _LIBC is None:
+        try:
+            _LIBC = ctypes.CDLL(None, use_errno=True)
+        except OSError:
+            return False
+    fn = getattr(_LIBC, "renameat2", None)
+    if fn is None:
+        return False
+    at_fdcwd = -100
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    rc = fn(at_fdcwd, os.fsencode(str(a)), at_fdcwd, os.fsencode(str(b)), RENAME_EXCHANGE)
+    if rc == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.ENOSYS, errno.EINVAL, getattr(errno, "ENOTSUP", 95), errno.EOPNOTSUPP):
+        return False
+    raise OSError(err, os.strerror(err), str(b))
 
 
 def _check_name(name: str) -> PurePosixPath:
@@ -150,12 +193,12 @@ def _remove_stale(parent: Path, name: str) -> None:
 
 
 def write_outputs(files: dict[str, str], out_dir: Path, *, force: bool = False,
-                  plan_source: str | bytes | None = None) -> list[Path]:
-    """Replace ``out_dir`` atomically with a folder holding ``files`` plus ``sncc-manifest.json``.
+                  plan_source: str | bytes | None = None, facts: dict | None = None) -> list[Path]:
+    """Replace ``out_dir`` atomically with a folder holding ``files`` plus ``manifest.json``.
 
     ``files`` maps relative POSIX paths (``"env.sh"``, ``"schemas/x.schema.json"``)
     to text, written as UTF-8 with the line ends given.  ``plan_source`` (the
-    ``.sn`` text or bytes) is hashed into the manifest.  Validates nothing (the
+    ``.sn`` text or bytes) is hashed into the manifest, ``facts`` recorded in it.  Validates nothing (the
     caller validates).  Returns the written paths (under ``out_dir`` as given,
     sorted, manifest included).  Raises :class:`OutputError` (one-line message)
     when ``out_dir`` is a foreign non-empty folder and ``force`` is false, is
@@ -193,7 +236,7 @@ def write_outputs(files: dict[str, str], out_dir: Path, *, force: bool = False,
         os.chmod(tmp, 0o755)
         for name in names:
             _write_file(tmp / name, files[name].encode("utf-8"))
-        _write_file(tmp / MANIFEST, manifest_text(files, plan_source).encode("utf-8"))
+        _write_file(tmp / MANIFEST, manifest_text(files, plan_source, facts).encode("utf-8"))
         for d in sorted({(tmp / n).parent for n in names}, key=lambda p: len(p.parts), reverse=True):
             _fsync_dir(d)
     except OutputError:
@@ -208,6 +251,12 @@ def write_outputs(files: dict[str, str], out_dir: Path, *, force: bool = False,
 
     old: Path | None = None
     try:
+        if existed and exchange(tmp, target):
+            # one system call: target is now the new tree, tmp the old one
+            _fsync_dir(parent)
+            shutil.rmtree(tmp, ignore_errors=True)
+            _remove_stale(parent, target.name)
+            return sorted([out_given / n for n in names] + [out_given / MANIFEST])
         if existed:
             old = Path(tempfile.mkdtemp(prefix=f".{target.name}.sncc-old-{os.getpid()}-", dir=parent))
             os.rmdir(old)  # reserve a unique name; rename needs it absent

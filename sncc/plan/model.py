@@ -178,7 +178,7 @@ class OmniProxy(Node):
 class Optimize(Node):
     """``optimize { ... }``: engine optimisations."""
 
-    micro_batch: int = F(1, kind="count", doc="micro-batches per step (2 = two-micro-batch overlap; Omni-Infer ASCEND_OMNI_MICRO_BATCH, vllm-ascend VLLM_ASCEND_ENABLE_DBO up to v0.11)", ge=1, le=2)
+    micro_batch: int = F(1, kind="count", doc="micro-batches per step (2 = two-micro-batch overlap; Omni-Infer enable_prefill_micro_batch, vllm-ascend VLLM_ASCEND_ENABLE_DBO up to v0.11)", ge=1, le=2)
     superkernel_layers: int = F(0, kind="int", doc="layers fused into one SuperKernel (0 = off)", ge=0)
     graph_cache: Optional[str] = F(None, doc="TorchAir graph compile cache directory")
     prefix_cache_hit: float = F(0.0, kind="ratio", doc="expected fraction of prompt tokens served from the prefix cache; with `workload { turns > 1 }` the chance that a follow-up turn finds its conversation's previous context still cached", ge=0, le=1)

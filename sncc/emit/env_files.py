@@ -1,0 +1,30 @@
+"""``env/common.sh``: the variables every server shares (safe to source: assignments only).
+
+It defines ``SNCC_OUT`` (the output folder, from its own location), the node addresses the
+plan gives (``NODE_<k>_IP``; a caller's value wins), then the shared exports of
+:func:`sncc.lowering.env.common_env`.  No ``set -e``/``-u``/``pipefail``, no client secret.
+"""
+
+from __future__ import annotations
+
+from sncc.emit import shell
+from sncc.emit._common import generated_by
+from sncc.emit.args import shell_value
+from sncc.lowering.deployment import Deployment, ShellValue
+
+
+def emit(dep: Deployment) -> dict[str, str]:
+    """``{"env/common.sh": text}``."""
+    lines = ["# shellcheck shell=bash",
+             f"# Shared environment of {dep.engine} {dep.engine_version}; {generated_by(dep.name)}.",
+             "# Sourced by every launch script; safe to source by hand: it only sets variables.",
+             'SNCC_OUT="${SNCC_OUT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"']
+    given = [n for n in dep.nodes if n.address is not None or n.address_env is not None]
+    if given:
+        lines += ["", "# node addresses from the plan's hosts block (a value already set wins)"]
+        for n in given:
+            default = n.address if n.address is not None else ShellValue("{" + n.address_env + "}")
+            inner = shell_value(default)[1:-1] if isinstance(default, ShellValue) else n.address
+            lines.append(f'{n.address_var}="${{{n.address_var}:-{inner}}}"')
+    lines += shell.exports(dep.common_env)
+    return {"env/common.sh": "\n".join(lines) + "\n"}

@@ -1,0 +1,16 @@
+"""vLLM on NVIDIA GPUs (``engine "vllm"``): pins and launch facts in ``data/pins.toml``."""
+
+from __future__ import annotations
+
+from sncc.engines.base import EngineAdapter
+
+
+class VllmAdapter(EngineAdapter):
+    """Upstream vLLM: internal data parallelism for every role (one server process per node of
+    an instance, ``--headless`` on the followers), NIXL for P/D KV transfer."""
+
+    kind = "vllm"
+    label = "vLLM"
+    package = "sncc.engines.vllm"
+    launch_disaggregated = "internal"
+    launch_aggregated = "internal"

@@ -1,0 +1,123 @@
+"""vllm-ascend's part of lowering: ``--additional-config``, its environment, the Mooncake extra config.
+
+``--additional-config`` of a role holds, in order:
+
+* ``kv_cache_dtype = "int8"`` for an INT8 KV cache before v0.12.0rc1 (later releases take C8 from
+  the weights' ModelSlim quant config);
+* redundant experts: ``init_redundancy_expert`` (the instance's total) before v0.12 — read by
+  the fused-MoE ops directly (v0.11.0 ``ops/common_fused_moe.py``); from v0.12
+  ``eplb_config.num_redundant_experts`` only together with ``eplb_config.dynamic_eplb`` (v0.23.0
+  ``eplb/core/eplb_utils.py``: the count is 0 unless dynamic EPLB is on), written when the plan
+  asks for dynamic placement (``omni_placement.adjust_interval``), else nothing (check SN4015);
+* TorchAir graphs (``graph { mode = torchair }``, v0.9.x-v0.11.x, graph roles only):
+  ``torchair_graph_config.enabled``, and with ``optimize.graph_cache`` both ``use_cached_graph``
+  and ``use_cached_kv_cache_bytes`` (v0.11.0 ascend_config.py: the cached graph is rebuilt unless
+  the KV-cache size is cached too);
+* the release's spelling of ``scheduler = ascend`` / ``superkernel_layers`` with the keys the
+  release requires beside them (:func:`sncc.engines.vllm_ascend.options.plan_options`).
+"""
+
+from __future__ import annotations
+
+from sncc.engines.vllm_ascend.options import V012, leaves, release_before
+
+
+def _put(d: dict, path: tuple[str, ...], value) -> None:
+    """Set ``path`` in nested dict ``d`` unless a value is already there; ``{}`` creates the table."""
+    for k in path[:-1]:
+        d = d.setdefault(k, {})
+        if not isinstance(d, dict):
+            return
+    if path[-1] not in d:
+        d[path[-1]] = value if value != {} else {}
+
+
+def additional_config(ctx, rs) -> tuple[dict, list[str]]:
+    """(the role's ``--additional-config`` object, notes), see the module docstring."""
+    from sncc.lowering.engine_args import graph_mode
+
+    plan, resolved = ctx.plan, ctx.resolved
+    legacy = release_before(plan, V012)
+    ac: dict = {}
+    notes: list[str] = []
+    if resolved.kv_dtype == "int8" and legacy:
+        ac["kv_cache_dtype"] = "int8"
+        notes.append("kv_cache_dtype: vllm-ascend C8 KV cache (v0.9.1-v0.11.x key)")
+    if rs.redundant_experts:
+        pl = plan.optimize.omni_placement if plan.optimize is not None else None
+        if legacy:
+            ac["init_redundancy_expert"] = rs.redundant_experts
+            notes.append(f"init_redundancy_expert: {rs.redundant_experts_note}")
+        elif pl is not None and pl.adjust_interval is not None:
+            ac["eplb_config"] = {"dynamic_eplb": True, "num_redundant_experts": rs.redundant_experts}
+            notes.append(f"eplb_config: dynamic EPLB with {rs.redundant_experts_note}")
+    graph, _ = graph_mode(plan, rs.name)
+    if graph and ctx.adapter.torchair_mode(plan):
+        tg: dict = {"enabled": True}
+        opt = plan.optimize
+        if opt is not None and opt.graph_cache:
+            tg["use_cached_graph"] = True
+            tg["use_cached_kv_cache_bytes"] = True
+            notes.append("torchair_graph_config.use_cached_graph with use_cached_kv_cache_bytes: "
+                         "optimize.graph_cache (directory TORCHAIR_CACHE_HOME)")
+        ac["torchair_graph_config"] = tg
+    for use in ctx.adapter.release_options(plan, resolved):
+        if not use.written or rs.name not in use.roles or not use.spelling.additional_config:
+            continue
+        sp = use.spelling
+        for path, value in leaves(sp.additional_config) + leaves(sp.requires):
+            _put(ac, path, value)
+        notes.append(f"{sp.key}: plan {'scheduler' if use.option == 'scheduler' else 'optimize.' + use.option} "
+                     f"= {use.value} ({sp.name}, {sp.releases})")
+    return ac, notes
+
+
+def runtime_env(ctx) -> list:
+    """Engine variables: ``TORCHAIR_CACHE_HOME`` for ``graph_cache`` in TorchAir mode (the root
+    vllm-ascend's ``torchair/utils.py`` reads, v0.11), and the env spelling of the options the
+    release writes (``VLLM_ASCEND_ENABLE_DBO=1`` for ``micro_batch = 2``)."""
+    from sncc.lowering.deployment import EnvVar
+
+    plan = ctx.plan
+    out = []
+    sec = "vllm-ascend options"
+    opt = plan.optimize
+    if ctx.ascend and opt is not None and opt.graph_cache and ctx.adapter.torchair_mode(plan):
+        out.append(EnvVar("TORCHAIR_CACHE_HOME", opt.graph_cache,
+                          "optimize.graph_cache: TorchAir cache root (with torchair_graph_config.use_cached_graph)", sec))
+    if ctx.ascend:
+        for use in ctx.adapter.release_options(plan, ctx.resolved):
+            if not use.written:
+                continue
+            sp = use.spelling
+            for name, value in sp.env.items():
+                out.append(EnvVar(name, value, f"plan optimize.{use.option} = {use.value}: {sp.name} ({sp.releases})"
+                                  + (f"; {sp.notes}" if sp.notes else ""), sec))
+    return out
+
+
+def kv_connector_extra(ctx, conn, rs) -> dict:
+    """``kv_connector_extra_config`` of Mooncake: ``use_ascend_direct`` (required on Ascend,
+    vllm-ascend#5635) and both roles' DP and TP sizes (``kv_transfer.<role>_dp`` / ``_tp`` override)."""
+    from sncc import catalog
+
+    if conn.id != "mooncake":
+        return {}
+    plan = ctx.plan
+    xfer = plan.kv_transfer
+    extra: dict = {}
+    try:
+        direct_needed = catalog.kv_connector(conn.id).ascend_requires_direct
+    except KeyError:
+        direct_needed = False
+    if ctx.ascend and direct_needed:
+        extra["use_ascend_direct"] = (xfer.use_ascend_direct if xfer is not None and xfer.use_ascend_direct is not None
+                                      else True)
+    for name in ("prefill", "decode"):
+        other = ctx.roles.get(name)
+        if other is None:
+            continue
+        dp = getattr(xfer, f"{name}_dp", None) if xfer is not None else None
+        tp = getattr(xfer, f"{name}_tp", None) if xfer is not None else None
+        extra[name] = {"dp_size": dp or other.dp, "tp_size": tp or other.tp}
+    return extra

@@ -1,0 +1,87 @@
+"""``vllm bench serve`` against the deployment's entry point, with the plan's workload.
+
+Mapping (vLLM 0.11.0 ``vllm/benchmarks/serve.py`` and ``datasets.py``):
+
+* lengths: the ``random`` dataset draws input and output lengths uniformly from
+  ``[len × (1 − r), len × (1 + r)]``; sncc sets ``len`` to the plan's mean and ``r`` to the
+  widest symmetric range inside the plan's ``[min, max]`` (0 for ``dist = fixed``), so a
+  lognormal plan is run as a uniform of the same mean (said in the script);
+* ``--ignore-eos`` so outputs have the drawn length, ``--num-prompts`` = ``workload.requests``;
+* ``--max-concurrency`` = ``workload.concurrency`` (closed loop) or ``--request-rate`` and
+  ``--burstiness`` (open loop); neither: ``--max-concurrency min(requests, 64)``, the simulator's
+  default client count;
+* ``--percentile-metrics ttft,tpot,itl,e2el`` and ``--metric-percentiles`` the percentiles the
+  SLOs name (99 when none); ``--goodput`` the per-request TTFT / TPOT / e2e targets in ms;
+* ``--save-result`` into ``bench/`` as ``bench-result.json`` with ``--metadata`` naming the plan.
+"""
+
+from __future__ import annotations
+
+from sncc.lowering.context import LowerCtx
+from sncc.lowering.deployment import Arg, BenchSpec, Endpoint, ProxySpec, RoleDeployment
+from sncc.lowering.hosts import address_var
+from sncc.lowering.proxy import endpoints
+
+RESULT_FILE = "bench-result.json"
+#: clients when the plan gives neither concurrency nor rate (the simulator's default, workload docs)
+DEFAULT_CLIENTS = 64
+_GOODPUT = {"ttft": "ttft", "tpot": "tpot", "e2e": "e2el"}
+
+
+def _range_ratio(dist) -> float:
+    if dist.dist == "fixed" or dist.mean <= 0:
+        return 0.0
+    r = min((dist.mean - dist.min) / dist.mean, (dist.max - dist.mean) / dist.mean, 0.99)
+    return max(0.0, int(r * 100) / 100)
+
+
+def bench_spec(ctx: LowerCtx, roles: tuple[RoleDeployment, ...], proxy: ProxySpec | None,
+               plan_file: str | None) -> BenchSpec | None:
+    """The benchmark of the deployment, or None when it has no API server."""
+    plan, wl = ctx.plan, ctx.plan.workload
+    if proxy is not None:
+        target = Endpoint("proxy", proxy.node, address_var(proxy.node), proxy.port)
+    else:
+        eps = [e for n in ("serve", "decode") for e in endpoints(roles, n)]
+        if not eps:
+            return None
+        target = eps[0]
+    notes = []
+    rin, rout = _range_ratio(wl.input), _range_ratio(wl.output)
+    if "lognormal" in (wl.input.dist, wl.output.dist):
+        notes.append("the plan's lognormal lengths run as uniform lengths of the same mean within [min, max] "
+                     "(vllm bench serve's random dataset)")
+    if wl.trace:
+        notes.append(f"the plan's trace `{wl.trace}` is not replayed: the random dataset uses the plan's mean lengths")
+    if wl.turns > 1:
+        notes.append(f"single-turn requests: vllm bench serve does not replay {wl.turns}-turn conversations")
+    flags = [Arg("backend", "vllm"), Arg("endpoint", "/v1/completions"),
+             Arg("model", ctx.resolved.served_name or plan.model.id, "the served model name"),
+             Arg("tokenizer", plan.model.weights or plan.model.id, "the tokenizer of the weights"),
+             Arg("dataset-name", "random"),
+             Arg("random-input-len", wl.input.mean, "plan workload.input.mean"),
+             Arg("random-output-len", wl.output.mean, "plan workload.output.mean"),
+             Arg("random-range-ratio", max(rin, rout) if rin and rout else (rin or rout),
+                 f"input ±{rin:.0%}, output ±{rout:.0%} (one ratio for both: the wider)"),
+             Arg("ignore-eos", True), Arg("num-prompts", wl.requests, "plan workload.requests")]
+    if wl.rate is not None:
+        flags += [Arg("request-rate", wl.rate, "plan workload.rate (requests/s)"),
+                  Arg("burstiness", wl.burstiness, "plan workload.burstiness")]
+    else:
+        c = wl.concurrency if wl.concurrency is not None else min(wl.requests, DEFAULT_CLIENTS)
+        flags.append(Arg("max-concurrency", c, "plan workload.concurrency" if wl.concurrency is not None
+                         else f"neither concurrency nor rate: min(requests, {DEFAULT_CLIENTS}) clients"))
+    pcts = sorted({int(s.stat[1:]) for s in plan.slo if s.stat.startswith("p")}) or [99]
+    flags += [Arg("percentile-metrics", "ttft,tpot,itl,e2el"),
+              Arg("metric-percentiles", ",".join(map(str, pcts)), "the percentiles the plan's SLOs name")]
+    good = []
+    for s in plan.slo:
+        if s.metric in _GOODPUT and s.op in ("<", "<="):
+            good.append(f"{_GOODPUT[s.metric]}:{s.target * 1000:g}")
+    if good:
+        flags.append(Arg("goodput", list(dict.fromkeys(good)), "per-request SLO targets in ms"))
+    meta = [f"sncc_plan={plan.name}", f"sncc_engine={ctx.adapter.kind}", f"sncc_engine_version={ctx.pin.version}"]
+    if plan_file:
+        meta.append(f"sncc_plan_file={plan_file}")
+    flags += [Arg("save-result", True), Arg("result-filename", RESULT_FILE), Arg("metadata", meta)]
+    return BenchSpec(flags=tuple(flags), target=target, result_file=RESULT_FILE, notes=tuple(notes))

@@ -1,0 +1,105 @@
+"""What every lowering step reads: the plan, its resolved facts, the engine adapter and pin,
+and the derived values computed once (:class:`LowerCtx`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from sncc.lowering.hosts import PortBases, port_bases
+from sncc.lowering.roles import RoleSettings, role_settings
+
+
+class LoweringError(ValueError):
+    """The plan cannot be lowered to a runnable deployment; the message is one line.
+
+    ``path`` is the logical plan path the problem is about (for the diagnostic's location).
+    """
+
+    def __init__(self, message: str, path: tuple[str, ...] = ()) -> None:
+        super().__init__(" ".join(str(message).split()))
+        self.path = path
+
+
+@dataclass
+class LowerCtx:
+    """Inputs of one lowering run.
+
+    ``vendor`` is ``ascend`` or ``nvidia``; ``per_node`` devices per node (None when unknown);
+    ``nodes_available`` the plan's node count (None when it gives devices only and the node size
+    is unknown); ``connector_id`` the effective P/D connector (None: aggregated or ``none``);
+    ``roles`` the :class:`~sncc.lowering.roles.RoleSettings` by name; ``slots`` the placement
+    (:class:`~sncc.lowering.placement.InstanceSlot` list), set once placed.
+    """
+
+    plan: Any
+    resolved: Any
+    adapter: Any
+    pin: Any
+    pin_note: str
+    vendor: str
+    per_node: int | None
+    nodes_available: int | None
+    is_moe: bool
+    routed: int
+    roles: dict[str, RoleSettings]
+    ports: PortBases
+    connector_id: str | None
+    notes: list[str] = field(default_factory=list)
+    slots: list = field(default_factory=list)
+
+    @property
+    def ascend(self) -> bool:
+        """True on Ascend NPUs."""
+        return self.vendor == "ascend"
+
+    @property
+    def vllm_version(self) -> str:
+        """The vLLM release the pinned engine runs."""
+        return self.pin.vllm
+
+    def vllm_at_least(self, version: str) -> bool:
+        """True when the pinned engine runs vLLM ``version`` or newer."""
+        from sncc import catalog
+
+        return catalog.parse_version(self.pin.vllm) >= catalog.parse_version(version)
+
+
+def make_context(plan, resolved) -> LowerCtx:
+    """Build the :class:`LowerCtx` of ``plan``.  Raises :class:`LoweringError` for an engine
+    sncc has no adapter for."""
+    from sncc import catalog
+    from sncc.engines.registry import UnknownEngine, adapter_for
+
+    try:
+        adapter = adapter_for(plan.engine.kind)
+    except UnknownEngine as e:
+        raise LoweringError(str(e), ("engine", "kind")) from None
+    choice = adapter.choose(plan.engine.version)
+    arch = resolved.arch
+    is_moe = bool(getattr(arch, "is_moe", False))
+    routed = int(getattr(arch, "n_routed_experts", 0) or 0)
+    chip = resolved.chip
+    vendor = "nvidia" if getattr(chip, "vendor", "") == "nvidia" else "ascend"
+    per_node = None
+    if resolved.system is not None:
+        per_node = resolved.system.devices_per_node
+    elif chip is not None:
+        per_node = getattr(chip, "devices_per_node", None)
+    hw = plan.hardware
+    if hw.nodes is not None:
+        nodes = hw.nodes
+    elif hw.devices is not None and per_node:
+        nodes = -(-hw.devices // per_node)
+    else:
+        nodes = None
+    roles = {n: role_settings(plan, n, is_moe, routed) for n, _ in plan.roles()}
+    cid = None
+    if plan.disaggregated:
+        kt = plan.kv_transfer
+        cid = kt.connector if kt is not None and kt.connector else catalog.default_kv_connector(plan.engine.kind)
+        if cid == "none":
+            cid = None
+    return LowerCtx(plan=plan, resolved=resolved, adapter=adapter, pin=choice.pin, pin_note=choice.note,
+                    vendor=vendor, per_node=per_node, nodes_available=nodes, is_moe=is_moe, routed=routed,
+                    roles=roles, ports=port_bases(plan), connector_id=cid)

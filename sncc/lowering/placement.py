@@ -1,0 +1,102 @@
+"""Where each instance and DP rank runs: nodes and device slices.
+
+Rule (first fit, in prefill, decode, serve order, instance by instance):
+
+* an instance of ``D >= N`` devices (``N`` per node) takes ``ceil(D / N)`` fresh nodes, filled
+  in order;
+* a smaller instance goes into the current node at the first offset that is a multiple of
+  ``D`` (so a slice never straddles an Atlas A3 HiAM module pair or an NVLink domain half)
+  and still fits, else into a fresh node;
+* DP rank ``r`` holds the instance's devices ``[r × tp × pp, (r + 1) × tp × pp)``; a rank never
+  spans two nodes.
+
+With the node size unknown (a chip without a system), each instance gets its own node of
+exactly its size.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class PlacementError(ValueError):
+    """The instances cannot be laid out (one line; lowering turns it into a diagnostic).
+    ``path`` is the plan value it is about (``("serve", "tp")``, ``("hardware", "nodes")``)."""
+
+    def __init__(self, message: str, path: tuple[str, ...]) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+@dataclass(frozen=True)
+class RankSlot:
+    """DP rank ``dp_rank`` of an instance: ``node`` and its device indices there."""
+
+    dp_rank: int
+    node: int
+    devices: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class InstanceSlot:
+    """One instance: ``role``, ``index``, its nodes (in order) and ranks."""
+
+    role: str
+    index: int
+    nodes: tuple[int, ...]
+    ranks: tuple[RankSlot, ...]
+
+
+def place(roles: list[tuple[str, int, int, int]], per_node: int | None,
+          nodes_available: int | None) -> tuple[list[InstanceSlot], list[int]]:
+    """Lay out ``roles`` = ``[(name, instances, dp, devices_per_rank)]``.
+
+    Returns (instance slots in order, devices used on each node).  Raises :class:`PlacementError`
+    when a rank would straddle two nodes or more nodes are needed than ``nodes_available``.
+    """
+    slots: list[InstanceSlot] = []
+    used: list[int] = []          # devices used per node
+    sizes: list[int] = []         # node sizes (per_node, or the instance size when unknown)
+    for name, instances, dp, per_rank in roles:
+        d = dp * per_rank
+        for i in range(instances):
+            if per_node is None:
+                node_ids, offset = [len(used)], 0
+                used.append(d)
+                sizes.append(d)
+            elif d >= per_node:
+                if per_node % per_rank:
+                    raise PlacementError(f"`{name}`: one DP rank takes tp × pp = {per_rank} devices, which nodes of "
+                                         f"{per_node} devices do not hold evenly: sncc starts every rank inside one node "
+                                         "(tensor or pipeline parallelism across nodes needs a Ray cluster, which sncc "
+                                         "does not launch)", (name, "tp"))
+                n = -(-d // per_node)
+                first = len(used)
+                node_ids, offset = list(range(first, first + n)), 0
+                for j in range(n):
+                    used.append(min(per_node, d - j * per_node))
+                    sizes.append(per_node)
+            else:
+                k = len(used) - 1
+                offset = None
+                if k >= 0 and sizes[k] == per_node:
+                    start = -(-used[k] // d) * d if per_node % d == 0 else used[k]
+                    if start + d <= per_node:
+                        offset = start
+                if offset is None:
+                    used.append(0)
+                    sizes.append(per_node)
+                    k, offset = len(used) - 1, 0
+                used[k] = offset + d
+                node_ids = [k]
+            ranks = []
+            for r in range(dp):
+                lo = offset + r * per_rank
+                node = node_ids[0] + (lo // per_node if per_node else 0)
+                base = lo % per_node if per_node else lo
+                ranks.append(RankSlot(r, node, tuple(range(base, base + per_rank))))
+            slots.append(InstanceSlot(name, i, tuple(dict.fromkeys(rs.node for rs in ranks)), tuple(ranks)))
+    if nodes_available is not None and len(used) > nodes_available:
+        raise PlacementError(f"the instances need {len(used)} nodes and the plan has {nodes_available}",
+                             ("hardware", "nodes"))
+    return slots, used
