@@ -20,13 +20,15 @@ def test_build_writes_valid_identical_outputs(tmp_path, monkeypatch):
     r2 = CliRunner().invoke(main, ["build", SEED, "-o", str(b)])
     assert r1.exit_code == 0 and r2.exit_code == 0, r1.output
     names = sorted(p.relative_to(a).as_posix() for p in a.rglob("*") if p.is_file())
-    assert {"omni-infer.json", "settings.json", "env.sh", "sncc-manifest.json"} <= set(names)
+    assert {"prefill.yaml", "decode.yaml", "model_extra_config.prefill.json", "model_extra_config.decode.json",
+            "settings.json", "env/common.sh", "proxy.sh", "bench.sh", "inventory.yml", "manifest.json",
+            "launch/decode-0-node7-rank0.sh", "start/node10.sh"} <= set(names)
+    assert "omni-infer.json" not in names and "env.sh" not in names   # the old summary shapes are gone
     for n in names:
         assert (a / n).read_bytes() == (b / n).read_bytes(), n
         text = (a / n).read_text()
         assert "sk-never-in-output" not in text
-        if n in ("omni-infer.json", "settings.json"):
-            assert validate_output(n, text) == []
+        assert validate_output(n, text) == [], n
 
 
 def test_build_refuses_plan_with_errors_and_keeps_folder(tmp_path):
@@ -91,3 +93,49 @@ def test_build_of_a_definitions_file_is_a_diagnostic_not_a_crash(tmp_path):
     assert r.exit_code == 1, r.output
     assert "SN2005" in r.output and "nothing to build" in r.output and "SN9001" not in r.output
     assert not out.exists()
+
+
+def test_build_prints_the_command_to_start_each_node(tmp_path):
+    """The README quick-start: building the 7P1D seed says how to start each of its 11 nodes."""
+    r = CliRunner().invoke(main, ["build", SEED, "-o", str(tmp_path / "out")])
+    assert r.exit_code == 0, r.output
+    for k in range(11):
+        assert f"node {k}: bash {tmp_path / 'out' / 'start' / f'node{k}.sh'}" in r.output
+    assert "then the proxy: bash" in r.output and "NODE_10_IP" in r.output and "SNCC_NIC" in r.output
+
+
+def test_a_suppressed_impossible_deployment_is_not_built(tmp_path):
+    """Issue 14 item 3: `# sncc: ignore[SN3001]` silences `check`, never `build`."""
+    text = (ROOT / "examples" / "broken" / "tp-ep-mismatch.sn").read_text()
+    lines = [ln if "# E: SN3001" not in ln else ln.split("  # E:")[0] + "  # sncc: ignore[SN3001] testing" for ln in text.splitlines()]
+    plan = tmp_path / "p.sn"
+    plan.write_text("\n".join(lines) + "\n")
+    assert CliRunner().invoke(main, ["check", str(plan)]).exit_code == 0
+    r = CliRunner().invoke(main, ["build", str(plan), "-o", str(tmp_path / "out")])
+    assert r.exit_code == 1 and not (tmp_path / "out").exists()
+    assert "SN3001" in r.output and "deployment impossible" in r.output
+    explain = CliRunner().invoke(main, ["explain", "SN3001"])
+    assert "`sncc build` still refuses" in explain.output
+
+
+def test_a_trace_inside_the_output_folder_is_refused(tmp_path):
+    """Issue 14 item 28: the output folder is replaced whole, so no plan input may live in it."""
+    out = tmp_path / "out"
+    assert CliRunner().invoke(main, ["build", SEED, "-o", str(out)]).exit_code == 0
+    (out / "trace.csv").write_text("100,10\n200,20\n")
+    text = open(SEED).read().replace("workload { requests = 3000", 'workload { trace = "out/trace.csv"  requests = 3000')
+    plan = tmp_path / "p.sn"
+    plan.write_text(text)
+    r = CliRunner().invoke(main, ["build", str(plan), "-o", str(out), "--force"])
+    assert r.exit_code == 2 and "holds the input" in r.output and "trace.csv" in r.output
+    assert (out / "trace.csv").read_text() == "100,10\n200,20\n"
+
+
+def test_build_as_a_real_subprocess(tmp_path):
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "sncc.cli", "build", SEED, "-o", str(tmp_path / "o")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "o" / "manifest.json").is_file() and "start each node" in r.stdout

@@ -71,7 +71,7 @@ def test_every_format_renders_the_same_diagnostics(monkeypatch):
     assert len(run_["results"]) == len(diags)
     for d, res in zip(diags, run_["results"]):
         assert res["ruleId"] == d["code"] and rules[res["ruleIndex"]]["id"] == d["code"]
-        assert res["level"] == {"error": "error", "warning": "warning"}[d["severity"]]
+        assert res["level"] == {"error": "error", "warning": "warning", "info": "note"}[d["severity"]]
         reg = res["locations"][0]["physicalLocation"]["region"]
         rng = d["range"]
         assert (reg["startLine"], reg["startColumn"], reg["endLine"], reg["endColumn"]) == (
@@ -81,7 +81,7 @@ def test_every_format_renders_the_same_diagnostics(monkeypatch):
 
     # concise: file:line:col: severity[CODE] message, one line each, same order
     lines = out["concise"].splitlines()
-    assert lines[-1] == "3 errors, 4 warnings in 3 files"
+    assert lines[-1] == "3 errors, 5 warnings in 3 files"  # SN4041: the seed's INT8 KV cache has no Omni-Infer key
     for d, ln in zip(diags, lines):
         assert ln == f"{d['file']}:{d['range']['start']['line']}:{d['range']['start']['column']}: " \
                      f"{d['severity']}[{d['code']}] {d['message']}"
@@ -125,8 +125,13 @@ SEED = str(ROOT / "examples" / "deepseek-r1-a3-7p1d.sn")  # one SN4008 warning
 BROKEN = str(ROOT / "examples" / "broken" / "tp-ep-mismatch.sn")  # SN3001 error + SN4008 warning
 
 
+#: the seed's INT8 KV cache and placement interval have no key in Omni-Infer release_v0.3.0 (SN4041);
+#: the tests below are about filtering the other codes
+PINNED = "SN4041"
+
+
 def _codes(r) -> list[str]:
-    return [d["code"] for d in json.loads(r.output)["diagnostics"]]
+    return [d["code"] for d in json.loads(r.output)["diagnostics"] if d["code"] != PINNED]
 
 
 def test_strict_and_exit_zero():
@@ -172,7 +177,7 @@ def _seed_with(old: str, new: str) -> str:
 
 def _check_text(text: str, *args):
     r = run("check", "--format", "json", *args, "--stdin-filename", "p.sn", "-", input=text)
-    return r, json.loads(r.output)["diagnostics"]
+    return r, [d for d in json.loads(r.output)["diagnostics"] if d["code"] != PINNED]
 
 
 def test_suppression_on_the_line_and_above():

@@ -52,14 +52,14 @@ def test_build_check_current_stale_and_never_writes(tmp_path):
     # a comment changes the plan's hash in the manifest: stale
     plan.write_text(plan.read_text(encoding="utf-8") + "# note\n", encoding="utf-8")
     r = run("build", "--check", str(plan))
-    assert r.exit_code == 1 and "sncc-manifest.json differs" in r.output
+    assert r.exit_code == 1 and "manifest.json differs" in r.output
     plan.write_text(GOOD.read_text(encoding="utf-8"), encoding="utf-8")
     # an edited output, a missing output and a foreign file are all stale
-    (out / "env.sh").write_text((out / "env.sh").read_text() + "\n", encoding="utf-8")
+    (out / "env/common.sh").write_text((out / "env/common.sh").read_text() + "\n", encoding="utf-8")
     (out / "notes.txt").write_text("x", encoding="utf-8")
     r = run("build", "--check", str(plan))
-    assert r.exit_code == 1 and "env.sh differs" in r.output and "notes.txt is not written by the build" in r.output
-    assert _tree(out) == {**before, "env.sh": before["env.sh"] + b"\n", "notes.txt": b"x"}  # nothing written
+    assert r.exit_code == 1 and "env/common.sh differs" in r.output and "notes.txt is not written by the build" in r.output
+    assert _tree(out) == {**before, "env/common.sh": before["env/common.sh"] + b"\n", "notes.txt": b"x"}  # nothing written
 
 
 def test_build_check_skips_plans_without_outputs_and_fails_on_errors(tmp_path):

@@ -30,8 +30,8 @@ SEED = ROOT / "examples" / "deepseek-r1-a3-7p1d.sn"
 OTHER = ROOT / "examples" / "deepseek-r1-a3-6p1d.sn"
 
 #: runs `sncc` in this interpreter, pausing (and touching $SNCC_TEST_MARK) at the chosen
-#: point: after the N-th file written into the temporary folder, or after the first
-#: rename of the swap (old folder moved aside, new one not yet in place)
+#: point: after the N-th file written into the temporary folder, or right after the atomic
+#: exchange of the swap (new tree in place, old tree not yet removed)
 WRAPPER = r'''
 import os, sys, time
 import sncc.emit.writer as w
@@ -52,11 +52,12 @@ if where == "file":
         pause()
     w._write_file = _write_file
 else:
-    real_rename = os.rename
-    def rename(a, b):
-        real_rename(a, b)
+    real_exchange = w.exchange
+    def exchange(a, b):
+        ok = real_exchange(a, b)
         pause()
-    w.os.rename = rename
+        return ok
+    w.exchange = exchange
 
 from sncc.cli import main
 sys.argv[0] = "sncc"
@@ -106,11 +107,12 @@ def built(tmp_path) -> Path:
 
 
 @pytest.mark.parametrize("where,n", [("file", 1), ("file", 3), ("rename", 1)],
-                         ids=["after-first-file", "after-third-file", "between-renames"])
+                         ids=["after-first-file", "after-third-file", "after-the-exchange"])
 def test_sigkill_mid_build_keeps_previous_output(built, tmp_path, where, n):
-    """A build of another plan killed mid-write: the previous output survives byte for byte
-    (in place, or — killed between the two renames — in the `.out.sncc-old-*` folder beside
-    it), and the next build succeeds and removes what the killed one left behind."""
+    """A build of another plan killed mid-write: the previous output survives byte for byte in
+    place (killed after the exchange, the folder is the new tree and the old one is in the
+    temporary folder beside it), and the next build succeeds and removes what the killed one
+    left behind."""
     before = snapshot(built)
     mark = tmp_path / "paused"
     env = dict(os.environ, SNCC_TEST_MARK=str(mark), SNCC_TEST_WHERE=where, SNCC_TEST_N=str(n))
@@ -134,16 +136,16 @@ def test_sigkill_mid_build_keeps_previous_output(built, tmp_path, where, n):
     left = leftovers(tmp_path)
     assert left, "the killed build left no temporary folder: it did not die mid-write"
     if where == "rename":
-        assert not built.exists()
-        olds = [name for name in left if ".sncc-old-" in name]
-        assert len(olds) == 1 and snapshot(tmp_path / olds[0]) == before
+        assert built.is_dir() and snapshot(built) != before      # the new tree, whole
+        (old,) = left
+        assert snapshot(tmp_path / old) == before
     else:
         assert snapshot(built) == before
         assert all(".sncc-new-" in name for name in left)
     res = sncc_run("build", OTHER, "-o", built)
     assert res.returncode == 0, res.stderr
     assert leftovers(tmp_path) == []
-    assert snapshot(built) != before and json.loads((built / "sncc-manifest.json").read_text())["generator"] == "sncc"
+    assert snapshot(built) != before and json.loads((built / "manifest.json").read_text())["generator"] == "sncc"
 
 
 def test_concurrent_builds_temp_folder_is_not_removed(built, tmp_path):
@@ -156,13 +158,13 @@ def test_concurrent_builds_temp_folder_is_not_removed(built, tmp_path):
 
 
 def test_manifest_records_version_plan_hash_and_file_hashes(built):
-    """sncc-manifest.json: generator, sncc version, sha256 of the plan source, sha256 of every file."""
-    doc = json.loads((built / "sncc-manifest.json").read_text(encoding="utf-8"))
+    """manifest.json: generator, sncc version, sha256 of the plan source, sha256 of every file."""
+    doc = json.loads((built / "manifest.json").read_text(encoding="utf-8"))
     assert doc["generator"] == "sncc"
     assert doc["sncc_version"] == sncc.__version__
     assert doc["plan_sha256"] == hashlib.sha256(SEED.read_bytes()).hexdigest()
     files = sorted(p.relative_to(built).as_posix() for p in built.rglob("*") if p.is_file())
-    assert sorted(doc["files"]) == [f for f in files if f != "sncc-manifest.json"]
+    assert sorted(doc["files"]) == [f for f in files if f != "manifest.json"]
     for name, digest in doc["files"].items():
         assert hashlib.sha256((built / name).read_bytes()).hexdigest() == digest, name
 
@@ -178,7 +180,7 @@ def test_foreign_folder_needs_force(tmp_path):
     assert snapshot(out) == {"notes.txt": b"keep me"}
     res = sncc_run("build", SEED, "-o", out, "--force")
     assert res.returncode == 0, res.stderr
-    assert (out / "sncc-manifest.json").is_file() and not (out / "notes.txt").exists()
+    assert (out / "manifest.json").is_file() and not (out / "notes.txt").exists()
 
 
 def test_empty_folder_is_used_without_force(tmp_path):
@@ -210,20 +212,20 @@ def test_symlinks_planted_in_previous_output_are_not_followed(built, tmp_path):
     (outside / "dir").mkdir(parents=True)
     (outside / "victim.txt").write_text("do not touch")
     (outside / "dir" / "inner.txt").write_text("nor this")
-    (outside / "env.sh").write_text("#!/bin/sh\necho original\n")
+    (outside / "common.sh").write_text("#!/bin/sh\necho original\n")
     (built / "evil-file").symlink_to(outside / "victim.txt")
     (built / "evil-dir").symlink_to(outside / "dir", target_is_directory=True)
-    (built / "env.sh").unlink()
-    (built / "env.sh").symlink_to(outside / "env.sh")
+    (built / "env" / "common.sh").unlink()
+    (built / "env" / "common.sh").symlink_to(outside / "common.sh")
     (built / "schemas").rename(tmp_path / "schemas-moved")
     (built / "schemas").symlink_to(outside / "dir", target_is_directory=True)
     before = snapshot(outside)
     res = sncc_run("build", SEED, "-o", built)
     assert res.returncode == 0, res.stderr
     assert snapshot(outside) == before
-    for name in ("evil-file", "evil-dir", "env.sh", "schemas"):
+    for name in ("evil-file", "evil-dir", "env/common.sh", "schemas"):
         assert not (built / name).is_symlink(), name
-    assert (built / "env.sh").is_file() and (built / "schemas").is_dir()
+    assert (built / "env" / "common.sh").is_file() and (built / "schemas").is_dir()
 
 
 def test_symlink_inside_parent_is_followed(tmp_path):
@@ -232,7 +234,7 @@ def test_symlink_inside_parent_is_followed(tmp_path):
     (tmp_path / "out").symlink_to("real", target_is_directory=True)
     res = sncc_run("build", SEED, "-o", tmp_path / "out")
     assert res.returncode == 0, res.stderr
-    assert (tmp_path / "out").is_symlink() and (tmp_path / "real" / "sncc-manifest.json").is_file()
+    assert (tmp_path / "out").is_symlink() and (tmp_path / "real" / "manifest.json").is_file()
 
 
 @pytest.mark.parametrize("make", ["under-a-file", "is-a-file", "proc", "dev-null"])

@@ -360,9 +360,17 @@ class EngineAdapter:
         """(label, vLLM, torch, torch_npu) the release ``version`` pins, or None when unknown."""
         return None
 
-    def vllm_version(self, version: str | None) -> str | None:
-        """The vLLM release engine ``version`` runs (the pin's; None when the version is unknown)."""
-        return self.choose(version).pin.vllm
+    def vllm_version(self, version: str | None) -> str:
+        """The vLLM release engine ``version`` runs: the pin's for a pinned (or no) version; for
+        another release what the adapter knows of it (:meth:`_unpinned_vllm`), else the nearest pin's."""
+        choice = self.choose(version)
+        if choice.exact or version is None:
+            return choice.pin.vllm
+        return self._unpinned_vllm(version) or choice.pin.vllm
+
+    def _unpinned_vllm(self, version: str) -> str | None:
+        """The vLLM of an unpinned release, when known (None: unknown)."""
+        return None
 
     def launch_mode(self, disaggregated: bool) -> str:
         """``internal``, ``external`` or ``per-rank-env`` data parallelism for a role's servers

@@ -12,7 +12,8 @@ Mapping (vLLM 0.11.0 ``vllm/benchmarks/serve.py`` and ``datasets.py``):
   default client count;
 * ``--percentile-metrics ttft,tpot,itl,e2el`` and ``--metric-percentiles`` the percentiles the
   SLOs name (99 when none); ``--goodput`` the per-request TTFT / TPOT / e2e targets in ms;
-* ``--save-result`` into ``bench/`` as ``bench-result.json`` with ``--metadata`` naming the plan.
+* ``--save-result`` as ``bench-result.json`` with ``--metadata`` naming the plan (its name, its
+  file's name, the engine and pinned version), which vLLM copies into the result JSON.
 """
 
 from __future__ import annotations
@@ -81,7 +82,10 @@ def bench_spec(ctx: LowerCtx, roles: tuple[RoleDeployment, ...], proxy: ProxySpe
     if good:
         flags.append(Arg("goodput", list(dict.fromkeys(good)), "per-request SLO targets in ms"))
     meta = [f"sncc_plan={plan.name}", f"sncc_engine={ctx.adapter.kind}", f"sncc_engine_version={ctx.pin.version}"]
-    if plan_file:
-        meta.append(f"sncc_plan_file={plan_file}")
+    if plan_file and plan_file not in ("-", "<stdin>"):
+        import os
+
+        # the file name only: the outputs must not depend on how the path was spelled (build --check)
+        meta.append(f"sncc_plan_file={os.path.basename(plan_file)}")
     flags += [Arg("save-result", True), Arg("result-filename", RESULT_FILE), Arg("metadata", meta)]
     return BenchSpec(flags=tuple(flags), target=target, result_file=RESULT_FILE, notes=tuple(notes))

@@ -55,14 +55,21 @@ class LowerCtx:
 
     @property
     def vllm_version(self) -> str:
-        """The vLLM release the pinned engine runs."""
-        return self.pin.vllm
+        """The vLLM release the engine runs: ``software.vllm`` when the plan gives it, else what the
+        adapter knows of the plan's release (:meth:`~sncc.engines.base.EngineAdapter.vllm_version`)."""
+        sw = self.plan.software
+        if sw is not None and sw.vllm:
+            return sw.vllm.lstrip("v")
+        return self.adapter.vllm_version(self.plan.engine.version)
 
     def vllm_at_least(self, version: str) -> bool:
-        """True when the pinned engine runs vLLM ``version`` or newer."""
+        """True when the engine runs vLLM ``version`` or newer (an unparsable version: the pin's)."""
         from sncc import catalog
 
-        return catalog.parse_version(self.pin.vllm) >= catalog.parse_version(version)
+        try:
+            return catalog.parse_version(self.vllm_version) >= catalog.parse_version(version)
+        except ValueError:
+            return catalog.parse_version(self.pin.vllm) >= catalog.parse_version(version)
 
 
 def make_context(plan, resolved) -> LowerCtx:

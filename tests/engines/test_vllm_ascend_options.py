@@ -3,22 +3,17 @@
 software.toml ``[[features]]``): written with the keys the release requires where it has
 them, reported (SN4013 / SN4015 / SN4017) everywhere else, never silently dropped.
 
-The v0.11.0 case is also a golden (``tests/golden/vllm-ascend-r1-v011-options``).
+The v0.11.0 case is also a golden (``tests/golden/vllm-ascend-r1-v011-options``).  Releases
+sncc does not pin get SN4040 besides; their launch files follow the nearest pin.
 """
 
 from __future__ import annotations
 
 import pytest
-from conftest import compile_text
+from conftest import additional_config, compile_text
 
-from sncc.emit import emit_all
 from sncc.emit.validate import validate_outputs
-from sncc.lowering.ascend_options import plan_options, spellings
-
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10
-    import tomli as tomllib
+from sncc.engines.vllm_ascend.options import plan_options, spellings
 
 #: DeepSeek-R1 W8A8 PD on an A3 SuperPoD: prefill TP4 x EP4 eager, decode TP1 x EP64 (TorchAir graphs)
 R1_A3 = '''plan "r1" {{
@@ -67,20 +62,23 @@ def diags(comp, *codes_):
 
 
 def build(comp) -> dict[str, str]:
+    """The outputs of ``comp`` (no errors allowed), plus ``env`` = every env file joined."""
     errors = [f"{d.code.code} {d.message}" for d in comp.diagnostics if d.is_error]
     assert not errors, errors
-    files = emit_all(comp.plan, comp.resolved)
+    files = dict(comp.outputs)
     assert validate_outputs(files) == []
+    files["env"] = "\n".join(t for n, t in sorted(files.items()) if n.startswith("env/"))
     return files
 
 
-def ac(files, name) -> dict:
-    return tomllib.loads(files[name])["ascend"].get("additional_config", {})
+def ac(files, role) -> dict:
+    """The role's ``--additional-config`` object."""
+    return additional_config(files, role)
 
 
 def exports(files) -> dict[str, str]:
     out = {}
-    for ln in files["env.sh"].splitlines():
+    for ln in files["env"].splitlines():
         if ln.startswith("export "):
             k, v = ln[len("export "):].split("  #")[0].split("=", 1)
             out[k] = v
@@ -91,7 +89,7 @@ def exports(files) -> dict[str, str]:
 
 def test_v011_writes_each_option_with_the_keys_it_requires():
     files = build(compile_(r1()))
-    dec, pre = ac(files, "vllm-ascend.decode.toml"), ac(files, "vllm-ascend.prefill.toml")
+    dec, pre = ac(files, "decode"), ac(files, "prefill")
     # decode runs TorchAir graphs with tp = 1: super kernel plus v0.11's multistream key
     assert dec["torchair_graph_config"] == {"enabled": True, "enable_super_kernel": True}
     assert dec["multistream_overlap_shared_expert"] is True
@@ -106,7 +104,7 @@ def test_v091_branch_spells_the_multistream_key_inside_torchair_graph_config():
     comp = compile_(r1(version="v0.9.1", cann="8.2.RC1", sched=""))  # A3 on v0.9.1: accepted with a warning (SN4007)
     assert diags(comp, "SN4015", "SN4017") == []
     files = build(comp)
-    a = ac(files, "vllm-ascend.decode.toml")
+    a = ac(files, "decode")
     assert a["torchair_graph_config"] == {"enabled": True, "enable_super_kernel": True, "enable_multistream_moe": True}
     assert "multistream_overlap_shared_expert" not in a
     assert exports(files)["VLLM_ASCEND_ENABLE_DBO"] == "1"
@@ -119,13 +117,13 @@ def test_ascend_scheduler_before_v090_is_switched_on_by_an_empty_table():
     text = text.replace("nodes = 2", "nodes = 1").replace("devices = 16", "devices = 8")
     text = text.replace('model "qwen3-32b" { quant = w8a8 }', 'model "qwen3-32b" {}')
     files = build(compile_(text))
-    assert ac(files, "vllm-ascend.toml")["ascend_scheduler_config"] == {}
+    assert ac(files, "serve")["ascend_scheduler_config"] == {}
 
 
 def test_a_plan_env_value_wins_over_the_option_env():
     text = r1().replace("env { HCCL_BUFFSIZE = 1024 }", "env { HCCL_BUFFSIZE = 1024  VLLM_ASCEND_ENABLE_DBO = 0 }")
-    env = build(compile_(text))["env.sh"]
-    assert env.count("VLLM_ASCEND_ENABLE_DBO") == 1 and "export VLLM_ASCEND_ENABLE_DBO=0\n" in env
+    env = build(compile_(text))["env/common.sh"]
+    assert env.count("VLLM_ASCEND_ENABLE_DBO") == 1 and "export VLLM_ASCEND_ENABLE_DBO=0  # from plan env\n" in env
 
 
 # --------------------------------------------------------------------------- releases without them: SN4015, nothing written
@@ -140,9 +138,9 @@ def test_v013_warns_at_each_option_and_writes_none_of_their_keys():
         ("SN4015", "warning", line, src.index("2") + 1), ("SN4015", "warning", line, src.index("58") + 1)]
     assert all("removed in v0.12.0rc1" in m for *_, m in got)
     files = build(comp)
-    for name in ("vllm-ascend.prefill.toml", "vllm-ascend.decode.toml"):
+    for name in ("prefill.toml", "decode.toml"):
         assert "super_kernel" not in files[name] and "multistream" not in files[name]
-    assert "VLLM_ASCEND_ENABLE_DBO" not in files["env.sh"]
+    assert "VLLM_ASCEND_ENABLE_DBO" not in files["env"]
 
 
 def test_ascend_scheduler_on_v013_stays_one_error():
@@ -155,7 +153,7 @@ def test_a_release_between_the_two_super_kernel_lines_says_where_it_exists():
     (got,) = diags(comp, "SN4015")
     assert "v0.9.1rc2 to before v0.9.2rc1" in got[-1] and "v0.11.0rc1 to before v0.12.0rc1" in got[-1]
     files = build(comp)
-    assert "enable_super_kernel" not in files["vllm-ascend.decode.toml"]
+    assert "enable_super_kernel" not in files["decode.toml"]
     assert exports(files)["VLLM_ASCEND_ENABLE_DBO"] == "1"  # dual-batch overlap exists in v0.10.0rc1
 
 
@@ -164,8 +162,8 @@ def test_unversioned_plan_gets_no_guessed_super_kernel_keys():
     (got,) = diags(comp, "SN4015")
     assert "superkernel_layers" in got[-1] and "differ between releases" in got[-1]
     files = build(comp)
-    assert "enable_super_kernel" not in files["vllm-ascend.decode.toml"]
-    assert "VLLM_ASCEND_ENABLE_DBO" in files["env.sh"]  # one spelling over the whole TorchAir line
+    assert "enable_super_kernel" not in files["decode.toml"]
+    assert "VLLM_ASCEND_ENABLE_DBO" in files["env"]  # one spelling over the whole TorchAir line
 
 
 # --------------------------------------------------------------------------- preconditions
@@ -198,7 +196,7 @@ def test_dual_batch_overlap_on_a_non_mla_model_is_not_written_and_warned():
     comp = compile_(text)
     got = diags(comp, "SN4015", "SN4017")
     assert [(c, sev) for c, sev, *_ in got] == [("SN4015", "warning")] and "MLA" in got[0][-1]
-    assert "VLLM_ASCEND_ENABLE_DBO" not in build(comp)["env.sh"]
+    assert "VLLM_ASCEND_ENABLE_DBO" not in build(comp)["env"]
 
 
 def test_dual_batch_overlap_with_mtp_is_refused_only_where_the_release_refuses_it():
@@ -207,7 +205,7 @@ def test_dual_batch_overlap_with_mtp_is_refused_only_where_the_release_refuses_i
     assert [c for c, *_ in diags(v091, "SN4017")] == ["SN4017"]
     v011 = compile_(A2_SERVE.format(model="deepseek-r1", cann="8.3.RC2", version="v0.11.0", tp=4, ep=4, sched="", extra=spec))
     assert diags(v011, "SN4015", "SN4017") == []
-    assert "VLLM_ASCEND_ENABLE_DBO" in build(v011)["env.sh"]
+    assert "VLLM_ASCEND_ENABLE_DBO" in build(v011)["env"]
 
 
 # --------------------------------------------------------------------------- the invariant: nothing vanishes silently
@@ -225,8 +223,7 @@ def test_every_option_is_written_or_reported(version, cann, dtp):
         assert u.written != (u.option in reported), (u.option, u.written, reported)
     if any(d.is_error for d in comp.diagnostics):
         return
-    files = emit_all(comp.plan, comp.resolved)
-    text = "".join(files.values())
+    text = "".join(comp.outputs.values())
     for u in uses:
         key = u.spelling.key.split(".")[-1] if u.spelling else {"scheduler": "ascend_scheduler_config",
                                                                 "superkernel_layers": "enable_super_kernel",
@@ -262,7 +259,7 @@ def test_engine_vllm_reports_micro_batch_and_super_kernel(system):
     src = text.splitlines()[5]
     got = sorted((c, sev, ln, col) for c, sev, ln, col, _ in diags(comp, "SN4015"))
     assert got == [("SN4015", "warning", 6, src.index("2") + 1), ("SN4015", "warning", 6, src.index("10") + 1)]
-    env = build(comp)["env.sh"]
+    env = build(comp)["env"]
     assert "DBO" not in env and "MICRO_BATCH" not in env and "SUPERKERNEL" not in env
 
 

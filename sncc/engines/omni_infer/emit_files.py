@@ -56,7 +56,8 @@ def emit(dep: Deployment) -> dict[str, str]:
             if name.endswith(".json"):
                 out[name] = dump_json({"$schema": schema_ref(MODEL_EXTRA_SCHEMA), **obj})
             else:
-                head = [f"# OmniPlacement configuration of the {r.name} role (omni_placement_config_path); "
+                head = [f"# yaml-language-server: $schema={schema_ref('omni-placement')}",
+                        f"# OmniPlacement configuration of the {r.name} role (omni_placement_config_path); "
                         f"{generated_by(dep.name)}."]
                 out[name] = "\n".join(head + yaml_block(obj)) + "\n"
     for name, obj in dep.extra_files.items():

@@ -14,3 +14,13 @@ class VllmAdapter(EngineAdapter):
     package = "sncc.engines.vllm"
     launch_disaggregated = "internal"
     launch_aggregated = "internal"
+
+    def _unpinned_vllm(self, version: str) -> str | None:
+        """An unpinned vLLM release runs itself."""
+        from sncc import catalog
+
+        try:
+            catalog.parse_version(version)
+        except ValueError:
+            return None
+        return version.lstrip("v")

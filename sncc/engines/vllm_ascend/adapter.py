@@ -35,6 +35,11 @@ class VllmAscendAdapter(EngineAdapter):
 
         return release_before(plan, version)
 
+    def _unpinned_vllm(self, version: str) -> str | None:
+        """The vLLM of an unpinned release from the release matrix (software.toml [[vllm_ascend]])."""
+        row = self.paired_software(version)
+        return row[1].lstrip("v") if row and row[1] else None
+
     def paired_software(self, version):
         """(label, vLLM, torch, torch_npu) of the catalog's release row for ``version``, or None."""
         from sncc import catalog

@@ -28,5 +28,5 @@ exec vllm bench serve \
   --goodput ttft:2000 tpot:50 \
   --save-result \
   --result-filename bench-result.json \
-  --metadata sncc_plan=deepseek-r1-a3-2p1d sncc_engine=omni-infer sncc_engine_version=release_v0.3.0 sncc_plan_file=tests/golden/omni-infer-r1-2p1d/plan.sn \
+  --metadata sncc_plan=deepseek-r1-a3-2p1d sncc_engine=omni-infer sncc_engine_version=release_v0.3.0 sncc_plan_file=plan.sn \
   --result-dir "${SNCC_BENCH_DIR:-.}"

@@ -28,5 +28,5 @@ exec vllm bench serve \
   --goodput ttft:2000 tpot:40 \
   --save-result \
   --result-filename bench-result.json \
-  --metadata sncc_plan=qwen3-32b-a2 sncc_engine=vllm-ascend sncc_engine_version=v0.11.0 sncc_plan_file=tests/golden/vllm-ascend-qwen3-32b-a2/plan.sn \
+  --metadata sncc_plan=qwen3-32b-a2 sncc_engine=vllm-ascend sncc_engine_version=v0.11.0 sncc_plan_file=plan.sn \
   --result-dir "${SNCC_BENCH_DIR:-.}"

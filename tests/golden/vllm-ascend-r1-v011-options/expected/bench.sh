@@ -28,5 +28,5 @@ exec vllm bench serve \
   --goodput ttft:3000 tpot:50 \
   --save-result \
   --result-filename bench-result.json \
-  --metadata sncc_plan=deepseek-r1-a3-v011-options sncc_engine=vllm-ascend sncc_engine_version=v0.11.0 sncc_plan_file=tests/golden/vllm-ascend-r1-v011-options/plan.sn \
+  --metadata sncc_plan=deepseek-r1-a3-v011-options sncc_engine=vllm-ascend sncc_engine_version=v0.11.0 sncc_plan_file=plan.sn \
   --result-dir "${SNCC_BENCH_DIR:-.}"

@@ -27,5 +27,5 @@ exec vllm bench serve \
   --goodput ttft:3000 tpot:30 \
   --save-result \
   --result-filename bench-result.json \
-  --metadata sncc_plan=deepseek-v4-flash-a3-pd sncc_engine=vllm-ascend sncc_engine_version=v0.23.0 sncc_plan_file=tests/golden/vllm-ascend-v4flash-pd/plan.sn \
+  --metadata sncc_plan=deepseek-v4-flash-a3-pd sncc_engine=vllm-ascend sncc_engine_version=v0.23.0 sncc_plan_file=plan.sn \
   --result-dir "${SNCC_BENCH_DIR:-.}"

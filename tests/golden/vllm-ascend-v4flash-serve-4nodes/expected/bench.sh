@@ -28,5 +28,5 @@ exec vllm bench serve \
   --goodput ttft:10000 tpot:30 \
   --save-result \
   --result-filename bench-result.json \
-  --metadata sncc_plan=deepseek-v4-flash-a3-64 sncc_engine=vllm-ascend sncc_engine_version=v0.23.0 sncc_plan_file=tests/golden/vllm-ascend-v4flash-serve-4nodes/plan.sn \
+  --metadata sncc_plan=deepseek-v4-flash-a3-64 sncc_engine=vllm-ascend sncc_engine_version=v0.23.0 sncc_plan_file=plan.sn \
   --result-dir "${SNCC_BENCH_DIR:-.}"

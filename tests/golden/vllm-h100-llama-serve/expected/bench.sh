@@ -28,5 +28,5 @@ exec vllm bench serve \
   --goodput ttft:2000 tpot:30 \
   --save-result \
   --result-filename bench-result.json \
-  --metadata sncc_plan=llama-70b-h100-2x sncc_engine=vllm sncc_engine_version=0.23.0 sncc_plan_file=tests/golden/vllm-h100-llama-serve/plan.sn \
+  --metadata sncc_plan=llama-70b-h100-2x sncc_engine=vllm sncc_engine_version=0.23.0 sncc_plan_file=plan.sn \
   --result-dir "${SNCC_BENCH_DIR:-.}"

@@ -29,5 +29,5 @@ exec vllm bench serve \
   --goodput ttft:1000 tpot:40 \
   --save-result \
   --result-filename bench-result.json \
-  --metadata sncc_plan=qwen3-32b-h100-pd sncc_engine=vllm sncc_engine_version=0.11.0 sncc_plan_file=tests/golden/vllm-h100-qwen3-pd/plan.sn \
+  --metadata sncc_plan=qwen3-32b-h100-pd sncc_engine=vllm sncc_engine_version=0.11.0 sncc_plan_file=plan.sn \
   --result-dir "${SNCC_BENCH_DIR:-.}"
