@@ -70,33 +70,63 @@ def check_options_apply(plan, r):
                        help=f"remove `{field}`, or use engine `vllm-ascend`", path=("optimize", field))
 
 
+#: the plan key of each eplb field in the seeds' ``optimize.omni_placement`` form
+_PLACEMENT_KEYS = {"redundant_experts": "redundant_experts", "interval": "adjust_interval"}
+
+
+def _eplb_site(plan, role, field: str):
+    """(block, key, logical path) that wrote eplb ``field`` for ``role``: the role's ``eplb``, the
+    plan's, or the seeds' ``optimize.omni_placement``."""
+    name = next(n for n, ro in plan.roles() if ro is role)
+    for block, path in ((role.eplb, (name, "eplb")), (plan.eplb, ("eplb",))):
+        if block is not None and not block.is_default(field):
+            return block, field, path + (field,)
+    pl = plan.optimize.omni_placement if plan.optimize is not None else None
+    if pl is not None and field in _PLACEMENT_KEYS:
+        key = _PLACEMENT_KEYS[field]
+        return pl, key, ("optimize", "omni_placement", key)
+    block = role.eplb or plan.eplb or pl
+    return block, field, ("eplb", field)
+
+
 def check_eplb_effective(plan, r):
-    """Redundant experts on a vllm-ascend release where the count is inert without dynamic EPLB
-    (SN4015, warning): from v0.12 ``eplb_config.num_redundant_experts`` is read only with
-    ``dynamic_eplb`` (v0.23.0 ``eplb/core/eplb_utils.py``), so without an adjustment interval
-    sncc writes nothing."""
+    """Each role's ``eplb`` settings are written in the pinned release's keys, or reported: the
+    release refuses them as written (SN4017, error: e.g. vLLM's redundant experts without
+    ``--enable-eplb``), accepts them and does nothing (SN4015, warning: vllm-ascend v0.14+'s
+    ``num_redundant_experts`` without ``dynamic_eplb``), or has no key (SN4041; an info when the
+    intent is still carried by another key).  The decisions are the adapter's
+    :meth:`~sncc.engines.base.EngineAdapter.eplb_lowering`, the same lowering writes."""
     from sncc.engines.registry import plan_adapter
 
     adapter = plan_adapter(plan)
-    opt = plan.optimize
-    pl = opt.omni_placement if opt is not None else None
-    if adapter is None or pl is None or pl.redundant_experts <= 0 or pl.adjust_interval is not None:
+    if adapter is None:
         return
-    release_before = getattr(adapter, "release_before", None)
-    if release_before is None or not adapter.supports_component("omni_placement") or release_before(plan, "v0.12.0rc1"):
-        return
-    yield diag(codes.OPTION_NOT_APPLIED,
-               f"`redundant_experts = {pl.redundant_experts}` is not written: vllm-ascend {plan.engine.version} reads "
-               "eplb_config.num_redundant_experts only with dynamic EPLB (eplb_config.dynamic_eplb)",
-               pl.span_of("redundant_experts"),
-               help="add `adjust_interval` to `omni_placement` (dynamic EPLB), or remove `redundant_experts`",
-               notes=["source: https://github.com/vllm-project/vllm-ascend/blob/v0.23.0/vllm_ascend/eplb/core/eplb_utils.py "
-                      "(n_redundant = num_redundant_experts if dynamic_eplb else 0)"],
-               path=("optimize", "omni_placement", "redundant_experts"))
+    seen = set()
+    for name, role in plan.roles():
+        rf = r.roles.get(name)
+        if rf is None or rf.eplb is None:
+            continue
+        for issue in adapter.eplb_lowering(plan, r, rf).issues:
+            block, key, path = _eplb_site(plan, role, issue.field)
+            span = block.span_of(key) if block is not None else None
+            message = issue.message.replace(f"`{issue.field} =", f"`{key} =") if key != issue.field else issue.message
+            if (issue.field, span) in seen:
+                continue
+            seen.add((issue.field, span))
+            if issue.effect == "refused":
+                code, severity = codes.OPTION_PRECONDITION, None
+            elif issue.effect == "ignored":
+                code, severity = codes.OPTION_NOT_APPLIED, None
+            else:
+                code, severity = codes.OPTION_ABSENT_IN_PIN, "info" if issue.honoured else None
+            yield diag(code, message, span, help=issue.help.replace(f"`{issue.field}`", f"`{key}`"),
+                       notes=[s if " " in s.split("/")[0] else f"source: {s}" for s in issue.source],
+                       path=path, severity=severity)
 
 
 def check_pinned_options(plan, r):
-    """Plan options the pinned Omni-Infer revision reads nowhere (SN4041, warning): each written
+    """Plan options the pinned Omni-Infer revision reads nowhere (SN4041, warning; its placement
+    interval is :func:`check_eplb_effective`'s): each written
     option whose ``[[knobs]]`` row says ``where = "none"``, a global-proxy policy its script does
     not know, and an INT8 KV cache (no switch at release_v0.3.0)."""
     from sncc.engines.registry import plan_adapter
@@ -118,8 +148,7 @@ def check_pinned_options(plan, r):
                     help=f"remove `{key}`", path=tuple(option.split(".")), severity="info" if honoured else None)
 
     if opt is not None:
-        for block, keys in (("omni_placement", ("adjust_interval",)), ("omni_attn", ("compress_ratio", "search")),
-                            ("omni_proxy", ("apc_aware",))):
+        for block, keys in (("omni_attn", ("compress_ratio", "search")), ("omni_proxy", ("apc_aware",))):
             node = getattr(opt, block)
             if node is None:
                 continue

@@ -86,7 +86,7 @@ class Manifest:
 
     ``arguments``: dashed name → :class:`ArgSpec`; ``additional_config``: dotted keys of
     ``--additional-config`` (vllm-ascend, Omni-Infer); ``env``: environment variables the
-    engine (or CANN, as its recipes use them) reads; ``model_extra_config``: Omni-Infer's
+    engine reads (its ``envs.py`` and, ``env_read_elsewhere``, any other module's literal reads); ``model_extra_config``: Omni-Infer's
     ``section.field`` keys.  ``source`` / ``regenerate``: where it came from and the command
     that rewrites it.
     """
@@ -168,7 +168,7 @@ def manifest_from_json(doc: Mapping[str, Any], where: str = "manifest") -> Manif
     return Manifest(engine=str(doc.get("engine", "")), version=str(doc.get("version", "")),
                     arguments=MappingProxyType(args),
                     additional_config=_names(doc.get("additional_config", ())),
-                    env=_names(doc.get("env", doc.get("env_vars", ()))),
+                    env=_names(doc.get("env", doc.get("env_vars", ()))) | _names(doc.get("env_read_elsewhere", ())),
                     model_extra_config=_names(doc.get("model_extra_config", doc.get("config_fields", ()))),
                     source=str(doc.get("source", "")), regenerate=str(doc.get("regenerate", "")))
 
@@ -371,6 +371,21 @@ class EngineAdapter:
     def _unpinned_vllm(self, version: str) -> str | None:
         """The vLLM of an unpinned release, when known (None: unknown)."""
         return None
+
+    def eplb_version(self, plan) -> str | None:
+        """The release whose ``[[eplb]]`` keys the plan gets: ``engine.version`` when it is a
+        version, else the pin it is built for."""
+        v = plan.engine.version
+        if v and _vkey(v) is not None:
+            return v
+        return self.choose(None if not v else v).pin.version
+
+    def eplb_lowering(self, plan, facts, rf):
+        """:func:`sncc.engines.eplb.lower_eplb` of role ``rf``: the release's keys for the role's
+        ``eplb`` settings, and the settings it cannot take (:class:`~sncc.engines.eplb.EplbLowering`)."""
+        from sncc.engines.eplb import lower_eplb
+
+        return lower_eplb(self, self.eplb_version(plan), rf, from_component=self.supports_component("omni_placement"))
 
     def launch_mode(self, disaggregated: bool) -> str:
         """``internal``, ``external`` or ``per-rank-env`` data parallelism for a role's servers

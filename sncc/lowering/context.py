@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sncc.lowering.hosts import PortBases, port_bases
-from sncc.lowering.roles import RoleSettings, role_settings
+from sncc.lowering.roles import RoleFacts, role_facts
 
 
 class LoweringError(ValueError):
@@ -28,7 +28,7 @@ class LowerCtx:
     ``vendor`` is ``ascend`` or ``nvidia``; ``per_node`` devices per node (None when unknown);
     ``nodes_available`` the plan's node count (None when it gives devices only and the node size
     is unknown); ``connector_id`` the effective P/D connector (None: aggregated or ``none``);
-    ``roles`` the :class:`~sncc.lowering.roles.RoleSettings` by name; ``slots`` the placement
+    ``roles`` the facts layer's :class:`~sncc.facts.model.RoleFacts` by name; ``slots`` the placement
     (:class:`~sncc.lowering.placement.InstanceSlot` list), set once placed.
     """
 
@@ -42,7 +42,7 @@ class LowerCtx:
     nodes_available: int | None
     is_moe: bool
     routed: int
-    roles: dict[str, RoleSettings]
+    roles: dict[str, RoleFacts]
     ports: PortBases
     connector_id: str | None
     notes: list[str] = field(default_factory=list)
@@ -100,7 +100,7 @@ def make_context(plan, resolved) -> LowerCtx:
         nodes = -(-hw.devices // per_node)
     else:
         nodes = None
-    roles = {n: role_settings(plan, n, is_moe, routed) for n, _ in plan.roles()}
+    roles = {n: role_facts(resolved, n) for n, _ in plan.roles()}
     cid = None
     if plan.disaggregated:
         kt = plan.kv_transfer

@@ -4,18 +4,21 @@ These are the arguments every server of a role shares: the YAML, the TOML and (f
 booleans) the launch command line carry exactly these (:mod:`sncc.emit.args` is the one rule).
 Engine-specific arguments (``additional-config``) are added by the adapter's lowering.
 
-Decisions (each derived value carries a note):
+The role's values are the facts layer's (:class:`~sncc.facts.model.RoleFacts`: parallelism,
+expert parallelism, budgets per DP rank, chunked prefill, graph mode, memory utilisation, the
+speculative setting in force), each with the note the facts give.  Decisions taken here:
 
 * **parallelism** — an instance is ``tp × dp × pp`` devices: ``tensor-parallel-size`` = tp,
-  ``data-parallel-size`` = dp (the plan's ``ep``: attention replicas), ``pipeline-parallel-size``
-  = pp, ``enable-expert-parallel`` when the model is MoE and ``tp × dp > 1``
+  ``data-parallel-size`` = dp (attention replicas), ``pipeline-parallel-size`` = pp,
+  ``enable-expert-parallel`` when the role runs expert parallelism
   (vLLM's FusedMoEParallelConfig: EP size = dp × tp).
 * **KV dtype** — vLLM's ``kv-cache-dtype`` takes ``auto``/``fp8``; an ``int8`` KV cache is
   ``auto`` here plus the engine's own key (vllm-ascend's legacy ``additional_config.kv_cache_dtype``).
-* **chunked prefill** — a P/D decode role receives prompts as KV and never prefills: on unless
-  the plan writes ``chunked_prefill = off`` (vLLM refuses ``max_num_batched_tokens <
-  max_model_len`` with chunked prefill off, ``SchedulerConfig.verify_max_model_len``); the
-  chunk becomes ``long-prefill-token-threshold``.
+* **chunked prefill** — ``enable-chunked-prefill`` as the facts decide (on for a P/D decode
+  role unless ``chunked_prefill = off``); the chunk becomes ``long-prefill-token-threshold``.
+* **speculative decoding** — ``speculative-config`` per role, from the setting in force for it.
+* **expert-load balancing** — the adapter's spelling for the pinned release (vLLM:
+  ``enable-eplb`` + ``eplb-config``; vllm-ascend and Omni-Infer write theirs elsewhere).
 * **rope scaling** — ``model.rope_scaling`` becomes ``hf-overrides``: ``{"rope_scaling": ...}``
   before vLLM 0.12, ``{"rope_parameters": ...}`` from 0.12 (domain-facts §3.1), with
   ``original_max_position_embeddings`` = the model's native context.
@@ -29,11 +32,10 @@ from __future__ import annotations
 from sncc.engines.base import DRAFT_CHECKPOINT_METHODS
 from sncc.lowering.context import LowerCtx, LoweringError
 from sncc.lowering.deployment import Arg
-from sncc.lowering.roles import RoleSettings
+from sncc.lowering.roles import RoleFacts
 
 #: first vLLM release whose ``hf-overrides`` RoPE object is ``rope_parameters`` (domain-facts §3.1)
 ROPE_PARAMETERS_SINCE = "0.12.0"
-
 
 
 def num(x):
@@ -41,35 +43,6 @@ def num(x):
     if isinstance(x, float) and not isinstance(x, bool) and x.is_integer():
         return int(x)
     return x
-
-
-def graph_mode(plan, name: str) -> tuple[bool, str]:
-    """(the role runs captured graphs, why): the role's ``graph_mode``, else eager for prefill."""
-    role = dict(plan.roles())[name]
-    if role.graph_mode is not None:
-        return role.graph_mode, f"plan {name}.graph_mode = {str(role.graph_mode).lower()}"
-    return name != "prefill", ("default: eager for prefill" if name == "prefill" else f"default: graph mode for {name}")
-
-
-def chunked_prefill(plan, name: str) -> tuple[bool, str]:
-    """(chunked prefill on, why); see the module docstring."""
-    role = dict(plan.roles())[name]
-    if role.chunked_prefill is not None:
-        return True, f"plan {name}.chunked_prefill = {role.chunked_prefill}"
-    if name == "decode" and plan.disaggregated and role.is_default("chunked_prefill"):
-        return True, ("decode receives prompts as KV and never prefills; on so vLLM accepts "
-                      "max_num_batched_tokens < max_model_len (set chunked_prefill = off to turn it off)")
-    return False, f"plan {name}.chunked_prefill = off" + (" (default)" if role.is_default("chunked_prefill") else "")
-
-
-def memory_utilization(plan, name: str) -> tuple[float, str]:
-    """(gpu-memory-utilization, why): the role's value, else hardware.memory_utilization."""
-    role = dict(plan.roles())[name]
-    if role.memory_utilization is not None:
-        return role.memory_utilization, f"plan {name}.memory_utilization"
-    hw = plan.hardware
-    return hw.memory_utilization, ("hardware.memory_utilization" if not hw.is_default("memory_utilization")
-                                   else "sncc default (vllm-ascend docs use 0.9)")
 
 
 def hf_overrides(ctx: LowerCtx) -> tuple[dict | None, str]:
@@ -100,7 +73,7 @@ def hf_overrides(ctx: LowerCtx) -> tuple[dict | None, str]:
                                               " add the checkpoint's if your vLLM drops it)")
 
 
-def role_args(ctx: LowerCtx, rs: RoleSettings) -> list[Arg]:
+def role_args(ctx: LowerCtx, rs: RoleFacts) -> list[Arg]:
     """The generic role-level arguments of role ``rs`` (see the module docstring), in output order."""
     from sncc import catalog
 
@@ -126,48 +99,66 @@ def role_args(ctx: LowerCtx, rs: RoleSettings) -> list[Arg]:
     hf, hf_note = hf_overrides(ctx)
     if hf:
         out.append(Arg("hf-overrides", hf, hf_note))
-    layout = f"one instance = tp × ep × pp = {rs.tp} × {rs.dp} × {rs.pp} = {rs.devices} devices"
+    layout = f"one instance = tp × dp × pp = {rs.tp} × {rs.dp} × {rs.pp} = {rs.devices} devices"
     out.append(Arg("tensor-parallel-size", rs.tp, f"plan {name}.tp; {layout}"))
     if not ctx.adapter.data.get("dp_from_env"):
-        out.append(Arg("data-parallel-size", rs.dp, f"plan {name}.ep (attention data-parallel replicas)"))
+        out.append(Arg("data-parallel-size", rs.dp, f"plan {name}: {rs.notes.get('dp', 'dp')}; attention data-parallel replicas"))
     out.append(Arg("pipeline-parallel-size", rs.pp, f"plan {name}.pp"))
     if rs.expert_parallel:
-        out.append(Arg("enable-expert-parallel", True, rs.expert_parallel_note))
-    graph, gnote = graph_mode(plan, name)
-    if not graph:
-        out.append(Arg("enforce-eager", True, gnote))
+        out.append(Arg("enable-expert-parallel", True, rs.notes.get("expert_parallel", "")))
+    if not rs.graph_mode:
+        out.append(Arg("enforce-eager", True, rs.notes.get("graph_mode", "")))
     out.append(Arg("block-size", plan.kv_cache.block_size, "plan kv_cache.block_size"))
-    mu, mu_note = memory_utilization(plan, name)
-    out.append(Arg("gpu-memory-utilization", num(float(mu)), mu_note))
+    out.append(Arg("gpu-memory-utilization", num(float(rs.memory_utilization)), rs.notes.get("memory_utilization", "")))
     kv = resolved.kv_dtype
     out.append(Arg("kv-cache-dtype", "fp8" if kv == "fp8" else "auto", f"plan kv_cache.dtype resolves to {kv}"))
-    role = dict(plan.roles())[name]
-    out.append(Arg("max-num-seqs", role.max_num_seqs,
+    out.append(Arg("max-num-seqs", rs.max_num_seqs,
                    f"per DP rank; × {rs.dp} × {rs.instances} instance{'s' if rs.instances != 1 else ''} "
-                   f"= {role.max_num_seqs * rs.dp * rs.instances} sequences"))
-    out.append(Arg("max-num-batched-tokens", role.max_num_batched_tokens, f"plan {name}.max_num_batched_tokens"))
-    cp, cp_note = chunked_prefill(plan, name)
-    out.append(Arg("enable-chunked-prefill", cp, cp_note))
-    if role.chunked_prefill is not None:
-        out.append(Arg("long-prefill-token-threshold", role.chunked_prefill,
-                       "prompt tokens of one request per step (the chunk)"))
+                   f"= {rs.max_num_seqs * rs.dp * rs.instances} sequences"))
+    out.append(Arg("max-num-batched-tokens", rs.max_num_batched_tokens, f"plan {name}.max_num_batched_tokens (per DP rank)"))
+    out.append(Arg("enable-chunked-prefill", rs.enable_chunked_prefill, rs.notes.get("enable_chunked_prefill", "")))
+    if rs.chunk is not None:
+        out.append(Arg("long-prefill-token-threshold", rs.chunk, "prompt tokens of one request per step (the chunk)"))
     g = plan.graph
-    if graph and g is not None and (g.cudagraph_mode or g.capture_sizes):
+    if rs.graph_mode and g is not None and (g.cudagraph_mode or g.capture_sizes):
         cc: dict = {}
         if g.cudagraph_mode:
             cc["cudagraph_mode"] = g.cudagraph_mode.upper()
         if g.capture_sizes:
             cc["cudagraph_capture_sizes"] = list(g.capture_sizes)
         out.append(Arg("compilation-config", cc, "plan graph.cudagraph_mode / capture_sizes"))
-    sp = rs.speculative
-    if sp is not None:
-        method = ctx.adapter.data.get("speculative_methods", {}).get(sp.method, sp.method)
-        spec: dict = {"method": method, "num_speculative_tokens": sp.draft_tokens}
-        note = f"plan speculative {{ method = {sp.method}  draft_tokens = {sp.draft_tokens} }}"
-        if sp.model:
-            spec["model"] = sp.model
-        elif sp.method in DRAFT_CHECKPOINT_METHODS:
-            raise LoweringError(f"speculative method `{sp.method}` needs the draft checkpoint: set speculative.model "
-                                "(vLLM refuses to start without speculative_config.model)", ("speculative", "model"))
-        out.append(Arg("speculative-config", spec, note))
+    spec = speculative_config(ctx, rs)
+    if spec is not None:
+        out.append(spec)
+    out += eplb_args(ctx, rs)
     return out
+
+
+def speculative_config(ctx: LowerCtx, rs: RoleFacts) -> Arg | None:
+    """``--speculative-config`` of role ``rs`` from the speculative setting in force for it (the
+    role's ``speculative`` block merged over the plan's; None when off for the role).  Raises
+    :class:`LoweringError` for a drafter method without its checkpoint."""
+    sp = rs.speculative
+    if sp is None:
+        return None
+    method = ctx.adapter.data.get("speculative_methods", {}).get(sp.method, sp.method)
+    spec: dict = {"method": method, "num_speculative_tokens": sp.draft_tokens}
+    own = dict(ctx.plan.roles())[rs.name].speculative is not None
+    where = f"{rs.name}.speculative" + (" over the plan's" if own and ctx.plan.speculative is not None else "") \
+        if own else "plan speculative"
+    note = f"{where} {{ method = {sp.method}  draft_tokens = {sp.draft_tokens} }}"
+    if sp.model:
+        spec["model"] = sp.model
+    elif sp.method in DRAFT_CHECKPOINT_METHODS:
+        raise LoweringError(f"speculative method `{sp.method}` needs the draft checkpoint: set speculative.model "
+                            "(vLLM refuses to start without speculative_config.model)",
+                            ((rs.name,) if own else ()) + ("speculative", "model"))
+    return Arg("speculative-config", spec, note)
+
+
+def eplb_args(ctx: LowerCtx, rs: RoleFacts) -> list[Arg]:
+    """The role's expert-load-balancing arguments in the pinned release's own spelling (the
+    adapter's :meth:`~sncc.engines.base.EngineAdapter.eplb_lowering`; vLLM: ``--enable-eplb``
+    and ``--eplb-config``)."""
+    low = ctx.adapter.eplb_lowering(ctx.plan, ctx.resolved, rs)
+    return [Arg(name, value, low.note) for name, value in low.args]

@@ -4,8 +4,10 @@ Shared, in order: collective communication (Ascend: ``HCCL_BUFFSIZE``, ``HCCL_CO
 ``HCCL_EXEC_TIMEOUT``; nothing on NVIDIA), the engine's own variables (the adapter's
 :meth:`runtime_env`: vllm-ascend option switches, Omni-Infer's ``pd_run.sh`` set), then every
 remaining plan ``env`` entry by name.  A plan ``env`` value replaces sncc's value of the same
-name in place.  Device visibility is per process (each server's slice), mapped through a plan
-``ASCEND_RT_VISIBLE_DEVICES`` / ``CUDA_VISIBLE_DEVICES`` mask when the plan gives one.
+name in place.  A role's own ``env { }`` entries (:func:`role_env`) go into each of its servers'
+env file, after ``env/common.sh``, so they win for that role only.  Device visibility is per
+process (each server's slice), mapped through the ``ASCEND_RT_VISIBLE_DEVICES`` /
+``CUDA_VISIBLE_DEVICES`` mask in force for the role when there is one.
 
 Per node: ``VLLM_HOST_IP`` (vLLM's ``get_ip``, which the KV connectors advertise), on Ascend
 ``HCCL_IF_IP``, and with more than one node the interface variables ``GLOO_SOCKET_IFNAME``,
@@ -28,7 +30,12 @@ ASCEND_NIC_VARS = ("GLOO_SOCKET_IFNAME", "TP_SOCKET_IFNAME", "HCCL_SOCKET_IFNAME
 
 
 def plan_env(ctx: LowerCtx) -> dict[str, str]:
-    """The plan's ``env`` entries.  Raises :class:`LoweringError` for a name that is not a shell identifier."""
+    """The plan-level ``env`` entries.  Raises :class:`LoweringError` for a name (plan- or
+    role-level) that is not a shell identifier."""
+    for name, role in ctx.plan.roles():
+        for k in sorted(role.env):
+            if not _ENV_NAME.match(k):
+                raise LoweringError(f"env name `{k}` is not a valid shell variable name", (name, "env", k))
     env = dict(ctx.plan.env)
     for k in sorted(env):
         if not _ENV_NAME.match(k):
@@ -36,21 +43,39 @@ def plan_env(ctx: LowerCtx) -> dict[str, str]:
     return env
 
 
-def device_mask(ctx: LowerCtx) -> list[str] | None:
-    """The plan's visible-devices mask (``ASCEND_RT_VISIBLE_DEVICES`` / ``CUDA_VISIBLE_DEVICES``) as a
-    list of device ids, or None; server slices index into it."""
-    var = "CUDA_VISIBLE_DEVICES" if ctx.vendor == "nvidia" else "ASCEND_RT_VISIBLE_DEVICES"
-    raw = ctx.plan.env.get(var)
+def mask_var(ctx: LowerCtx) -> str:
+    """The visible-devices variable of the vendor: ``CUDA_VISIBLE_DEVICES`` or ``ASCEND_RT_VISIBLE_DEVICES``."""
+    return "CUDA_VISIBLE_DEVICES" if ctx.vendor == "nvidia" else "ASCEND_RT_VISIBLE_DEVICES"
+
+
+def device_mask(ctx: LowerCtx, rs) -> list[str] | None:
+    """The visible-devices mask in force for role ``rs`` (its ``env``, else the plan's) as a list
+    of device ids, or None; server slices index into it."""
+    raw = rs.env_value(mask_var(ctx))
     if raw is None:
         return None
     return [x.strip() for x in str(raw).split(",") if x.strip()]
 
 
+def role_env(ctx: LowerCtx, rs) -> tuple[EnvVar, ...]:
+    """The variables role ``rs`` sets in its own ``env { }`` block (over the plan's), exported in
+    each of its servers' env file after ``env/common.sh`` so that they win; the visible-devices
+    mask is applied per server slice instead."""
+    common = set(ctx.plan.env)
+    out = []
+    for k in sorted(rs.env):
+        v = rs.env[k]
+        if v.origin != rs.name or k == mask_var(ctx):
+            continue
+        note = f"from {rs.name}.env" + (" (over the plan env in env/common.sh)" if k in common else "")
+        out.append(EnvVar(k, str(v.value), note, f"{rs.name} env"))
+    return tuple(out)
+
+
 def common_env(ctx: LowerCtx) -> tuple[EnvVar, ...]:
     """The shared ``export`` lines (see the module docstring)."""
     overrides = plan_env(ctx)
-    mask_var = "CUDA_VISIBLE_DEVICES" if ctx.vendor == "nvidia" else "ASCEND_RT_VISIBLE_DEVICES"
-    overrides.pop(mask_var, None)   # applied per server slice
+    overrides.pop(mask_var(ctx), None)   # applied per server slice
     out: list[EnvVar] = []
 
     def put(section: str, name: str, value: str, note: str = "") -> None:
@@ -94,9 +119,10 @@ def node_env(ctx: LowerCtx, k: int, nodes_total: int) -> tuple[EnvVar, ...]:
     return tuple(out)
 
 
-def map_devices(ctx: LowerCtx, devices: tuple[int, ...]) -> str:
-    """The visible-devices value of a server slice: the slice's indices through the plan's mask."""
-    mask = device_mask(ctx)
+def map_devices(ctx: LowerCtx, rs, devices: tuple[int, ...]) -> str:
+    """The visible-devices value of a server slice of role ``rs``: the slice's indices through
+    the mask in force for the role."""
+    mask = device_mask(ctx, rs)
     if mask is None:
         return ",".join(map(str, devices))
     return ",".join(mask[d] if d < len(mask) else str(d) for d in devices)

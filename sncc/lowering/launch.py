@@ -25,10 +25,10 @@ import re
 from sncc.lowering.context import LowerCtx, LoweringError
 from sncc.lowering.deployment import (Arg, EnvVar, InstanceDeployment, RankDeployment, Required, ServerProcess,
                                       ShellValue)
-from sncc.lowering.env import map_devices
+from sncc.lowering.env import map_devices, mask_var
 from sncc.lowering.hosts import NIC_VAR, address_var
 from sncc.lowering.placement import InstanceSlot
-from sncc.lowering.roles import RoleSettings
+from sncc.lowering.roles import RoleFacts
 
 
 class PortCounter:
@@ -76,10 +76,6 @@ def kv_base(ctx: LowerCtx, conn) -> int | None:
     return max(DEFAULT_KV_PORT, int(floor)) if floor else DEFAULT_KV_PORT
 
 
-def _visible_var(ctx: LowerCtx) -> str:
-    return "CUDA_VISIBLE_DEVICES" if ctx.vendor == "nvidia" else "ASCEND_RT_VISIBLE_DEVICES"
-
-
 def _addr(k: int) -> ShellValue:
     return ShellValue("{" + address_var(k) + "}")
 
@@ -89,7 +85,7 @@ def _req_node(k: int, what: str) -> Required:
     return Required(v, f"set {v} to the address of node {k} ({what})")
 
 
-def instance_processes(ctx: LowerCtx, rs: RoleSettings, slot: InstanceSlot, ports: PortCounter, conn,
+def instance_processes(ctx: LowerCtx, rs: RoleFacts, slot: InstanceSlot, ports: PortCounter, conn,
                        kv_rank: int | None, nodes_total: int) -> InstanceDeployment:
     """The :class:`InstanceDeployment` of ``slot`` with its server processes (see the module docstring)."""
     mode = ctx.adapter.launch_mode(ctx.plan.disaggregated)
@@ -100,7 +96,7 @@ def instance_processes(ctx: LowerCtx, rs: RoleSettings, slot: InstanceSlot, port
     kv_port = ports.kv(rs.devices) if conn is not None else None
     ranks: list[RankDeployment] = []
     procs: list[ServerProcess] = []
-    visible = _visible_var(ctx)
+    visible = mask_var(ctx)
     base_required = [_req_node(master, f"the DP master of {rs.name} instance {slot.index}")]
     nic = [Required(NIC_VAR, f"set {NIC_VAR} to the network interface of the cluster network "
                              "(the dev field of: ip -4 route list 0/0)")] if nodes_total > 1 else []
@@ -124,7 +120,7 @@ def instance_processes(ctx: LowerCtx, rs: RoleSettings, slot: InstanceSlot, port
             elif rpc is not None:
                 flags.append(Arg("data-parallel-rpc-port", rpc, "DP RPC port of this instance (unique per node)"))
             name = f"{rs.name}-{slot.index}-node{node}"
-            env = [EnvVar(visible, map_devices(ctx, devs), f"{_n(len(devs), 'device')} of node {node}")]
+            env = [EnvVar(visible, map_devices(ctx, rs, devs), f"{_n(len(devs), 'device')} of node {node}")]
             procs.append(_finish(ctx, rs, slot, name, node, tuple(x.dp_rank for x in local), devs, port, flags, env,
                                  conn, kv_port, kv_rank, base_required + nic, mode))
     else:
@@ -132,7 +128,7 @@ def instance_processes(ctx: LowerCtx, rs: RoleSettings, slot: InstanceSlot, port
             port = ports.api(r.node)
             ranks.append(RankDeployment(r.dp_rank, r.node, r.devices, port))
             flags = [Arg("port", port, f"API port of DP rank {r.dp_rank}")]
-            env = [EnvVar(visible, map_devices(ctx, r.devices), f"DP rank {r.dp_rank}: {_n(per_rank, 'device')} of node {r.node}")]
+            env = [EnvVar(visible, map_devices(ctx, rs, r.devices), f"DP rank {r.dp_rank}: {_n(per_rank, 'device')} of node {r.node}")]
             if mode == "per-rank-env":
                 flags += [Arg("data-parallel-size", 1, "one engine core per server (start_api_servers.py)"),
                           Arg("data-parallel-size-local", 1, "one engine core per server"),
@@ -152,11 +148,13 @@ def instance_processes(ctx: LowerCtx, rs: RoleSettings, slot: InstanceSlot, port
                               dp_master_node=master, dp_rpc_port=rpc, kv_port=kv_port, processes=tuple(procs))
 
 
-def _finish(ctx: LowerCtx, rs: RoleSettings, slot: InstanceSlot, name: str, node: int, dp_ranks: tuple[int, ...],
+def _finish(ctx: LowerCtx, rs: RoleFacts, slot: InstanceSlot, name: str, node: int, dp_ranks: tuple[int, ...],
             devs: tuple[int, ...], port: int | None, flags: list[Arg], env: list[EnvVar], conn, kv_port: int | None,
             kv_rank: int | None, required: list[Required], mode: str) -> ServerProcess:
+    from sncc.lowering.env import role_env
+
     req = list(required) + list(ctx.adapter.required_vars(ctx, rs))
-    env = list(ctx.adapter.role_env(ctx, rs, slot.index)) + env
+    env = list(ctx.adapter.role_env(ctx, rs, slot.index)) + env + list(role_env(ctx, rs))
     if node != slot.nodes[0]:
         req.append(_req_node(node, "this node"))
     if conn is not None:
@@ -213,7 +211,7 @@ def _ranks(xs: tuple[int, ...]) -> str:
     return ",".join(map(str, xs))
 
 
-def kv_transfer(ctx: LowerCtx, rs: RoleSettings, name: str, node: int, dp_ranks: tuple[int, ...], conn,
+def kv_transfer(ctx: LowerCtx, rs: RoleFacts, name: str, node: int, dp_ranks: tuple[int, ...], conn,
                 kv_port: int | None, kv_rank: int | None) -> tuple[dict, list[EnvVar], list[Required]]:
     """(``--kv-transfer-config`` object, extra env, required variables) of one process.
 

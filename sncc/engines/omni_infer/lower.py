@@ -9,7 +9,8 @@ Per role:
   ``optimize.superkernel_layers > 0``), ``enable_prefill_micro_batch`` (prefill,
   ``optimize.micro_batch = 2``), ``decode_gear_list`` (``graph.decode_gears``),
   ``use_a3_high_performance_cann = false`` off Atlas A3 (the A2 test configs);
-* ``omni_placement.<role>.yaml`` when ``optimize.omni_placement`` is set on a MoE role;
+* ``omni_placement.<role>.yaml`` when the role has ``eplb`` settings (or the seeds'
+  ``optimize.omni_placement``) and runs expert parallelism;
 * ``--additional-config``: ``graph_model_compile_config`` (``level = 1`` for graph roles, as the
   server template; ``use_ge_graph_cached`` for ``optimize.graph_cache``; ``decode_gear_list``),
   ``enable_omni_attn`` on every role when ``optimize.omni_attn`` is set;
@@ -27,9 +28,7 @@ from sncc.lowering.hosts import address_var
 
 
 def _graph(ctx, name: str) -> bool:
-    from sncc.lowering.engine_args import graph_mode
-
-    return graph_mode(ctx.plan, name)[0]
+    return ctx.roles[name].graph_mode
 
 
 def _knob_roles(ctx, option: str) -> tuple[str, ...]:
@@ -37,10 +36,9 @@ def _knob_roles(ctx, option: str) -> tuple[str, ...]:
 
 
 def placement_on(ctx, rs) -> bool:
-    """True when role ``rs`` runs OmniPlacement (the plan sets ``omni_placement`` and the role
-    spreads experts by expert parallelism)."""
-    opt = ctx.plan.optimize
-    return opt is not None and opt.omni_placement is not None and rs.expert_parallel
+    """True when role ``rs`` runs OmniPlacement: it has ``eplb`` settings in force (``eplb { }``
+    or the seeds' ``optimize.omni_placement``) and spreads experts by expert parallelism."""
+    return rs.eplb is not None and rs.expert_parallel
 
 
 def extra_args(ctx, rs) -> list[Arg]:
@@ -94,16 +92,20 @@ def model_extra_config(ctx, rs) -> dict:
 
 
 def placement_config(ctx, rs) -> dict:
-    """The OmniPlacement YAML object of role ``rs`` (keys read at release_v0.3.0; no
-    ``pattern_path``: OmniPlacement then starts from its base pattern for the rank count)."""
+    """The OmniPlacement YAML object of role ``rs``: ``max_moe_layer_num`` (the model's MoE
+    layers), the role's ``eplb`` settings in OmniPlacement's keys (``enable_dynamic``,
+    ``max_redundant_per_rank``: :mod:`sncc.engines.eplb`), ``max_redundant_per_expert = 1`` and
+    ``enable_dump = false`` as Omni-Infer's test configs; no ``pattern_path``: OmniPlacement then
+    starts from its base pattern for the rank count."""
     arch = ctx.resolved.arch
     moe_layers = int(getattr(arch, "n_moe_layers", 0) or 0) if arch is not None else 0
-    pl = ctx.plan.optimize.omni_placement
+    low = ctx.adapter.eplb_lowering(ctx.plan, ctx.resolved, rs)
+    keys = dict(low.placement)
     return {
         "max_moe_layer_num": moe_layers,
-        "enable_dynamic": pl.adjust_interval is not None and rs.name != "prefill",
+        "enable_dynamic": bool(keys.get("enable_dynamic", False)),
         "max_redundant_per_expert": 1,
-        "max_redundant_per_rank": pl.redundant_experts,
+        "max_redundant_per_rank": int(keys.get("max_redundant_per_rank", 0)),
         "enable_dump": False,
     }
 

@@ -67,6 +67,12 @@ class VllmAscendAdapter(EngineAdapter):
 
         return runtime_env(ctx)
 
+    def role_env(self, ctx, rs, instance: int) -> list:
+        """:func:`sncc.engines.vllm_ascend.lower.role_env`."""
+        from sncc.engines.vllm_ascend.lower import role_env
+
+        return role_env(ctx, rs)
+
     def kv_connector_extra(self, ctx, conn, rs) -> dict:
         """:func:`sncc.engines.vllm_ascend.lower.kv_connector_extra`."""
         from sncc.engines.vllm_ascend.lower import kv_connector_extra

@@ -4,11 +4,11 @@
 
 * ``kv_cache_dtype = "int8"`` for an INT8 KV cache before v0.12.0rc1 (later releases take C8 from
   the weights' ModelSlim quant config);
-* redundant experts: ``init_redundancy_expert`` (the instance's total) before v0.12 — read by
-  the fused-MoE ops directly (v0.11.0 ``ops/common_fused_moe.py``); from v0.12
-  ``eplb_config.num_redundant_experts`` only together with ``eplb_config.dynamic_eplb`` (v0.23.0
-  ``eplb/core/eplb_utils.py``: the count is 0 unless dynamic EPLB is on), written when the plan
-  asks for dynamic placement (``omni_placement.adjust_interval``), else nothing (check SN4015);
+* the role's ``eplb`` settings in the release's keys (``[[eplb]]`` rows of ``data/pins.toml``,
+  :mod:`sncc.engines.eplb`): ``init_redundancy_expert`` / ``dynamic_eplb`` /
+  ``num_iterations_eplb_update`` on v0.11.0-v0.13.x, ``eplb_config.*`` from v0.14.0rc1 (where
+  redundant experts are inert without ``dynamic_eplb``: not written, check SN4015); run-time
+  rebalancing also exports ``DYNAMIC_EPLB=true`` for the role (:func:`role_env`);
 * TorchAir graphs (``graph { mode = torchair }``, v0.9.x-v0.11.x, graph roles only):
   ``torchair_graph_config.enabled``, and with ``optimize.graph_cache`` both ``use_cached_graph``
   and ``use_cached_kv_cache_bytes`` (v0.11.0 ascend_config.py: the cached graph is rebuilt unless
@@ -34,8 +34,6 @@ def _put(d: dict, path: tuple[str, ...], value) -> None:
 
 def additional_config(ctx, rs) -> tuple[dict, list[str]]:
     """(the role's ``--additional-config`` object, notes), see the module docstring."""
-    from sncc.lowering.engine_args import graph_mode
-
     plan, resolved = ctx.plan, ctx.resolved
     legacy = release_before(plan, V012)
     ac: dict = {}
@@ -43,16 +41,12 @@ def additional_config(ctx, rs) -> tuple[dict, list[str]]:
     if resolved.kv_dtype == "int8" and legacy:
         ac["kv_cache_dtype"] = "int8"
         notes.append("kv_cache_dtype: vllm-ascend C8 KV cache (v0.9.1-v0.11.x key)")
-    if rs.redundant_experts:
-        pl = plan.optimize.omni_placement if plan.optimize is not None else None
-        if legacy:
-            ac["init_redundancy_expert"] = rs.redundant_experts
-            notes.append(f"init_redundancy_expert: {rs.redundant_experts_note}")
-        elif pl is not None and pl.adjust_interval is not None:
-            ac["eplb_config"] = {"dynamic_eplb": True, "num_redundant_experts": rs.redundant_experts}
-            notes.append(f"eplb_config: dynamic EPLB with {rs.redundant_experts_note}")
-    graph, _ = graph_mode(plan, rs.name)
-    if graph and ctx.adapter.torchair_mode(plan):
+    eplb = ctx.adapter.eplb_lowering(plan, resolved, rs)
+    for path, value in leaves(eplb.additional_config):
+        _put(ac, path, value)
+    if eplb.note:
+        notes.append(eplb.note)
+    if rs.graph_mode and ctx.adapter.torchair_mode(plan):
         tg: dict = {"enabled": True}
         opt = plan.optimize
         if opt is not None and opt.graph_cache:
@@ -94,6 +88,16 @@ def runtime_env(ctx) -> list:
                 out.append(EnvVar(name, value, f"plan optimize.{use.option} = {use.value}: {sp.name} ({sp.releases})"
                                   + (f"; {sp.notes}" if sp.notes else ""), sec))
     return out
+
+
+def role_env(ctx, rs) -> list:
+    """The role's own engine variables: ``DYNAMIC_EPLB=true`` when it rebalances experts at run
+    time (the release's ``[[eplb]]`` row)."""
+    from sncc.lowering.deployment import EnvVar
+
+    low = ctx.adapter.eplb_lowering(ctx.plan, ctx.resolved, rs)
+    return [EnvVar(k, v, "run-time expert-load balancing of this role", f"{rs.name} expert-load balancing")
+            for k, v in low.env]
 
 
 def kv_connector_extra(ctx, conn, rs) -> dict:
