@@ -108,8 +108,9 @@ class Compilation:
         try:
             return lower(self.plan, self.resolved, plan_file=self.source.name), []
         except LoweringError as e:
-            return None, [diag(codes.DEPLOYMENT_IMPOSSIBLE, str(e), _span_of_path(self.plan, e.path),
-                               help="see `sncc explain SN4042`", path=e.path)]
+            code = e.code or codes.DEPLOYMENT_IMPOSSIBLE
+            return None, [diag(code, str(e), _span_of_path(self.plan, e.path),
+                               help=f"see `sncc explain {code.code}`", path=e.path)]
 
     @property
     def deployment(self):

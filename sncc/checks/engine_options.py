@@ -55,8 +55,10 @@ def _related(plan, resolved, rule: str, role_name: str | None) -> list[Related]:
         g = plan.graph
         if g is not None and g.mode is not None:
             out.append(Related(g.span_of("mode"), f"graph mode `{g.mode}`"))
-    elif rule == "no_speculative" and plan.speculative is not None:
-        out.append(Related(plan.speculative.span_of("method") or plan.speculative.name_span, "speculative decoding"))
+    elif rule == "no_speculative":
+        sp = next((rf.speculative for rf in resolved.roles.values() if rf.speculative is not None), None)
+        if sp is not None:
+            out.append(Related(sp.span_of("method"), "speculative decoding"))
     elif rule in ("moe_w8a8",):
         out.append(Related(getattr(resolved, "quant_span", None) or plan.model.name_span, "model and weights"))
     elif rule in ("mla", "deepseek_type"):

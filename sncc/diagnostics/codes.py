@@ -176,6 +176,15 @@ CONFLICTING_KEYS = _code(
     "`eplb` (per instance) or in `optimize.omni_placement` (per device), not both.",
     "workload { requests = 1000  rate = 8  concurrency = 64 ... }",
     "workload { requests = 1000  rate = 8 ... }")
+HOSTS_ADDRESSES = _code(
+    "SN2040", "hosts-addresses-mismatch", "error", "`hosts.addresses` cannot name every node of the deployment",
+    "Node k of the deployment (in the order `sncc build` lays out instances: prefill, then decode, then "
+    "serve; `sncc build` prints which servers each node runs) is `hosts.addresses[k]`. The list must name every node "
+    "the deployment uses, and a literal address may not be given to two nodes. `env(\"NAME\")` entries are "
+    "read when the scripts run. Without `hosts`, every launch script takes `NODE_<k>_IP` from its caller "
+    "instead and stops with a message when it is unset.",
+    'hardware { system = "atlas-800-a2"  nodes = 2 }\nhosts { addresses = ["10.0.0.1"] }',
+    'hardware { system = "atlas-800-a2"  nodes = 2 }\nhosts { addresses = ["10.0.0.1", env("NODE1_IP")] }')
 IMPORT_HOLDS_PLAN = _code(
     "SN2014", "imported-plan", "error", "an imported file holds a `plan` block",
     "Imported files hold shared definitions — top-level `hardware`, `model`, `engine`, `gateway`, "
@@ -406,6 +415,16 @@ DEPLOYMENT_IMPOSSIBLE = _code(
     "facts for the chosen KV connector on the pinned release. This error cannot be suppressed for `sncc build`.",
     'hardware { system = "atlas-800-a2"  nodes = 2 }\nserve { devices = 12  tp = 6  ep = 2 }',
     'hardware { system = "atlas-800-a2"  nodes = 2 }\nserve { devices = 16  tp = 8  ep = 2 }')
+
+PORT_CONFLICT = _code(
+    "SN4043", "port-conflict", "error", "two servers of the deployment would listen on the same port of a node",
+    "Every server on a node takes its own API port (`hosts.port` and up), every multi-rank instance its own "
+    "data-parallel RPC port (`hosts.dp_rpc_port` and up), every P/D instance a range of KV-transfer ports "
+    "(`hosts.kv_port` and up, one per device of the instance under Mooncake's rule), and the proxy "
+    "`hosts.proxy_port` on node 0. Two of these on the same port of a node fail at start-up with "
+    "\"address already in use\". Move one base so the ranges do not overlap.",
+    'hosts { port = 9000  proxy_port = 9000 }',
+    'hosts { port = 8000  proxy_port = 9000 }')
 
 # --- SN5xxx scheduler and context -----------------------------------------
 CHUNK_EXCEEDS_BUDGET = _code(

@@ -13,12 +13,14 @@ from sncc.lowering.roles import RoleFacts, role_facts
 class LoweringError(ValueError):
     """The plan cannot be lowered to a runnable deployment; the message is one line.
 
-    ``path`` is the logical plan path the problem is about (for the diagnostic's location).
+    ``path`` is the logical plan path the problem is about (for the diagnostic's location);
+    ``code`` the diagnostic code (:data:`~sncc.diagnostics.codes.DEPLOYMENT_IMPOSSIBLE` when None).
     """
 
-    def __init__(self, message: str, path: tuple[str, ...] = ()) -> None:
+    def __init__(self, message: str, path: tuple[str, ...] = (), code=None) -> None:
         super().__init__(" ".join(str(message).split()))
         self.path = path
+        self.code = code
 
 
 @dataclass

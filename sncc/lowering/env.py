@@ -10,8 +10,10 @@ process (each server's slice), mapped through the ``ASCEND_RT_VISIBLE_DEVICES`` 
 ``CUDA_VISIBLE_DEVICES`` mask in force for the role when there is one.
 
 Per node: ``VLLM_HOST_IP`` (vLLM's ``get_ip``, which the KV connectors advertise), on Ascend
-``HCCL_IF_IP``, and with more than one node the interface variables ``GLOO_SOCKET_IFNAME``,
-``TP_SOCKET_IFNAME``, ``HCCL_SOCKET_IFNAME`` (vllm-ascend multi-node tutorials, domain-facts §3.6).
+``HCCL_IF_IP``, and with more than one node the interface variables of the vendor
+(``sncc/engines/data/runtime_env.toml`` ``[nic]``: ``GLOO_SOCKET_IFNAME``, ``TP_SOCKET_IFNAME``,
+``HCCL_SOCKET_IFNAME`` on Ascend, ``GLOO_SOCKET_IFNAME`` and ``NCCL_SOCKET_IFNAME`` on NVIDIA),
+set to ``hosts.nic`` or ``$SNCC_NIC``.
 No client secret is ever exported: the engines do not read the gateway's key.
 """
 
@@ -25,8 +27,6 @@ from sncc.lowering.hosts import NIC_VAR, address_var, node_nic
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
-#: interface variables vllm-ascend's multi-node tutorials set on every node
-ASCEND_NIC_VARS = ("GLOO_SOCKET_IFNAME", "TP_SOCKET_IFNAME", "HCCL_SOCKET_IFNAME")
 
 
 def plan_env(ctx: LowerCtx) -> dict[str, str]:
@@ -110,12 +110,15 @@ def node_env(ctx: LowerCtx, k: int, nodes_total: int) -> tuple[EnvVar, ...]:
     out = [EnvVar("VLLM_HOST_IP", addr, "the address vLLM and its KV connectors advertise", sec)]
     if ctx.ascend:
         out.append(EnvVar("HCCL_IF_IP", addr, "HCCL's interface address on this node", sec))
-    if nodes_total > 1 and ctx.ascend:
+    if nodes_total > 1:
+        from sncc.engines.runtime_env import nic_vars
+
         nic = node_nic(ctx.plan)
         val = nic if nic is not None else ShellValue("{" + NIC_VAR + "}")
-        for name in ASCEND_NIC_VARS:
+        note = "the cluster network interface" + (" (plan hosts.nic)" if nic is not None else "")
+        for name in nic_vars(ctx.vendor):
             if name not in ctx.plan.env:
-                out.append(EnvVar(name, val, "the cluster network interface", sec))
+                out.append(EnvVar(name, val, note, sec))
     return tuple(out)
 
 

@@ -1,21 +1,36 @@
-"""Node addresses, network interfaces and port bases: the one accessor lowering reads them from.
+"""Node addresses, the network interface and port bases: the one accessor lowering reads them from.
 
-Until the plan language has ``hosts { }`` (docs/design.md §2.4), every address is a script
-variable ``NODE_<k>_IP`` and the interface is ``SNCC_NIC``, which the launch scripts require
-and check before anything else.  Port bases default to the design's values.
+The plan's ``hosts { }`` block (docs/design.md §2.4) gives node *k*'s address as
+``addresses[k]`` (a literal or an ``env("NAME")`` reference), the cluster network interface
+(``nic``) and the port bases.  Without it, every address is the script variable ``NODE_<k>_IP``
+and the interface is ``SNCC_NIC``; the launch scripts check both before anything else.  In the
+scripts a node's address is always read through ``NODE_<k>_IP``: ``env/common.sh`` sets it from
+the plan (a value the caller already set wins), so one command line serves every case.
+
+A port base the plan does not write is ``None`` here where the connector has its own rule (the
+KV port: Mooncake's floor above AscendDirectTransport's random range), else the plan model's
+default (:class:`sncc.plan.model.Hosts`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-#: port bases when the plan names none (docs/design.md §2.4): first API port, DP RPC port, KV port, proxy port
-DEFAULT_API_PORT = 8000
-DEFAULT_DP_RPC_PORT = 13345
-DEFAULT_KV_PORT = 20001
-DEFAULT_PROXY_PORT = 9000
 #: the variable holding the network interface name when the plan names none
 NIC_VAR = "SNCC_NIC"
+
+
+def _default(field: str) -> int:
+    from sncc.plan.model import Hosts
+
+    return int(Hosts.model_fields[field].default)
+
+
+#: port bases when the plan names none (the plan model's defaults, docs/design.md §2.4)
+DEFAULT_API_PORT = _default("port")
+DEFAULT_DP_RPC_PORT = _default("dp_rpc_port")
+DEFAULT_KV_PORT = _default("kv_port")
+DEFAULT_PROXY_PORT = _default("proxy_port")
 
 
 @dataclass(frozen=True)
@@ -33,11 +48,16 @@ def address_var(k: int) -> str:
     return f"NODE_{k}_IP"
 
 
+def addresses(plan) -> list:
+    """The plan's ``hosts.addresses`` (strings and :class:`~sncc.plan.model.EnvRef`), [] without."""
+    hosts = plan.hosts
+    return list(hosts.addresses or []) if hosts is not None else []
+
+
 def node_address(plan, k: int) -> tuple[str | None, str | None]:
     """(literal address, env-variable name) of node ``k``; (None, None) when the plan gives none."""
-    hosts = getattr(plan, "hosts", None)
-    addrs = getattr(hosts, "addresses", None) if hosts is not None else None
-    if not addrs or k >= len(addrs):
+    addrs = addresses(plan)
+    if k >= len(addrs):
         return None, None
     a = addrs[k]
     name = getattr(a, "name", None)
@@ -46,18 +66,38 @@ def node_address(plan, k: int) -> tuple[str | None, str | None]:
 
 def node_nic(plan) -> str | None:
     """The network interface name the plan gives (``hosts.nic``), or None."""
-    hosts = getattr(plan, "hosts", None)
-    nic = getattr(hosts, "nic", None) if hosts is not None else None
-    return str(nic) if nic else None
+    hosts = plan.hosts
+    return str(hosts.nic) if hosts is not None and hosts.nic else None
 
 
 def port_bases(plan) -> PortBases:
-    """Port bases of ``plan`` (``hosts`` values where given, else the defaults)."""
-    hosts = getattr(plan, "hosts", None)
+    """Port bases of ``plan``: ``hosts`` values where written, else the defaults (the KV base:
+    None, so the connector's rule applies)."""
+    hosts = plan.hosts
 
     def get(attr: str, default):
-        v = getattr(hosts, attr, None) if hosts is not None else None
-        return int(v) if v is not None else default
+        if hosts is None or hosts.is_default(attr):
+            return default
+        return int(getattr(hosts, attr))
 
     return PortBases(api=get("port", DEFAULT_API_PORT), dp_rpc=get("dp_rpc_port", DEFAULT_DP_RPC_PORT),
                      kv=get("kv_port", None), proxy=get("proxy_port", DEFAULT_PROXY_PORT))
+
+
+def check_addresses(plan, nodes: int) -> str | None:
+    """Why ``hosts.addresses`` cannot name the deployment's ``nodes`` nodes (fewer addresses than
+    nodes, or a literal address given twice), or None when it can (or the plan has none)."""
+    addrs = addresses(plan)
+    if not addrs:
+        return None
+    if len(addrs) < nodes:
+        return (f"`hosts.addresses` names {len(addrs)} node{'s' if len(addrs) != 1 else ''}, and the deployment "
+                f"uses {nodes}: node k is addresses[k], so give one address per node")
+    seen: dict[str, int] = {}
+    for k, a in enumerate(addrs[:nodes]):
+        if getattr(a, "name", None) is not None:
+            continue
+        if str(a) in seen:
+            return f"`hosts.addresses` gives `{a}` to node {seen[str(a)]} and node {k}: each node needs its own address"
+        seen[str(a)] = k
+    return None

@@ -26,7 +26,7 @@ from sncc.lowering.context import LowerCtx, LoweringError
 from sncc.lowering.deployment import (Arg, EnvVar, InstanceDeployment, RankDeployment, Required, ServerProcess,
                                       ShellValue)
 from sncc.lowering.env import map_devices, mask_var
-from sncc.lowering.hosts import NIC_VAR, address_var
+from sncc.lowering.hosts import NIC_VAR, address_var, node_nic
 from sncc.lowering.placement import InstanceSlot
 from sncc.lowering.roles import RoleFacts
 
@@ -99,7 +99,7 @@ def instance_processes(ctx: LowerCtx, rs: RoleFacts, slot: InstanceSlot, ports: 
     visible = mask_var(ctx)
     base_required = [_req_node(master, f"the DP master of {rs.name} instance {slot.index}")]
     nic = [Required(NIC_VAR, f"set {NIC_VAR} to the network interface of the cluster network "
-                             "(the dev field of: ip -4 route list 0/0)")] if nodes_total > 1 else []
+                             "(the dev field of: ip -4 route list 0/0)")] if nodes_total > 1 and node_nic(ctx.plan) is None else []
     if mode == "internal":
         for j, node in enumerate(slot.nodes):
             local = [r for r in slot.ranks if r.node == node]
@@ -260,3 +260,38 @@ def rs_kv_role(plan, name: str) -> str:
         return {"prefill": "kv_producer", "decode": "kv_consumer"}[name]
     except KeyError:
         raise LoweringError(f"`{name}` does not transfer KV cache") from None
+
+
+def port_clash(roles, proxy, conn=None) -> str | None:
+    """The first port two listeners of the deployment would share on one node, as a message, or
+    None.  Listeners: every server's API port on its node, each instance's DP RPC port on its DP
+    master node, under a ``kv_port+rank`` connector ``conn`` each rank's KV ports (``kv_port +
+    dp_rank × tp × pp + local rank``) on its node, and the proxy's port on its node."""
+    used: dict[tuple[int, int], str] = {}
+
+    def take(node: int, port: int, what: str) -> str | None:
+        prev = used.get((node, port))
+        if prev is not None:
+            return f"port {port} on node {node} is taken twice: by {prev} and by {what}"
+        used[(node, port)] = what
+        return None
+
+    for r in roles:
+        for inst in r.instances:
+            who = f"{r.name} instance {inst.index}"
+            for p in inst.processes:
+                if p.api_port is not None and (m := take(p.node, p.api_port, f"the API server {p.name}")):
+                    return m
+            if inst.dp_rpc_port is not None and (m := take(inst.dp_master_node, inst.dp_rpc_port,
+                                                            f"the DP RPC port of {who}")):
+                return m
+            if inst.kv_port is not None and conn is not None and conn.port_rule == "kv_port+rank":
+                for rank in inst.ranks:
+                    width = len(rank.devices)
+                    for j in range(width):
+                        if m := take(rank.node, inst.kv_port + rank.dp_rank * width + j,
+                                     f"a KV-transfer port of {who} (DP rank {rank.dp_rank})"):
+                            return m
+    if proxy is not None and (m := take(proxy.node, proxy.port, "the proxy")):
+        return m
+    return None

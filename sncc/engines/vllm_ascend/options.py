@@ -248,11 +248,11 @@ def _pick(option: str, version: str | None) -> tuple[Spelling | None, str]:
         f"{c.releases}: " + ", ".join(k for k in ks if k not in common) for c, ks in zip(cands, keys)) + ")"
 
 
-def _role_runs_torchair(plan, name: str, role) -> bool:
-    """True when role ``name`` runs TorchAir graphs: graph mode (the role's ``graph_mode``, default on
-    except for prefill, as lowering decides) and :func:`torchair_mode`."""
-    graph = role.graph_mode if role.graph_mode is not None else name != "prefill"
-    return graph and torchair_mode(plan)
+def _role_runs_torchair(plan, resolved, name: str) -> bool:
+    """True when role ``name`` runs TorchAir graphs: graph mode (the facts layer's
+    ``RoleFacts.graph_mode``) and :func:`torchair_mode`."""
+    rf = getattr(resolved, "roles", {}).get(name)
+    return rf is not None and rf.graph_mode and torchair_mode(plan)
 
 
 #: first vllm-ascend release without torchair_graph_config, the Ascend scheduler and
@@ -295,8 +295,11 @@ def _plan_rule_ok(rule: str, plan, resolved) -> tuple[bool, str]:
         mt = getattr(arch, "model_type", None) or ""
         return "deepseek" in mt, f"its model_type is `{mt or 'unknown'}`"
     if rule == "no_speculative":
-        sp = plan.speculative
-        return sp is None, f"the plan sets `speculative {{ method = {sp.method} }}`" if sp is not None else ""
+        on = [(n, rf.speculative) for n, rf in getattr(resolved, "roles", {}).items() if rf.speculative is not None]
+        if not on:
+            return True, ""
+        n, sp = on[0]
+        return False, f"`{n}` runs `speculative {{ method = {sp.method} }}`"
     raise ValueError(rule)
 
 
@@ -315,7 +318,7 @@ def _use(option: str, value, roles: list[tuple[str, object]], plan, resolved, ve
         if p.feature is not None and (version is None or not p.feature.available(version)):
             continue  # a rule of part of the line: enforced only when the release is known to be in it
         if p.rule == "torchair_graph":
-            keep = [n for n, role in roles if _role_runs_torchair(plan, n, role)]
+            keep = [n for n, _ in roles if _role_runs_torchair(plan, resolved, n)]
             if not keep:
                 unmet.append(Unmet(p.rule, p.effect, None, f"{label} accepts `{spelling.key}` only with {RULES[p.rule]}, "
                                                              "and no role of the plan runs TorchAir graphs"))
