@@ -109,7 +109,8 @@ def check_eplb_effective(plan, r):
         for issue in adapter.eplb_lowering(plan, r, rf).issues:
             block, key, path = _eplb_site(plan, role, issue.field)
             span = block.span_of(key) if block is not None else None
-            message = issue.message.replace(f"`{issue.field} =", f"`{key} =") if key != issue.field else issue.message
+            shown = f"omni_placement.{key}" if path[:2] == ("optimize", "omni_placement") else key
+            message = issue.message.replace(f"`{issue.field} =", f"`{shown} =")
             if (issue.field, span) in seen:
                 continue
             seen.add((issue.field, span))

@@ -177,11 +177,11 @@ CONFLICTING_KEYS = _code(
     "workload { requests = 1000  rate = 8  concurrency = 64 ... }",
     "workload { requests = 1000  rate = 8 ... }")
 HOSTS_ADDRESSES = _code(
-    "SN2040", "hosts-addresses-mismatch", "error", "`hosts.addresses` cannot name every node of the deployment",
+    "SN2040", "hosts-addresses-mismatch", "error", "`hosts` cannot name every node of the deployment",
     "Node k of the deployment (in the order `sncc build` lays out instances: prefill, then decode, then "
     "serve; `sncc build` prints which servers each node runs) is `hosts.addresses[k]`. The list must name every node "
-    "the deployment uses, and a literal address may not be given to two nodes. `env(\"NAME\")` entries are "
-    "read when the scripts run. Without `hosts`, every launch script takes `NODE_<k>_IP` from its caller "
+    "the deployment uses, each literal an IP address or host name given to one node only; `hosts.nic` must be a "
+    "network interface name. `env(\"NAME\")` entries are read when the scripts run. Without `hosts`, every launch script takes `NODE_<k>_IP` from its caller "
     "instead and stops with a message when it is unset.",
     'hardware { system = "atlas-800-a2"  nodes = 2 }\nhosts { addresses = ["10.0.0.1"] }',
     'hardware { system = "atlas-800-a2"  nodes = 2 }\nhosts { addresses = ["10.0.0.1", env("NODE1_IP")] }')

@@ -9,7 +9,7 @@ from __future__ import annotations
 from sncc.emit import shell
 from sncc.emit._common import one_line
 from sncc.emit.args import cli_words
-from sncc.lowering.deployment import Deployment, Required
+from sncc.lowering.deployment import Deployment
 
 
 def emit(dep: Deployment) -> dict[str, str]:
@@ -18,7 +18,8 @@ def emit(dep: Deployment) -> dict[str, str]:
     if b is None:
         return {}
     t = b.target
-    req = [Required(t.address_var, f"set {t.address_var} to the address of node {t.node}")]
+    need = dep.node(t.node).required(f"the {t.role} the benchmark calls")
+    req = [need] if need is not None else []
     lines = shell.header(dep, f"vllm bench serve against {t.role} on node {t.node}, port {t.port}", depth=0)
     lines.append(f"# Writes ${{SNCC_BENCH_DIR:-.}}/{b.result_file} (vLLM's result JSON; sncc calibrate reads it).")
     for n in b.notes:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from sncc.emit import shell
 from sncc.emit._common import generated_by
 from sncc.emit.args import shell_value
-from sncc.lowering.deployment import Deployment, ShellValue
+from sncc.lowering.deployment import Deployment
 
 
 def emit(dep: Deployment) -> dict[str, str]:
@@ -23,8 +23,11 @@ def emit(dep: Deployment) -> dict[str, str]:
     if given:
         lines += ["", "# node addresses from the plan's hosts block (a value already set wins)"]
         for n in given:
-            default = n.address if n.address is not None else ShellValue("{" + n.address_env + "}")
-            inner = shell_value(default)[1:-1] if isinstance(default, ShellValue) else n.address
+            # ${NAME:-}: an unset env("NAME") leaves NODE_<k>_IP empty, so a script under set -u
+            # still reaches its own check, which names the variable
+            inner = f"${{{n.address_env}:-}}" if n.address_env is not None else shell_value(n.address)
+            if inner.startswith("'") or inner.startswith('"'):
+                inner = inner[1:-1]
             lines.append(f'{n.address_var}="${{{n.address_var}:-{inner}}}"')
     lines += shell.exports(dep.common_env)
     return {"env/common.sh": "\n".join(lines) + "\n"}

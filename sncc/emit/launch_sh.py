@@ -37,7 +37,7 @@ def command(dep: Deployment, r: RoleDeployment, p: ServerProcess) -> list[str]:
 def emit_process(dep: Deployment, r: RoleDeployment, p: ServerProcess) -> str:
     """The launch script of process ``p`` of role ``r``."""
     lines = shell.header(dep, p.summary)
-    lines.append(f"# Run on node {p.node}. Needs: " + ", ".join(q.name for q in p.required) + ".")
+    lines.append(f"# Run on node {p.node}. " + shell.needs(p.required))
     lines += ["set -euo pipefail", shell.OUT_UP]
     lines += shell.source("env/common.sh")
     lines += shell.require(p.required)

@@ -19,12 +19,11 @@ def emit(dep: Deployment) -> dict[str, str]:
         return {}
     nodes = sorted({e.node for e in px.endpoints})
     req = [Required(px.root_env, f"set {px.root_env} to {px.root_help}")]
-    req += [Required(dep.node(k).address_var, f"set {dep.node(k).address_var} to the address of node {k}") for k in nodes]
+    req += [q for k in nodes if (q := dep.node(k).required("a server the proxy calls")) is not None]
     what = (f"{px.kind} proxy on port {px.port} over {len(px.endpoints)} API servers; policy: {px.policy}"
             f" ({px.script})")
     lines = shell.header(dep, what, depth=0)
-    lines += [f"# Run on node {px.node} (or any host that reaches every server). Needs: "
-              + ", ".join(r.name for r in req) + ".",
+    lines += [f"# Run on node {px.node} (or any host that reaches every server). " + shell.needs(req),
               "set -euo pipefail", shell.OUT_HERE]
     lines += shell.source("env/common.sh")
     lines += shell.require(req)

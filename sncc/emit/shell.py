@@ -25,12 +25,18 @@ def header(dep: Deployment, what: str, depth: int = 1) -> list[str]:
             f"# {generated_by(dep.name)}."]
 
 
+def needs(req: list[Required] | tuple[Required, ...]) -> str:
+    """``Needs: A, B.`` (``Needs: nothing.``): the variables a script's caller sets, for its header."""
+    names = list(dict.fromkeys(r.name for r in req))
+    return "Needs: " + (", ".join(names) if names else "nothing") + "."
+
+
 def require(req: list[Required] | tuple[Required, ...]) -> list[str]:
     """``: "${NAME:?message}"`` lines, one per required variable, in order."""
     out = []
     for r in req:
         msg = "".join(c for c in comment_safe(r.help) if c not in _UNSAFE_IN_MESSAGE)
-        out.append(f': "${{{r.name}:?{msg}}}"')
+        out.append(f': "${{{r.test or r.name}:?{msg}}}"')
     return out
 
 

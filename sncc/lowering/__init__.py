@@ -36,7 +36,7 @@ def lower(plan, resolved, plan_file: str | None = None) -> Deployment:
     from sncc.lowering.engine_args import role_args
     from sncc.lowering.env import common_env, node_env
     from sncc.diagnostics import codes
-    from sncc.lowering.hosts import address_var, check_addresses, node_address
+    from sncc.lowering.hosts import address_var, check_hosts, node_address
     from sncc.lowering.launch import PortCounter, instance_processes, kv_base, port_clash
     from sncc.lowering.placement import PlacementError, place
     from sncc.lowering.proxy import proxy_spec
@@ -55,9 +55,9 @@ def lower(plan, resolved, plan_file: str | None = None) -> Deployment:
         raise LoweringError(str(e), e.path) from None
     ctx.slots = slots
     nodes_total = len(used)
-    bad_hosts = check_addresses(plan, nodes_total)
+    bad_hosts = check_hosts(plan, nodes_total)
     if bad_hosts:
-        raise LoweringError(bad_hosts, ("hosts", "addresses"), codes.HOSTS_ADDRESSES)
+        raise LoweringError(bad_hosts[0], ("hosts", bad_hosts[1]), codes.HOSTS_ADDRESSES)
     ports = PortCounter(ctx, kv_base(ctx, conn))
     kv_ranks = iter(range(sum(rs.instances for rs in ctx.roles.values())))
     roles = []
@@ -79,7 +79,7 @@ def lower(plan, resolved, plan_file: str | None = None) -> Deployment:
     proxy = proxy_spec(ctx, roles_t)
     clash = port_clash(roles_t, proxy, conn)
     if clash:
-        raise LoweringError(clash, ("hosts",), codes.PORT_CONFLICT)
+        raise LoweringError(clash[0], ("hosts", clash[1]), codes.PORT_CONFLICT)
     gw = plan.gateway
     secrets = (gw.api_key.name,) if gw is not None and gw.api_key is not None else ()
     chip, system = resolved.chip, resolved.system

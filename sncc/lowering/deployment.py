@@ -59,10 +59,26 @@ class EnvVar:
 
 @dataclass(frozen=True)
 class Required:
-    """A variable a script needs from its caller: ``name`` and the message printed when unset."""
+    """A variable a script needs from its caller: ``name`` and the message printed when unset;
+    ``test`` the variable the script checks when that is another one (``NODE_1_IP``, which
+    ``env/common.sh`` sets from the plan's ``env("NODE1_IP")``), else "" (``name`` itself)."""
 
     name: str
     help: str
+    test: str = ""
+
+
+def node_requirement(k: int, address: "str | None", address_env: "str | None", what: str) -> "Required | None":
+    """What a script needs from its caller for node ``k``'s address: nothing when the plan gives
+    it literally (``env/common.sh`` sets ``NODE_<k>_IP``), the plan's ``env("NAME")`` variable
+    when it names one, else ``NODE_<k>_IP`` itself."""
+    var = f"NODE_{k}_IP"
+    if address is not None:
+        return None
+    if address_env is not None:
+        return Required(address_env, f"set {address_env} (plan hosts.addresses[{k}]) or {var} to the address of "
+                                     f"node {k} ({what})", test=var)
+    return Required(var, f"set {var} to the address of node {k} ({what})")
 
 
 @dataclass(frozen=True)
@@ -78,6 +94,10 @@ class NodeDeployment:
     address_env: str | None = None
     devices: int = 0
     env: tuple[EnvVar, ...] = ()
+
+    def required(self, what: str) -> "Required | None":
+        """:func:`node_requirement` of this node."""
+        return node_requirement(self.index, self.address, self.address_env, what)
 
 
 @dataclass(frozen=True)

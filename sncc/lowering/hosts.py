@@ -14,7 +14,12 @@ default (:class:`sncc.plan.model.Hosts`).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+
+#: what a literal node address may hold: IPv4, IPv6 (with brackets and a zone) and host names;
+#: nothing a shell would expand inside double quotes
+_ADDRESS = re.compile(r"[A-Za-z0-9._:\-\[\]%]+")
 
 #: the variable holding the network interface name when the plan names none
 NIC_VAR = "SNCC_NIC"
@@ -84,9 +89,27 @@ def port_bases(plan) -> PortBases:
                      kv=get("kv_port", None), proxy=get("proxy_port", DEFAULT_PROXY_PORT))
 
 
+#: a Linux network interface name (IFNAMSIZ - 1 = 15 characters, no whitespace or slash)
+_NIC = re.compile(r"[A-Za-z0-9_.:@-]{1,15}")
+
+
+def check_hosts(plan, nodes: int) -> tuple[str, str] | None:
+    """(message, ``hosts`` key) when ``hosts`` cannot describe a deployment of ``nodes`` nodes:
+    :func:`check_addresses`, or a ``nic`` that is not an interface name; None when it can."""
+    why = check_addresses(plan, nodes)
+    if why:
+        return why, "addresses"
+    nic = node_nic(plan)
+    if nic is not None and not _NIC.fullmatch(nic):
+        return (f"`hosts.nic = \"{nic}\"` is not a network interface name (at most 15 letters, digits and "
+                "`_.:@-`; the dev field of: ip -4 route list 0/0)"), "nic"
+    return None
+
+
 def check_addresses(plan, nodes: int) -> str | None:
     """Why ``hosts.addresses`` cannot name the deployment's ``nodes`` nodes (fewer addresses than
-    nodes, or a literal address given twice), or None when it can (or the plan has none)."""
+    nodes, a literal that is no address, or a literal given twice), or None when it can (or the
+    plan has none)."""
     addrs = addresses(plan)
     if not addrs:
         return None
@@ -97,6 +120,9 @@ def check_addresses(plan, nodes: int) -> str | None:
     for k, a in enumerate(addrs[:nodes]):
         if getattr(a, "name", None) is not None:
             continue
+        if not _ADDRESS.fullmatch(str(a)):
+            return (f"`{a}` (hosts.addresses[{k}]) is not an IP address or host name: use letters, digits and "
+                    "`.-:_[]%` only")
         if str(a) in seen:
             return f"`hosts.addresses` gives `{a}` to node {seen[str(a)]} and node {k}: each node needs its own address"
         seen[str(a)] = k

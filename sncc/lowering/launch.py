@@ -24,9 +24,9 @@ import re
 
 from sncc.lowering.context import LowerCtx, LoweringError
 from sncc.lowering.deployment import (Arg, EnvVar, InstanceDeployment, RankDeployment, Required, ServerProcess,
-                                      ShellValue)
+                                      ShellValue, node_requirement)
 from sncc.lowering.env import map_devices, mask_var
-from sncc.lowering.hosts import NIC_VAR, address_var, node_nic
+from sncc.lowering.hosts import NIC_VAR, address_var, node_address, node_nic
 from sncc.lowering.placement import InstanceSlot
 from sncc.lowering.roles import RoleFacts
 
@@ -80,9 +80,11 @@ def _addr(k: int) -> ShellValue:
     return ShellValue("{" + address_var(k) + "}")
 
 
-def _req_node(k: int, what: str) -> Required:
-    v = address_var(k)
-    return Required(v, f"set {v} to the address of node {k} ({what})")
+def _req_node(ctx: LowerCtx, k: int, what: str) -> list[Required]:
+    """What a script needs for node ``k``'s address ([] when the plan gives it literally)."""
+    lit, envref = node_address(ctx.plan, k)
+    need = node_requirement(k, lit, envref, what)
+    return [need] if need is not None else []
 
 
 def instance_processes(ctx: LowerCtx, rs: RoleFacts, slot: InstanceSlot, ports: PortCounter, conn,
@@ -97,7 +99,7 @@ def instance_processes(ctx: LowerCtx, rs: RoleFacts, slot: InstanceSlot, ports: 
     ranks: list[RankDeployment] = []
     procs: list[ServerProcess] = []
     visible = mask_var(ctx)
-    base_required = [_req_node(master, f"the DP master of {rs.name} instance {slot.index}")]
+    base_required = _req_node(ctx, master, f"the DP master of {rs.name} instance {slot.index}")
     nic = [Required(NIC_VAR, f"set {NIC_VAR} to the network interface of the cluster network "
                              "(the dev field of: ip -4 route list 0/0)")] if nodes_total > 1 and node_nic(ctx.plan) is None else []
     if mode == "internal":
@@ -156,7 +158,7 @@ def _finish(ctx: LowerCtx, rs: RoleFacts, slot: InstanceSlot, name: str, node: i
     req = list(required) + list(ctx.adapter.required_vars(ctx, rs))
     env = list(ctx.adapter.role_env(ctx, rs, slot.index)) + env + list(role_env(ctx, rs))
     if node != slot.nodes[0]:
-        req.append(_req_node(node, "this node"))
+        req += _req_node(ctx, node, "this node")
     if conn is not None:
         cfg, cenv, creq = kv_transfer(ctx, rs, name, node, dp_ranks, conn, kv_port, kv_rank)
         flags.append(Arg("kv-transfer-config", cfg, f"{conn.class_name}; engine_id unique per server process"))
@@ -188,7 +190,7 @@ def referenced(ctx: LowerCtx, env: list[EnvVar], flags: list[Arg], node: int) ->
     for n in dict.fromkeys(names):
         m = re.fullmatch(r"NODE_(\d+)_IP", n)
         if m:
-            out.append(_req_node(int(m.group(1)), "this node" if int(m.group(1)) == node else "a server this one talks to"))
+            out += _req_node(ctx, int(m.group(1)), "this node" if int(m.group(1)) == node else "a server this one talks to")
         elif n == NIC_VAR:
             out.append(Required(NIC_VAR, f"set {NIC_VAR} to the network interface of the cluster network "
                                          "(the dev field of: ip -4 route list 0/0)"))
@@ -262,17 +264,17 @@ def rs_kv_role(plan, name: str) -> str:
         raise LoweringError(f"`{name}` does not transfer KV cache") from None
 
 
-def port_clash(roles, proxy, conn=None) -> str | None:
-    """The first port two listeners of the deployment would share on one node, as a message, or
-    None.  Listeners: every server's API port on its node, each instance's DP RPC port on its DP
+def port_clash(roles, proxy, conn=None) -> tuple[str, str] | None:
+    """(message, the ``hosts`` key of the second listener's port base) for the first port two
+    listeners of the deployment would share on one node, or None.  Listeners: every server's API port on its node, each instance's DP RPC port on its DP
     master node, under a ``kv_port+rank`` connector ``conn`` each rank's KV ports (``kv_port +
     dp_rank × tp × pp + local rank``) on its node, and the proxy's port on its node."""
     used: dict[tuple[int, int], str] = {}
 
-    def take(node: int, port: int, what: str) -> str | None:
+    def take(node: int, port: int, what: str, key: str) -> tuple[str, str] | None:
         prev = used.get((node, port))
         if prev is not None:
-            return f"port {port} on node {node} is taken twice: by {prev} and by {what}"
+            return f"port {port} on node {node} is taken twice: by {prev} and by {what}", key
         used[(node, port)] = what
         return None
 
@@ -280,18 +282,18 @@ def port_clash(roles, proxy, conn=None) -> str | None:
         for inst in r.instances:
             who = f"{r.name} instance {inst.index}"
             for p in inst.processes:
-                if p.api_port is not None and (m := take(p.node, p.api_port, f"the API server {p.name}")):
+                if p.api_port is not None and (m := take(p.node, p.api_port, f"the API server {p.name}", "port")):
                     return m
             if inst.dp_rpc_port is not None and (m := take(inst.dp_master_node, inst.dp_rpc_port,
-                                                            f"the DP RPC port of {who}")):
+                                                            f"the DP RPC port of {who}", "dp_rpc_port")):
                 return m
             if inst.kv_port is not None and conn is not None and conn.port_rule == "kv_port+rank":
                 for rank in inst.ranks:
                     width = len(rank.devices)
                     for j in range(width):
                         if m := take(rank.node, inst.kv_port + rank.dp_rank * width + j,
-                                     f"a KV-transfer port of {who} (DP rank {rank.dp_rank})"):
+                                     f"a KV-transfer port of {who} (DP rank {rank.dp_rank})", "kv_port"):
                             return m
-    if proxy is not None and (m := take(proxy.node, proxy.port, "the proxy")):
+    if proxy is not None and (m := take(proxy.node, proxy.port, "the proxy", "proxy_port")):
         return m
     return None

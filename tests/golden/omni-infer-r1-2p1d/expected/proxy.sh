@@ -8,10 +8,10 @@ SNCC_OUT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=env/common.sh
 . "$SNCC_OUT/env/common.sh"
 : "${OMNI_INFER_SRC:?set OMNI_INFER_SRC to a checkout of Omni-Infer at release_v0.3.0 with the global proxy built (omni/accelerators/sched/global_proxy/build.sh)}"
-: "${NODE_0_IP:?set NODE_0_IP to the address of node 0}"
-: "${NODE_1_IP:?set NODE_1_IP to the address of node 1}"
-: "${NODE_2_IP:?set NODE_2_IP to the address of node 2}"
-: "${NODE_3_IP:?set NODE_3_IP to the address of node 3}"
+: "${NODE_0_IP:?set NODE_0_IP to the address of node 0 (a server the proxy calls)}"
+: "${NODE_1_IP:?set NODE_1_IP to the address of node 1 (a server the proxy calls)}"
+: "${NODE_2_IP:?set NODE_2_IP to the address of node 2 (a server the proxy calls)}"
+: "${NODE_3_IP:?set NODE_3_IP to the address of node 3 (a server the proxy calls)}"
 exec bash "${OMNI_INFER_SRC}/tools/scripts/global_proxy.sh" \
   --listen-port 9000 \
   --prefill-servers-list "${NODE_0_IP}:8000,${NODE_0_IP}:8001,${NODE_1_IP}:8000,${NODE_1_IP}:8001" \

@@ -8,12 +8,12 @@ SNCC_OUT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=env/common.sh
 . "$SNCC_OUT/env/common.sh"
 : "${VLLM_ASCEND_SRC:?set VLLM_ASCEND_SRC to a checkout of the vllm-ascend repository at the pinned tag (the proxy is not in the wheel)}"
-: "${NODE_0_IP:?set NODE_0_IP to the address of node 0}"
-: "${NODE_1_IP:?set NODE_1_IP to the address of node 1}"
-: "${NODE_2_IP:?set NODE_2_IP to the address of node 2}"
-: "${NODE_3_IP:?set NODE_3_IP to the address of node 3}"
-: "${NODE_4_IP:?set NODE_4_IP to the address of node 4}"
-: "${NODE_5_IP:?set NODE_5_IP to the address of node 5}"
+: "${NODE_0_IP:?set NODE_0_IP to the address of node 0 (a server the proxy calls)}"
+: "${NODE_1_IP:?set NODE_1_IP to the address of node 1 (a server the proxy calls)}"
+: "${NODE_2_IP:?set NODE_2_IP to the address of node 2 (a server the proxy calls)}"
+: "${NODE_3_IP:?set NODE_3_IP to the address of node 3 (a server the proxy calls)}"
+: "${NODE_4_IP:?set NODE_4_IP to the address of node 4 (a server the proxy calls)}"
+: "${NODE_5_IP:?set NODE_5_IP to the address of node 5 (a server the proxy calls)}"
 exec python "${VLLM_ASCEND_SRC}/examples/disaggregated_prefill_v1/load_balance_proxy_server_example.py" \
   --host 0.0.0.0 \
   --port 9000 \

@@ -8,7 +8,7 @@ set -euo pipefail
 SNCC_OUT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=env/common.sh
 . "$SNCC_OUT/env/common.sh"
-: "${NODE_0_IP:?set NODE_0_IP to the address of node 0}"
+: "${NODE_0_IP:?set NODE_0_IP to the address of node 0 (the serve the benchmark calls)}"
 mkdir -p "${SNCC_BENCH_DIR:-.}"
 exec vllm bench serve \
   --base-url "http://${NODE_0_IP}:8000" \

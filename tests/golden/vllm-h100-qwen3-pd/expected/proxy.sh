@@ -8,7 +8,7 @@ SNCC_OUT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=env/common.sh
 . "$SNCC_OUT/env/common.sh"
 : "${VLLM_SRC:?set VLLM_SRC to a checkout of the vLLM repository at the pinned tag (the proxy is not in the wheel)}"
-: "${NODE_0_IP:?set NODE_0_IP to the address of node 0}"
+: "${NODE_0_IP:?set NODE_0_IP to the address of node 0 (a server the proxy calls)}"
 exec python "${VLLM_SRC}/tests/v1/kv_connector/nixl_integration/toy_proxy_server.py" \
   --host 0.0.0.0 \
   --port 9000 \

@@ -1,0 +1,100 @@
+"""``hosts { }``: node addresses (literal or ``env("NAME")``), the network interface and the port
+bases reach every script; what cannot describe the deployment is SN2040, and two listeners on one
+port of a node SN4043 (docs/design.md §2.4)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from conftest import ROOT, compile_text, deployment_of, outputs_of, role_yaml
+
+PLAN = (ROOT / "tests" / "golden" / "vllm-ascend-qwen3-a2-hosts" / "plan.sn").read_text()
+HOSTS = 'hosts { addresses = ["10.0.0.1", env("NODE1_IP")]  nic = "enp189s0f0"  port = 8100  dp_rpc_port = 14000 }'
+assert HOSTS in PLAN
+
+
+def with_hosts(hosts: str, text: str = PLAN) -> str:
+    return text.replace(HOSTS, hosts)
+
+
+def errors(text: str) -> list[tuple[str, str, int, int]]:
+    comp = compile_text(text)
+    return [(d.code.code, d.message, *comp.source.line_col(d.span.start)) for d in comp.diagnostics if d.is_error]
+
+
+def test_addresses_nic_and_ports_reach_the_scripts():
+    files = outputs_of(PLAN)
+    common = files["env/common.sh"]
+    assert 'NODE_0_IP="${NODE_0_IP:-10.0.0.1}"' in common and 'NODE_1_IP="${NODE_1_IP:-${NODE1_IP:-}}"' in common
+    head, follower = files["launch/serve-0-node0.sh"], files["launch/serve-0-node1.sh"]
+    assert "Needs: nothing." in head and "Needs: NODE1_IP." in follower and "SNCC_NIC" not in head + follower
+    assert "--port 8100" in head and "--data-parallel-rpc-port 14000" in head + follower
+    assert '--data-parallel-address "${NODE_0_IP}"' in follower and "--headless" in follower
+    for name in ("env/serve-0-node0.sh", "env/serve-0-node1.sh"):
+        for var in ("GLOO_SOCKET_IFNAME", "TP_SOCKET_IFNAME", "HCCL_SOCKET_IFNAME"):
+            assert f"export {var}=enp189s0f0" in files[name], (name, var)
+    assert '"http://${NODE_0_IP}:8100"' in files["bench.sh"]
+
+
+def test_without_hosts_the_scripts_take_every_address_and_the_nic_from_their_caller():
+    files = outputs_of(with_hosts(""))
+    assert "NODE_0_IP=" not in files["env/common.sh"]
+    head = files["launch/serve-0-node0.sh"]
+    assert "Needs: NODE_0_IP, SNCC_NIC." in head and "--port 8000" in head and "--data-parallel-rpc-port 13345" in head
+    assert 'export GLOO_SOCKET_IFNAME="${SNCC_NIC}"' in files["env/serve-0-node1.sh"]
+
+
+def test_nvidia_multi_node_exports_nccl_and_gloo_interfaces():
+    text = ('plan "llama-2x-h100" {\n'
+            '  model "llama-3.1-70b" { weights = "/data/models/Llama-3.1-70B-Instruct"  quant = bf16 }\n'
+            '  hardware { system = "hgx-h100"  nodes = 2 }\n  engine "vllm" { version = "0.23.0" }\n'
+            '  serve { devices = 16  tp = 8  dp = 2  max_num_seqs = 32  max_num_batched_tokens = 8k  chunked_prefill = 8k }\n'
+            '  hosts { nic = "ens1f0" }\n'
+            '  workload { requests = 100  concurrency = 16  input { mean = 2k  max = 8k }  output { mean = 512  max = 2k } }\n}\n')
+    env = outputs_of(text)["env/serve-0-node1.sh"]
+    assert "export NCCL_SOCKET_IFNAME=ens1f0" in env and "export GLOO_SOCKET_IFNAME=ens1f0" in env
+    assert "HCCL" not in env and "TP_SOCKET_IFNAME" not in env
+
+
+def test_a_written_kv_port_is_the_base_and_a_default_one_follows_the_connector():
+    pd = (ROOT / "tests" / "golden" / "vllm-ascend-v4flash-pd" / "plan.sn").read_text()
+    dep = deployment_of(pd)
+    assert min(i.kv_port for r in dep.roles for i in r.instances) == 36000   # Mooncake, 16 NPUs per node
+    dep = deployment_of(pd.replace("  env {", "  hosts { kv_port = 40000  proxy_port = 9100 }\n  env {"))
+    bases = sorted(i.kv_port for r in dep.roles for i in r.instances)
+    assert bases == [40000, 40016, 40032] and dep.proxy.port == 9100
+    cfg = json.loads(json.dumps([a.value for p in dep.processes for a in p.flags if a.name == "kv-transfer-config"][0]))
+    assert cfg["kv_port"] == 40000
+
+
+@pytest.mark.parametrize("hosts, message, col", [
+    ('hosts { addresses = ["10.0.0.1"] }', "names 1 node, and the deployment uses 2", 23),
+    ('hosts { addresses = ["10.0.0.1", "10.0.0.1"] }', "gives `10.0.0.1` to node 0 and node 1", 23),
+    ('hosts { addresses = ["10.0.0.1", "$(reboot)"] }', "is not an IP address or host name", 23),
+    ('hosts { nic = "eth0;reboot" }', "is not a network interface name", 17),
+])
+def test_hosts_that_cannot_describe_the_deployment(hosts, message, col):
+    got = errors(with_hosts(hosts))
+    assert [(c, ln, cl) for c, _, ln, cl in got] == [("SN2040", 9, col)], got
+    assert message in got[0][1]
+
+
+def test_two_listeners_on_one_port():
+    got = errors(with_hosts("hosts { port = 14000  dp_rpc_port = 14000 }"))
+    assert [c for c, *_ in got] == ["SN4043"] and "port 14000 on node 0" in got[0][1]
+    assert errors(with_hosts("hosts { port = 14000  dp_rpc_port = 14001 }")) == []
+
+
+def test_port_ranges_of_kv_transfer_are_checked():
+    pd = (ROOT / "tests" / "golden" / "vllm-ascend-v4flash-pd" / "plan.sn").read_text()
+    got = errors(pd.replace("  env {", "  hosts { kv_port = 8000 }\n  env {"))
+    assert [c for c, *_ in got] == ["SN4043"] and "KV-transfer port" in got[0][1]
+
+
+def test_the_yaml_carries_no_per_node_value():
+    """Addresses and ports are per server: they go on the command line, never into <role>.yaml."""
+    y = role_yaml(outputs_of(PLAN), "serve")
+    assert not {k for k in y if re.match(r"(port|host|data-parallel-(address|rpc-port|start-rank|size-local))$", k)}
