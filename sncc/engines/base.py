@@ -86,8 +86,10 @@ class Manifest:
 
     ``arguments``: dashed name → :class:`ArgSpec`; ``additional_config``: dotted keys of
     ``--additional-config`` (vllm-ascend, Omni-Infer); ``env``: environment variables the
-    engine reads (its ``envs.py`` and, ``env_read_elsewhere``, any other module's literal reads); ``model_extra_config``: Omni-Infer's
-    ``section.field`` keys.  ``source`` / ``regenerate``: where it came from and the command
+    engine reads (its ``envs.py`` and, ``env_read_elsewhere``, any other module's literal reads);
+    ``model_extra_config``: Omni-Infer's ``section`` and ``section.field`` keys; ``placement``:
+    the OmniPlacement YAML keys it reads; ``quantization_methods``: the ``--quantization`` values a
+    plugin registers beside vLLM's own.  ``source`` / ``regenerate``: where it came from and the command
     that rewrites it.
     """
 
@@ -97,6 +99,8 @@ class Manifest:
     additional_config: frozenset[str] = frozenset()
     env: frozenset[str] = frozenset()
     model_extra_config: frozenset[str] = frozenset()
+    placement: frozenset[str] = frozenset()
+    quantization_methods: frozenset[str] = frozenset()
     source: str = ""
     regenerate: str = ""
 
@@ -143,13 +147,27 @@ def _names(obj: Any) -> frozenset[str]:
     return frozenset(out)
 
 
+def _sections(obj: Any) -> frozenset[str]:
+    """``section`` and ``section.field`` names of a config made of dataclass sections
+    (``{"model_parallel_config": {"fields": {"dp_size": {...}}}}``); other shapes as :func:`_names`."""
+    if isinstance(obj, Mapping) and obj and all(isinstance(v, Mapping) and "fields" in v for v in obj.values()):
+        out = set(obj)
+        for sec, v in obj.items():
+            out |= {f"{sec}.{f}" for f in (v["fields"] or {})}
+        return frozenset(out)
+    return _names(obj)
+
+
 def manifest_from_json(doc: Mapping[str, Any], where: str = "manifest") -> Manifest:
     """A :class:`Manifest` from its JSON document (the shape of ``docs/design.md`` §4:
     ``engine``, ``version``, ``arguments`` as a mapping or a list of rows, ``additional_config``,
-    ``env``, ``model_extra_config``).  Raises :class:`AdapterDataError` when ``arguments`` is missing."""
+    ``env``, ``model_extra_config``; a plugin's manifest may have no ``arguments``).  Raises
+    :class:`AdapterDataError` when it has none of these sections."""
     raw = doc.get("arguments", doc.get("args"))
     if raw is None:
-        raise AdapterDataError(f"{where}: no `arguments`")
+        if not any(k in doc for k in ("additional_config", "env", "env_vars", "model_extra_config", "config_fields")):
+            raise AdapterDataError(f"{where}: no `arguments`, `additional_config` or `env`")
+        raw = {}   # a plugin's manifest (vllm-ascend, Omni-Infer): its arguments are its vLLM's
     args: dict[str, ArgSpec] = {}
     if isinstance(raw, Mapping):
         for k, v in raw.items():
@@ -169,7 +187,9 @@ def manifest_from_json(doc: Mapping[str, Any], where: str = "manifest") -> Manif
                     arguments=MappingProxyType(args),
                     additional_config=_names(doc.get("additional_config", ())),
                     env=_names(doc.get("env", doc.get("env_vars", ()))) | _names(doc.get("env_read_elsewhere", ())),
-                    model_extra_config=_names(doc.get("model_extra_config", doc.get("config_fields", ()))),
+                    model_extra_config=_sections(doc.get("model_extra_config", doc.get("config_fields", ()))),
+                    placement=_names(doc.get("omni_placement", ())),
+                    quantization_methods=frozenset(map(str, doc.get("quantization_methods", ()))),
                     source=str(doc.get("source", "")), regenerate=str(doc.get("regenerate", "")))
 
 
