@@ -32,6 +32,8 @@ BUILD_BLOCKING = frozenset({
     "SN4006",  # cann-engine-mismatch
     "SN4007",  # engine-unsupported-chip
     "SN4042",  # deployment-impossible (lowering)
+    "SN2040",  # hosts-addresses-mismatch (lowering: a node without an address)
+    "SN4043",  # port-conflict (lowering: two listeners on one port of a node)
 })
 
 

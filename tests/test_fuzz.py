@@ -490,7 +490,7 @@ _HUGE = [  # (text in examples/deepseek-r1-a3-7p1d.sn, replacement value)
     ("devices = 16", "9" * 500), ("nodes  = 11", "9" * 5000), ("max_num_seqs = 48", "99999999999999999999"),
     ("max = 32k", "99999999999999999999k"), ("max = 16k", "9" * 5000 + "k"), ("timeout = 30min", "9" * 500 + "min"),
     ("redundant_experts = 2", "9" * 500), ("ttft < 2s", "9" * 500 + "s"), ("qpm >= 600", "9" * 400),
-    ("block_size = 128", "9007199254740992"), ("compress_ratio = 0.5", "9" * 30 + "%"),
+    ("block_size = 128", "9007199254740992"), ("memory_utilization = 90%", "9" * 30 + "%"),
 ]
 
 
