@@ -33,7 +33,7 @@ def test_plain_plan_is_clean():
 
 
 def test_graph_cache_on_vllm_ascend_needs_torchair_graphs():
-    from test_vllm_ascend_options import r1
+    from engines.test_vllm_ascend_options import r1
 
     def sn4015(text):
         comp = compile_text(text)

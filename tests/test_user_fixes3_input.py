@@ -84,8 +84,10 @@ def _bypassed(engine: str, model: str = 'model "qwen3-32b" {}'):
     """A valid plan whose name is then set to the injected text, as if the check were bypassed."""
     comp = compile_file(SourceFile("plan.sn", plan_text(engine=engine, model=model)))
     assert comp.plan is not None, [f"{d.code.code} {d.message}" for d in comp.diagnostics]
+    from sncc.lowering import lower
+
     plan = comp.plan.model_copy(update={"name": INJECTED})
-    return emit_all(plan, comp.resolved, schemas=False)
+    return emit_all(lower(plan, comp.facts), schemas=False)
 
 
 @pytest.mark.parametrize("engine,model", [
@@ -98,11 +100,11 @@ def test_emitters_keep_a_hostile_name_inside_its_comment(engine, model, tmp_path
         assert not any(line.startswith("touch ") for line in text.splitlines()), (name, text[:400])
         if name.endswith(".toml"):
             tomllib.loads(text)
-    env = files["env.sh"]
+    env = files["env/common.sh"]
     assert r"x\ntouch /tmp/sncc-PWNED\n#" in env
     bash = shutil.which("bash")
-    assert bash, "bash is needed to test env.sh (.ci/run itself runs under bash)"
-    p = tmp_path / "env.sh"
+    assert bash, "bash is needed to test env/common.sh (.ci/run itself runs under bash)"
+    p = tmp_path / "common.sh"
     p.write_text(env)
     r = subprocess.run([bash, "-n", str(p)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr

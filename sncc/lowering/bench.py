@@ -81,7 +81,10 @@ def bench_spec(ctx: LowerCtx, roles: tuple[RoleDeployment, ...], proxy: ProxySpe
             good.append(f"{_GOODPUT[s.metric]}:{s.target * 1000:g}")
     if good:
         flags.append(Arg("goodput", list(dict.fromkeys(good)), "per-request SLO targets in ms"))
-    meta = [f"sncc_plan={plan.name}", f"sncc_engine={ctx.adapter.kind}", f"sncc_engine_version={ctx.pin.version}"]
+    from sncc.emit._common import one_line
+
+    # one line: a KEY=VALUE word of vllm bench serve (the plan builder already refuses control characters)
+    meta = [f"sncc_plan={one_line(plan.name)}", f"sncc_engine={ctx.adapter.kind}", f"sncc_engine_version={ctx.pin.version}"]
     if plan_file and plan_file not in ("-", "<stdin>"):
         import os
 
