@@ -27,7 +27,8 @@ class LoweringError(ValueError):
 class LowerCtx:
     """Inputs of one lowering run.
 
-    ``vendor`` is ``ascend`` or ``nvidia``; ``per_node`` devices per node (None when unknown);
+    ``vendor`` is ``ascend`` or ``nvidia`` and ``per_node`` the devices per node (None when
+    unknown), both the facts layer's;
     ``nodes_available`` the plan's node count (None when it gives devices only and the node size
     is unknown); ``connector_id`` the effective P/D connector (None: aggregated or ``none``);
     ``roles`` the facts layer's :class:`~sncc.facts.model.RoleFacts` by name; ``slots`` the placement
@@ -42,8 +43,6 @@ class LowerCtx:
     vendor: str
     per_node: int | None
     nodes_available: int | None
-    is_moe: bool
-    routed: int
     roles: dict[str, RoleFacts]
     ports: PortBases
     connector_id: str | None
@@ -77,7 +76,6 @@ class LowerCtx:
 def make_context(plan, resolved) -> LowerCtx:
     """Build the :class:`LowerCtx` of ``plan``.  Raises :class:`LoweringError` for an engine
     sncc has no adapter for."""
-    from sncc import catalog
     from sncc.engines.registry import UnknownEngine, adapter_for
 
     try:
@@ -85,16 +83,8 @@ def make_context(plan, resolved) -> LowerCtx:
     except UnknownEngine as e:
         raise LoweringError(str(e), ("engine", "kind")) from None
     choice = adapter.choose(plan.engine.version)
-    arch = resolved.arch
-    is_moe = bool(getattr(arch, "is_moe", False))
-    routed = int(getattr(arch, "n_routed_experts", 0) or 0)
-    chip = resolved.chip
-    vendor = "nvidia" if getattr(chip, "vendor", "") == "nvidia" else "ascend"
-    per_node = None
-    if resolved.system is not None:
-        per_node = resolved.system.devices_per_node
-    elif chip is not None:
-        per_node = getattr(chip, "devices_per_node", None)
+    vendor = resolved.vendor or "ascend"
+    per_node = resolved.devices_per_node
     hw = plan.hardware
     if hw.nodes is not None:
         nodes = hw.nodes
@@ -106,9 +96,9 @@ def make_context(plan, resolved) -> LowerCtx:
     cid = None
     if plan.disaggregated:
         kt = plan.kv_transfer
-        cid = kt.connector if kt is not None and kt.connector else catalog.default_kv_connector(plan.engine.kind)
+        cid = kt.connector if kt is not None and kt.connector else adapter.default_connector_id()
         if cid == "none":
             cid = None
     return LowerCtx(plan=plan, resolved=resolved, adapter=adapter, pin=choice.pin, pin_note=choice.note,
-                    vendor=vendor, per_node=per_node, nodes_available=nodes, is_moe=is_moe, routed=routed,
-                    roles=roles, ports=port_bases(plan), connector_id=cid)
+                    vendor=vendor, per_node=per_node, nodes_available=nodes, roles=roles, ports=port_bases(plan),
+                    connector_id=cid)
