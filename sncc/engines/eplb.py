@@ -199,8 +199,11 @@ def lower_eplb(adapter, version: str | None, rf, from_component: bool = True) ->
         if not key:
             if static:
                 continue  # a static role has nothing to pace; the dynamic roles report it
-            honoured = (f"sncc writes {row.dynamic} = true (the engine rebalances on its own schedule)"
-                        if dynamic and row.dynamic else "")
+            if f == "window" and row.interval:
+                honoured = f"the load window is the period between rebalances ({row.interval})" if dynamic else ""
+            else:
+                honoured = (f"sncc writes {row.dynamic} = true (the engine rebalances on its own schedule)"
+                            if dynamic and row.dynamic else "")
             issues.append(EplbIssue(f, "absent", f"`{f} = {v}` is written nowhere: {label} has no such key"
                                     + (f"; {honoured}" if honoured else ""), f"remove `{f}`", src, honoured))
         elif not dynamic:
