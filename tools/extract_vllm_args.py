@@ -12,7 +12,8 @@ the argparse action, type, choices, default, nargs, whether it takes JSON (and, 
 typed by a config dataclass, that dataclass's fields with their defaults and choices), the help
 group, and whether vLLM marks it deprecated.  It also probes how the release's ``--config`` YAML
 loader turns values into arguments (``true``/``false``, lists, nested maps), and lists the
-environment variables ``vllm/envs.py`` defines with their defaults (evaluated with none set).
+environment variables ``vllm/envs.py`` defines with their defaults (evaluated with none set), and
+the KV connectors vLLM registers.
 
 The JSON is sorted and deterministic; ``generated_by`` is the command above.
 """
@@ -318,6 +319,15 @@ def vllm_env_vars() -> dict[str, Any]:
     return out
 
 
+def kv_connectors() -> list[str] | dict[str, str]:
+    """Names of the KV connectors vLLM itself registers (``KVConnectorFactory._registry``), sorted."""
+    try:
+        from vllm.distributed.kv_transfer.kv_connector.factory import KVConnectorFactory
+    except Exception as exc:  # noqa: BLE001 - a release without the factory
+        return {"<error>": f"{type(exc).__name__}: {exc}"}
+    return sorted(getattr(KVConnectorFactory, "_registry", {}))
+
+
 def vllm_commit() -> str | None:
     """The git commit the installed wheel was built from (``vllm/_version.py``'s ``__commit_id__``,
     written by setuptools-scm as ``g<short hash>``; 0.9.x wheels carry none)."""
@@ -372,6 +382,7 @@ def extract(version: str) -> dict[str, Any]:
         "arguments": arguments,
         "config_file": probe_config_file(cli.serve),
         "env": vllm_env_vars(),
+        "kv_connectors": kv_connectors(),
     }
 
 

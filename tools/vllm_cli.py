@@ -200,7 +200,8 @@ def check_serve_argv(cli: ServeCLI, argv: list[str], *, cwd: str | None = None,
             engine_args = engine_args_cls.from_cli_args(args)
             result["args"] = {k: _plain(getattr(engine_args, k, None)) for k in (
                 "model", "tensor_parallel_size", "data_parallel_size", "pipeline_parallel_size",
-                "enable_expert_parallel", "max_num_seqs", "max_num_batched_tokens", "max_model_len")}
+                "enable_expert_parallel", "max_num_seqs", "max_num_batched_tokens", "max_model_len",
+                "enable_chunked_prefill", "enable_prefix_caching")}
             if deep:
                 stage = "engine_config"
                 headless = bool(getattr(args, "headless", False))
