@@ -9,8 +9,9 @@ A batch (what tests/conformance does: one interpreter start per vLLM release)::
 
     .venv-vllm-0.11.0/bin/python tools/check_vllm_argv.py --batch cases.json
 
-``cases.json`` is ``{"cases": [{"id": str, "argv": ["serve", ...], "cwd": dir?, "env": {...}?}],
-"deep": bool?}``; the answer, on stdout, is ``{"vllm": version, "results": [{"id", "ok", "stage",
+``cases.json`` is ``{"cases": [{"id": str, "argv": ["serve", ...], "cwd": dir?, "env": {...}?,
+"parser_choices": {"--quantization": ["ascend"]}?}], "deep": bool?}`` (``parser_choices``: what the
+engine's platform plugin adds to the parser, from its manifest's ``parser_choices_added``); the answer, on stdout, is ``{"vllm": version, "results": [{"id", "ok", "stage",
 "error", "launcher", "args"}]}`` (tools/vllm_cli.py ``check_serve_argv`` says what each stage runs).
 ``argv[0]`` may be ``vllm`` (dropped) or ``serve``.  With ``--deep`` (or ``"deep": true``) each
 command line also runs ``create_engine_config``, which needs a local model folder with a
@@ -42,9 +43,14 @@ def _serve_argv(argv: list[str]) -> list[str]:
 def check_cases(cases: list[dict[str, Any]], deep: bool = False) -> dict[str, Any]:
     """Run every case through one :class:`vllm_cli.ServeCLI`; see the module docstring for shapes."""
     vllm_cli.quiet_vllm_logging()
-    cli = vllm_cli.ServeCLI()
+    clis: dict[str, vllm_cli.ServeCLI] = {}
     results = []
     for i, case in enumerate(cases):
+        choices = case.get("parser_choices") or {}
+        key = json.dumps(choices, sort_keys=True)
+        if key not in clis:  # one parser per platform: plain vLLM, or vLLM under vllm-ascend / Omni-Infer
+            clis[key] = vllm_cli.ServeCLI(choices)
+        cli = clis[key]
         r = vllm_cli.check_serve_argv(cli, _serve_argv(case["argv"]), cwd=case.get("cwd"),
                                       env=case.get("env"), deep=bool(case.get("deep", deep)))
         r["id"] = case.get("id", str(i))

@@ -25,7 +25,7 @@ Written, from the revision's ``omni/`` package (tests excluded) and its global p
 * ``global_proxy`` — the options of ``omni/accelerators/sched/global_proxy/global_proxy.sh`` and
   the load-balancing policy names its ``--prefill-lb-sdk`` / ``--decode-lb-sdk`` accept (the
   patterns of its ``case "$lb_sdk_line"`` block);
-* ``quantization_methods`` and ``kv_connectors`` as for vllm-ascend.
+* ``quantization_methods``, ``parser_choices_added`` and ``kv_connectors`` as for vllm-ascend.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _manifest_io import FORMAT, command_line, write_manifest  # noqa: E402
 from _source_ast import ConfigReads, TagTree, env_reads, env_table, literal, module_constants  # noqa: E402
-from extract_vllm_ascend import kv_connectors, quantization_methods  # noqa: E402
+from extract_vllm_ascend import kv_connectors, parser_choice_additions, quantization_methods  # noqa: E402
 
 REPO_URL = "https://github.com/omni-ai-npu/omni-infer"
 DEFAULT_GIT_DIR = "/work/.mirror/omni-ai-npu+omni-infer/repo"
@@ -219,6 +219,7 @@ def extract(rev: str, git_dir: str) -> dict[str, Any]:
         "omni_placement": placement_config(tree, trees),
         "global_proxy": proxy,
         "quantization_methods": quantization_methods(trees, constants, PLATFORM, "NPUPlatform"),
+        "parser_choices_added": parser_choice_additions(trees, constants, PLATFORM),
         "kv_connectors": kv_connectors(trees),
     }
 

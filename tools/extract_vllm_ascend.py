@@ -16,6 +16,8 @@ Written, from the tag's ``vllm_ascend/`` package (tests excluded):
 * ``env`` — every variable of ``vllm_ascend/envs.py``'s ``env_variables`` with its default and cast,
   and ``env_read_elsewhere`` — variables other modules read with a literal name (``os.getenv`` …);
 * ``quantization_methods`` — the platform's ``supported_quantization``;
+* ``parser_choices_added`` — choices the platform appends to vLLM's own parser before parsing
+  (``pre_register_and_update``: ``--quantization ascend``);
 * ``kv_connectors`` — the connectors registered with ``KVConnectorFactory.register_connector``;
 * ``attention_backends`` — the backend classes ``get_attn_backend_cls`` can return;
 * ``graph_modes`` — the vLLM ``CUDAGraphMode`` / ``CompilationLevel`` / ``CompilationMode`` members
@@ -70,6 +72,42 @@ def quantization_methods(trees: dict[str, ast.Module], constants: dict[str, Any]
             out.append(constants[elt.id])
         else:
             out.append({"<name>": ast.unparse(elt)})
+    return out
+
+
+def parser_choice_additions(trees: dict[str, ast.Module], constants: dict[str, Any],
+                            platform: str = PLATFORM) -> dict[str, list[Any]]:
+    """Choices the platform adds to vLLM's own parser before it parses (``pre_register_and_update``):
+    ``{"--quantization": ["ascend"]}`` from ``<a> = parser._option_string_actions.get("--opt")`` and
+    ``<a>.choices.append(<value>)`` in the platform module."""
+    tree = trees.get(platform)
+    out: dict[str, list[Any]] = {}
+    if tree is None:
+        return out
+    for fn in ast.walk(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        actions: dict[str, str] = {}
+        for node in ast.walk(fn):
+            if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                    and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute)
+                    and node.value.func.attr == "get" and "_option_string_actions" in ast.unparse(node.value.func)
+                    and node.value.args):
+                ok, opt = literal(node.value.args[0])
+                if ok and isinstance(opt, str):
+                    actions[node.targets[0].id] = opt
+        for node in ast.walk(fn):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "append"
+                    and isinstance(node.func.value, ast.Attribute) and node.func.value.attr == "choices"
+                    and isinstance(node.func.value.value, ast.Name) and node.func.value.value.id in actions
+                    and node.args):
+                ok, value = literal(node.args[0])
+                if not ok and isinstance(node.args[0], ast.Name):
+                    ok, value = node.args[0].id in constants, constants.get(node.args[0].id)
+                if ok:
+                    row = out.setdefault(actions[node.func.value.value.id], [])
+                    if value not in row:
+                        row.append(value)
     return out
 
 
@@ -147,6 +185,7 @@ def extract(tag: str, git_dir: str) -> dict[str, Any]:
         "env": envs,
         "env_read_elsewhere": elsewhere,
         "quantization_methods": quantization_methods(trees, constants),
+        "parser_choices_added": parser_choice_additions(trees, constants),
         "kv_connectors": kv_connectors(trees),
         "attention_backends": attention_backends(trees),
         "graph_modes": graph_modes(trees),

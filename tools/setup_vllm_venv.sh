@@ -3,8 +3,8 @@
 #   tools/setup_vllm_venv.sh 0.11.0 [DIR]        (DIR defaults to .venv-vllm-0.11.0 in the repository)
 # It holds the CPU torch 2.13.0, the vLLM wheel with --no-deps, and the light packages vLLM's argument
 # parser imports (tools/vllm_requirements/<X>.txt, exact pins, --no-deps): no CUDA, no kernels, no
-# model weights. Nothing is cached outside DIR (pip runs with --no-cache-dir). An existing DIR whose
-# vllm and torch already import is kept as it is.
+# model weights. Nothing is cached outside DIR (pip runs with --no-cache-dir). An existing DIR made
+# from the same package list (its stamp file) whose vllm and torch import is kept as it is.
 # Environment: SNCC_VLLM_WHEEL_DIR, a folder to take vllm-<X>-*.whl from instead of the package index.
 set -euo pipefail
 version="${1:?usage: tools/setup_vllm_venv.sh VLLM_VERSION [DIR]}"
@@ -21,7 +21,9 @@ assert md.version("torch").split("+")[0] == "2.13.0"
 import torch, vllm.engine.arg_utils  # noqa: F401
 PY
 }
-if [ -x "$py" ] && check; then
+stamp="$dir/.sncc-vllm-venv"
+want="vllm==$version torch==2.13.0 $(sha256sum "$reqs" | cut -d' ' -f1)"
+if [ -x "$py" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ] && check; then
   echo "$dir: vLLM $version ready"
   exit 0
 fi
@@ -37,4 +39,5 @@ if [ -n "${SNCC_VLLM_WHEEL_DIR:-}" ]; then
 fi
 "${pip[@]}" --no-deps "${wheel:-vllm==$version}"
 check || { echo "$dir: vLLM $version does not import; see: $py -c 'import vllm.engine.arg_utils'" >&2; exit 1; }
+echo "$want" > "$stamp"
 echo "$dir: vLLM $version installed"

@@ -36,16 +36,38 @@ from typing import Any
 STAGES = ("parse", "validate", "cmd", "engine_args", "engine_config")
 
 
-def use_cpu_platform() -> None:
+def use_cpu_platform(parser_choices: dict[str, list[Any]] | None = None) -> Any:
     """Pin vLLM's current platform to ``vllm.platforms.cpu.CpuPlatform`` before any other vLLM import
     asks for it (both the cached ``_current_platform`` and the module attribute, which later releases
-    assign directly, e.g. vllm 0.23.0 ``entrypoints/cli/main.py`` for ``vllm bench``)."""
+    assign directly, e.g. vllm 0.23.0 ``entrypoints/cli/main.py`` for ``vllm bench``); return it.
+
+    ``parser_choices`` (``{"--quantization": ["ascend"]}``) stands in for an out-of-tree platform's
+    ``pre_register_and_update(parser)``, which vLLM calls from ``EngineArgs.add_cli_args`` while it
+    builds the parser: vllm-ascend's and Omni-Infer's ``NPUPlatform`` append their quantization
+    method to ``--quantization``'s choices there (the engine manifest's ``parser_choices_added``).
+    The CPU platform is enough for argument parsing; nothing here starts an engine."""
     import vllm.platforms as platforms
     from vllm.platforms.cpu import CpuPlatform
 
-    cpu = CpuPlatform()
-    platforms._current_platform = cpu
-    platforms.current_platform = cpu
+    if parser_choices:
+        additions = {k: list(v) for k, v in parser_choices.items()}
+
+        class EnginePlatform(CpuPlatform):  # type: ignore[misc, valid-type]
+            @classmethod
+            def pre_register_and_update(cls, parser: Any = None) -> None:
+                if parser is None:
+                    return
+                for option, values in additions.items():
+                    action = parser._option_string_actions.get(option)  # noqa: SLF001 - as the engines do
+                    if action is not None and action.choices:
+                        action.choices = [*action.choices, *(v for v in values if v not in action.choices)]
+
+        platform = EnginePlatform()
+    else:
+        platform = CpuPlatform()
+    platforms._current_platform = platform
+    platforms.current_platform = platform
+    return platform
 
 
 def vllm_version() -> str:
@@ -65,11 +87,12 @@ class ServeCLI:
     """The top-level ``vllm`` parser with the ``serve`` subcommand, as ``vllm/entrypoints/cli/main.py`` builds it.
 
     ``parser`` is the top-level parser, ``serve`` the serve subparser (its ``_actions`` are the
-    arguments), ``command`` the ``ServeSubcommand`` instance, ``module`` ``vllm.entrypoints.cli.serve``.
+    arguments), ``command`` the ``ServeSubcommand`` instance, ``module`` ``vllm.entrypoints.cli.serve``,
+    ``platform`` the CPU platform stand-in (see :func:`use_cpu_platform` for ``parser_choices``).
     """
 
-    def __init__(self) -> None:
-        use_cpu_platform()
+    def __init__(self, parser_choices: dict[str, list[Any]] | None = None) -> None:
+        self.platform = use_cpu_platform(parser_choices)
         self.module = importlib.import_module("vllm.entrypoints.cli.serve")
         parser_cls = flexible_argument_parser_class()
         self.parser = parser_cls(description="vLLM CLI")
@@ -180,6 +203,9 @@ def check_serve_argv(cli: ServeCLI, argv: list[str], *, cwd: str | None = None,
     result: dict[str, Any] = {"ok": False, "stage": "parse", "error": None, "launcher": None, "args": {}}
     stderr = io.StringIO()
     stage = "parse"
+    import vllm.platforms as platforms
+
+    platforms._current_platform = platforms.current_platform = cli.platform
     try:
         with _cwd(cwd), _environment(env), contextlib.redirect_stderr(stderr):
             args = cli.parser.parse_args(list(argv))

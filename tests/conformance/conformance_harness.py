@@ -148,6 +148,7 @@ def stand_in_bin(folder: Path) -> Path:
 
 
 _REQUIRED = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?[?\-=+][^}]*)?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+_MUST = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*):?\?")
 _ASSIGNED = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=", re.M)
 _NODE_IP = re.compile(r"^NODE_(\d+)_IP$")
 
@@ -179,14 +180,17 @@ def operator_variables(tree: Tree, base_env: dict[str, str], scratch: Path) -> d
     each with a :func:`dummy_value`; the documented node variables of docs/design.md §2.4."""
     read: set[str] = set()
     assigned: set[str] = set()
+    required: set[str] = set()
     for path in [*tree.files("launch/*.sh"), *tree.files("env/*.sh")]:
         text = path.read_text(encoding="utf-8")
         text = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
         read.update(a or b for a, b in _REQUIRED.findall(text))
+        required.update(_MUST.findall(text))
         assigned.update(_ASSIGNED.findall(text))
     shell_own = {"BASH_SOURCE", "PWD", "HOME", "PATH", "IFS", "RANDOM", "LINENO", "OLDPWD", "SHELL"}
     out: dict[str, str] = {}
-    for name in sorted(read - assigned - shell_own):
+    # `${VAR:?message}` is always the operator's, even where a file re-exports it (`export VAR="${VAR}"`)
+    for name in sorted((read - assigned - shell_own) | required):
         if name in base_env or name.isdigit():
             continue
         out[name] = dummy_value(name, scratch)
@@ -254,6 +258,19 @@ def run_launch_scripts(tree: Tree, scratch: Path, extra_env: dict[str, str] | No
 
 
 # ----------------------------------------------------------------------------- the real vLLM parser
+
+
+def platform_parser_choices(tree: Tree) -> dict[str, list[Any]]:
+    """What the tree's engine platform adds to vLLM's parser (vllm-ascend, Omni-Infer: ``--quantization
+    ascend``), from the engine manifest's ``parser_choices_added``; ``{}`` for plain vLLM."""
+    from sncc.engines import manifest as M
+
+    if tree.engine in (None, "vllm") or not tree.engine_version:
+        return {}
+    try:
+        return dict(M.load(tree.engine, tree.engine_version).data.get("parser_choices_added", {}))
+    except M.ManifestError:
+        return {}
 
 
 def _venv_candidates() -> list[Path]:

@@ -25,13 +25,16 @@ class Built:
     expect: dict[str, Any] = field(default_factory=dict)
 
     def cases(self) -> list[dict[str, Any]]:
-        """The driver cases of every recorded ``vllm serve`` start: ``{"id", "argv", "cwd", "env"}``."""
+        """The driver cases of every recorded ``vllm serve`` start: ``{"id", "argv", "cwd", "env",
+        "parser_choices"}`` (the choices the engine's platform plugin adds, from its manifest)."""
+        choices = H.platform_parser_choices(self.tree) if self.tree is not None else {}
         out = []
         for run in self.runs:
             for i, rec in enumerate(run.recordings):
                 argv = rec.serve_argv
                 if argv is not None:
-                    out.append({"id": f"{self.name}::{rec.script}#{i}", "argv": argv, "cwd": rec.cwd, "env": rec.env})
+                    out.append({"id": f"{self.name}::{rec.script}#{i}", "argv": argv, "cwd": rec.cwd,
+                                "env": rec.env, "parser_choices": choices})
         return out
 
 

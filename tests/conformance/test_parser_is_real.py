@@ -23,6 +23,7 @@ CASES = {
     "bad-json": ["serve", "/models/m", "--compilation-config", "{not json"],
     "yaml-false": ["serve", "/models/m", "--config", "false.yaml"],
     "yaml-device": ["serve", "/models/m", "--config", "device.yaml"],
+    "ascend-quant": ["serve", "/models/m", "--quantization", "ascend"],
 }
 
 
@@ -34,6 +35,9 @@ def verdicts(vllm_results, tmp_path_factory):
     (cwd / "false.yaml").write_text("enable-chunked-prefill: false\nmax-num-seqs: 5\n")
     (cwd / "device.yaml").write_text("device: npu\n")
     cases = [{"id": f"parser-is-real::{k}", "argv": v, "cwd": str(cwd)} for k, v in CASES.items()]
+    # what vllm-ascend's / Omni-Infer's NPUPlatform.pre_register_and_update adds to the parser
+    cases.append({"id": "parser-is-real::ascend-quant-on-npu", "argv": CASES["ascend-quant"], "cwd": str(cwd),
+                  "parser_choices": {"--quantization": ["ascend"]}})
     out = {}
     for version in PINNED:
         results = vllm_results.check(version, cases)
@@ -66,7 +70,9 @@ def test_good_command_line_parses_to_vllms_values(verdicts, version):
     ("bad-int", "parse", "invalid int value: 'two'"),
     ("bad-choice", "parse", "invalid choice: 'float7'"),
     ("bad-json", "parse", "--compilation-config"),
-    ("yaml-device", "parse", "unrecognized arguments: --device npu"),
+    # 0.11.0 / 0.23.0: "unrecognized arguments: --device npu"; 0.9.0: "invalid choice: 'npu'";
+    # 0.33.0: "ambiguous option: --device could match --device-ids, ..."
+    ("yaml-device", "parse", "--device"),
 ])
 def test_known_bad_command_lines_are_rejected(verdicts, version, case, stage, message):
     r = _for(verdicts, version)[case]
@@ -89,3 +95,11 @@ def test_yaml_false_is_dropped_by_the_config_loader(verdicts, version):
     assert r["ok"], r
     assert r["args"]["max_num_seqs"] == 5
     assert r["args"]["enable_chunked_prefill"] is not False
+
+
+def test_ascend_quantization_needs_the_npu_platforms_parser_addition(verdicts):
+    """`--quantization ascend` is no vLLM choice: vllm-ascend's and Omni-Infer's platform append it to
+    the parser before parsing (their manifests' parser_choices_added); plain vLLM 0.9.0 refuses it."""
+    plain = _for(verdicts, "0.9.0")["ascend-quant"]
+    assert not plain["ok"] and "invalid choice: 'ascend'" in plain["error"], plain
+    assert _for(verdicts, "0.9.0")["ascend-quant-on-npu"]["ok"]
