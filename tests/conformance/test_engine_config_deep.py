@@ -3,7 +3,8 @@
 Beyond parsing, vLLM's own `EngineArgs.create_engine_config` builds the whole `VllmConfig` for the
 plain-vLLM fixture's command lines (internal data parallelism over two nodes, expert parallelism):
 the model is swapped for a tiny Qwen3-MoE `config.json` (tests/conformance/models/), since only the
-config is read. This is where vLLM checks what depends on the model (experts present for EP, heads
+config is read, and `--swap-space 0` is added (vLLM checks swap space against the checking machine's
+RAM). This is where vLLM checks what depends on the model (experts present for EP, heads
 divisible by TP, context length), which the parser alone cannot.
 """
 
@@ -22,8 +23,10 @@ pytestmark = pytest.mark.skipif(os.environ.get("SNCC_CONFORMANCE_DEEP", "") != "
 
 
 def _swap_model(argv, model):
+    """The command line with the model swapped for the tiny config, and ``--swap-space 0``: vLLM checks
+    the CPU swap space (4 GiB per TP rank by default) against *this* machine's RAM, not the server's."""
     assert argv[0] == "serve" and not argv[1].startswith("-")
-    return ["serve", str(model), *argv[2:]]
+    return ["serve", str(model), *argv[2:], "--swap-space", "0"]
 
 
 def test_fixture_builds_a_full_vllm_config(fixture_trees):
