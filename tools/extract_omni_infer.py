@@ -30,9 +30,7 @@ Written, from the revision's ``omni/`` package (tests excluded) and its global p
 
 from __future__ import annotations
 
-import argparse
 import ast
-import os
 import re
 import sys
 from pathlib import Path
@@ -40,9 +38,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _manifest_io import FORMAT, command_line, write_manifest  # noqa: E402
-from _source_ast import ConfigReads, TagTree, env_reads, env_table, literal, module_constants  # noqa: E402
-from extract_vllm_ascend import kv_connectors, parser_choice_additions, quantization_methods  # noqa: E402
+from _manifest_io import FORMAT, command_line  # noqa: E402
+from _source_ast import TagTree, literal  # noqa: E402
+from extract_vllm_ascend import plugin_tables, run  # noqa: E402
 
 REPO_URL = "https://github.com/omni-ai-npu/omni-infer"
 DEFAULT_GIT_DIR = "/work/.mirror/omni-ai-npu+omni-infer/repo"
@@ -198,42 +196,24 @@ def extract(rev: str, git_dir: str) -> dict[str, Any]:
     """The manifest document of Omni-Infer revision ``rev`` (a branch, tag or commit)."""
     tree = TagTree(git_dir, rev, [PACKAGE], suffixes=(".py", ".yaml", ".sh"))
     trees = {p: t for p, t in tree.parsed().items() if "/tests/" not in p and "/test/" not in p}
-    reads = ConfigReads(trees)
-    envs = env_table(tree.files[ENVS], ENVS) if ENVS in tree.files else {}
-    constants = module_constants(trees)
-    elsewhere = {k: v for k, v in env_reads(trees, skip=[ENVS], constants=constants).items() if k not in envs}
-    proxy = global_proxy(tree.files.get(PROXY, ""))
-    files = sorted({ref.rsplit(":", 1)[0] for row in reads.keys.values() for ref in row["read_in"]}
-                   | {p for p in (ENVS, PLATFORM, MODEL_CONFIG, PLACEMENT_YAML, PROXY) if p in tree.files})
+    tables = plugin_tables(tree, trees, ENVS, PLATFORM, (MODEL_CONFIG, PLACEMENT_YAML, PROXY))
     return {
         "format": FORMAT,
         "engine": "omni-infer",
         "version": rev,
-        "source": {"repo": REPO_URL, "rev": rev, "commit": tree.commit, "files": files},
+        "source": {"repo": REPO_URL, "rev": rev, "commit": tree.commit, "files": tables.pop("files")},
         "generated_by": command_line("extract_omni_infer.py", "--rev", rev),
+        **tables,
         "model_extra_config": model_extra_config(trees[MODEL_CONFIG]) if MODEL_CONFIG in trees else {},
-        "additional_config": reads.keys,
-        "additional_config_root_open": bool(getattr(reads, "open_root", False)),
-        "env": envs,
-        "env_read_elsewhere": elsewhere,
         "omni_placement": placement_config(tree, trees),
-        "global_proxy": proxy,
-        "quantization_methods": quantization_methods(trees, constants, PLATFORM, "NPUPlatform"),
-        "parser_choices_added": parser_choice_additions(trees, constants, PLATFORM),
-        "kv_connectors": kv_connectors(trees),
+        "global_proxy": global_proxy(tree.files.get(PROXY, "")),
     }
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--rev", required=True, help="an Omni-Infer branch, tag or commit, e.g. release_v0.3.0")
-    ap.add_argument("--git-dir", default=os.environ.get("SNCC_OMNI_INFER_GIT", DEFAULT_GIT_DIR),
-                    help="a bare clone of omni-ai-npu/omni-infer")
-    ap.add_argument("--out", type=Path, default=None, help="default sncc/engines/omni_infer/data/<rev>.json")
-    ns = ap.parse_args(argv)
-    doc = extract(ns.rev, ns.git_dir)
-    write_manifest(doc, ns.out or Path("sncc/engines/omni_infer/data") / f"{ns.rev}.json")
-    return 0
+    return run(argv, doc=__doc__, flag="rev", example="release_v0.3.0", env_var="SNCC_OMNI_INFER_GIT",
+               default_git=DEFAULT_GIT_DIR, repo="omni-ai-npu/omni-infer",
+               out_dir="sncc/engines/omni_infer/data", extract_fn=extract)
 
 
 if __name__ == "__main__":

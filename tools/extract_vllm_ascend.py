@@ -164,44 +164,62 @@ def graph_modes(trees: dict[str, ast.Module]) -> dict[str, list[str]]:
     return result
 
 
-def extract(tag: str, git_dir: str) -> dict[str, Any]:
-    """The manifest document of vllm-ascend ``tag``."""
-    tree = TagTree(git_dir, tag, [PACKAGE])
-    trees = {p: t for p, t in tree.parsed().items() if "/tests/" not in p and not p.startswith("tests/")}
+def plugin_tables(tree: TagTree, trees: dict[str, ast.Module], envs_path: str, platform: str,
+                  extra_files: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The tables every vLLM platform plugin's manifest has (vllm-ascend, Omni-Infer): ``additional_config``
+    (+ ``additional_config_root_open``), ``env``, ``env_read_elsewhere``, ``quantization_methods``,
+    ``parser_choices_added``, ``kv_connectors``, and ``files`` (the sources they were read from)."""
     reads = ConfigReads(trees)
-    envs = env_table(tree.files[ENVS], ENVS) if ENVS in tree.files else {}
+    envs = env_table(tree.files[envs_path], envs_path) if envs_path in tree.files else {}
     constants = module_constants(trees)
-    elsewhere = {k: v for k, v in env_reads(trees, skip=[ENVS], constants=constants).items() if k not in envs}
+    elsewhere = {k: v for k, v in env_reads(trees, skip=[envs_path], constants=constants).items() if k not in envs}
     files = sorted({ref.rsplit(":", 1)[0] for row in reads.keys.values() for ref in row["read_in"]}
-                   | ({ENVS} if envs else set()) | ({PLATFORM} if PLATFORM in trees else set()))
+                   | {p for p in (envs_path, platform, *extra_files) if p in tree.files})
     return {
-        "format": FORMAT,
-        "engine": "vllm-ascend",
-        "version": tag,
-        "source": {"repo": REPO_URL, "tag": tag, "commit": tree.commit, "files": files},
-        "generated_by": command_line("extract_vllm_ascend.py", "--tag", tag),
+        "files": files,
         "additional_config": reads.keys,
         "additional_config_root_open": bool(getattr(reads, "open_root", False)),
         "env": envs,
         "env_read_elsewhere": elsewhere,
-        "quantization_methods": quantization_methods(trees, constants),
-        "parser_choices_added": parser_choice_additions(trees, constants),
+        "quantization_methods": quantization_methods(trees, constants, platform),
+        "parser_choices_added": parser_choice_additions(trees, constants, platform),
         "kv_connectors": kv_connectors(trees),
+    }
+
+
+def extract(tag: str, git_dir: str) -> dict[str, Any]:
+    """The manifest document of vllm-ascend ``tag``."""
+    tree = TagTree(git_dir, tag, [PACKAGE])
+    trees = {p: t for p, t in tree.parsed().items() if "/tests/" not in p and not p.startswith("tests/")}
+    tables = plugin_tables(tree, trees, ENVS, PLATFORM)
+    return {
+        "format": FORMAT,
+        "engine": "vllm-ascend",
+        "version": tag,
+        "source": {"repo": REPO_URL, "tag": tag, "commit": tree.commit, "files": tables.pop("files")},
+        "generated_by": command_line("extract_vllm_ascend.py", "--tag", tag),
+        **tables,
         "attention_backends": attention_backends(trees),
         "graph_modes": graph_modes(trees),
     }
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--tag", required=True, help="a vllm-ascend release tag, e.g. v0.11.0")
-    ap.add_argument("--git-dir", default=os.environ.get("SNCC_VLLM_ASCEND_GIT", DEFAULT_GIT_DIR),
-                    help="a bare clone of vllm-project/vllm-ascend")
-    ap.add_argument("--out", type=Path, default=None, help="default sncc/engines/vllm_ascend/data/<tag>.json")
+def run(argv: list[str] | None, *, doc: str, flag: str, example: str, env_var: str, default_git: str,
+        repo: str, out_dir: str, extract_fn: Any) -> int:
+    """The command line both source extractors share: ``--<flag> REV [--git-dir DIR] [--out FILE]``."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    ap.add_argument(f"--{flag}", required=True, dest="rev", help=f"the revision to read, e.g. {example}")
+    ap.add_argument("--git-dir", default=os.environ.get(env_var, default_git), help=f"a bare clone of {repo}")
+    ap.add_argument("--out", type=Path, default=None, help=f"default {out_dir}/<{flag}>.json")
     ns = ap.parse_args(argv)
-    doc = extract(ns.tag, ns.git_dir)
-    write_manifest(doc, ns.out or Path("sncc/engines/vllm_ascend/data") / f"{ns.tag}.json")
+    write_manifest(extract_fn(ns.rev, ns.git_dir), ns.out or Path(out_dir) / f"{ns.rev}.json")
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run(argv, doc=__doc__, flag="tag", example="v0.11.0", env_var="SNCC_VLLM_ASCEND_GIT",
+               default_git=DEFAULT_GIT_DIR, repo="vllm-project/vllm-ascend",
+               out_dir="sncc/engines/vllm_ascend/data", extract_fn=extract)
 
 
 if __name__ == "__main__":
