@@ -180,7 +180,7 @@ def test_model_lookup():
     assert not cat.model("llama-3.1-70b").is_moe
     with pytest.raises(KeyError):
         cat.model("gpt-5")
-    assert len(cat.models()) == 12
+    assert len(cat.models()) == 20
 
 
 def test_dsv4_compress_counts():
