@@ -154,6 +154,9 @@ places routed experts statically and needs them to split evenly over the EP grou
     max_model_len: int = 0
     max_model_len_span: Span | None = None
     max_model_len_note: str = ""
+    #: where max_model_len comes from: "plan" (written), "workload" (sncc's default: max input +
+    #: max output) or "engine-default" (`max_model_len = auto`: what the engine derives from config.json)
+    max_model_len_origin: str = "workload"
     max_tokens: int = 0
     served_name: str = ""
     devices_available: int | None = None
