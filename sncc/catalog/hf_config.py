@@ -61,6 +61,11 @@ class CheckpointInfo:
     path: str = ""
 
 
+def read_json(path: str) -> Any:
+    """Parse the JSON file at ``path`` (bounded read); raises CatalogError naming the file."""
+    return _read_json(path)
+
+
 def _read_json(path: str) -> Any:
     from sncc.source import read_bytes_limited
 
