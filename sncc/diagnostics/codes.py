@@ -578,7 +578,7 @@ READY_TIMEOUT_SHORT = _code(
     "checkpoint bytes one node reads ÷ the storage bandwidth, plus warm-up (DeepGEMM: 10+ minutes, vllm#27444): "
     "\"Timed out waiting for engines to send initial message\" at 105 of 163 shards (vllm#35547). An error "
     "when the plan states both the bandwidth (`hardware.storage_bandwidth`) and the bound "
-    "(`engine.ready_timeout`), a warning with the conservative default bandwidth.",
+    "(`engine.ready_timeout` or `VLLM_ENGINE_READY_TIMEOUT_S`), a warning when it states one of them.",
     'engine "vllm" { ready_timeout = 10min }  hardware { storage_bandwidth = 800MB/s }  # 690 GB per node',
     'engine "vllm" { ready_timeout = 30min }  hardware { storage_bandwidth = 800MB/s }')
 
