@@ -131,17 +131,25 @@ def check_draft_rope(plan, r):
         if info is None:
             continue
         t_type, t_factor = ("override", override) if override else (
-            (target_rope.type, target_rope.factor) if target_rope is not None and target_rope.extends else (None, 1.0))
+            (target_rope.type, target_rope.factor) if target_rope is not None else (None, 1.0))
         if t_type is None:
             continue
         d_rope = checkpoint_rope(info.raw)
-        same = d_rope is not None and d_rope.extends and abs(d_rope.factor - t_factor) < 1e-9 and (
-            t_type == "override" or d_rope.type == t_type)
+        same = d_rope is not None and abs(d_rope.factor - t_factor) < 1e-9 and (
+            (t_type == "override" and d_rope.extends) or d_rope.type == t_type)
         if same:
             continue
         window, _ = _draft_window(info)
         if window and r.max_model_len > window:
             continue   # SN5021 reports the window itself
+        # the rope blocks differ only past the context they scale: the target's native window
+        # (an override) or its rope's original_max_position_embeddings
+        if t_type == "override":
+            scaled_from = a.yarn_base_positions or a.max_position_embeddings or 0
+        else:
+            scaled_from = target_rope.original or 0
+        if scaled_from and r.max_model_len <= scaled_from:
+            continue
         what = f"rope {d_rope.type} × {d_rope.factor:g}" if d_rope is not None else "no rope scaling"
         yield diag(codes.DRAFT_ROPE_NOT_INHERITED,
                    f"the {sp.method} draft `{sp.model}` has {what}, the target "

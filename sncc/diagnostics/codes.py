@@ -451,15 +451,6 @@ SOFTWARE_SET_MISMATCH = _code(
     "9.0.0 fails profiling (vllm-ascend#15411). With `software { install_path }` the installed version files "
     "are read and compared with what the plan declares.",
     'hardware { cann = "8.3.RC2" }  software { hdk = "24.1.0" }', 'hardware { cann = "8.2.RC2" }  software { hdk = "24.1.0" }')
-HEADROOM_TOO_SMALL = _code(
-    "SN4022", "memory-outside-budget-too-small", "warning", "the HBM left outside memory_utilization cannot hold what the engine allocates after profiling",
-    "vLLM deducts an estimate of the CUDA-graph pool from the KV budget; vllm-ascend does not (no graph "
-    "estimate in any release): on Ascend the ACL-graph pool, the communication buffers created after memory "
-    "profiling and the operator workspace must fit in `(1 − memory_utilization) × HBM`. Too little headroom "
-    "fails graph capture with 507015 \"MTE DDR address out of range\" (vllm-ascend#16581) or gives a smaller "
-    "KV cache than expected (vllm-ascend#8260).",
-    'hardware { memory_utilization = 0.97 }  # graph mode on vllm-ascend', 'hardware { memory_utilization = 0.9 }')
-
 # --- SN5xxx scheduler and context -----------------------------------------
 CHUNK_EXCEEDS_BUDGET = _code(
     "SN5001", "chunk-exceeds-batch-tokens", "error", "chunked_prefill is larger than max_num_batched_tokens",
