@@ -40,26 +40,48 @@ def table(name: str) -> Mapping[str, Any]:
     return t if isinstance(t, dict) else {}
 
 
+def _release_row(plan):
+    """(basis, row) of the plan's engine release per ``[release_basis]``: ``("self", None)`` for a
+    vLLM version, ``("vllm_ascend", EngineRelease)``, ``("omni_infer", OmniInferRevision)``, or
+    (basis, None) when the release is not catalogued."""
+    eng = plan.engine
+    basis = table("release_basis").get(eng.kind)
+    if basis == "vllm_ascend":
+        try:
+            return basis, catalog.vllm_ascend_release(eng.version)
+        except (KeyError, ValueError):
+            return basis, None
+    if basis == "omni_infer":
+        rows_ = [row for row in catalog.omni_infer_revisions()
+                 if row.revision.split("@")[0] == eng.version or row.revision == eng.version]
+        return basis, (rows_[0] if rows_ else None)
+    return basis, None
+
+
 def plan_versions(plan) -> dict[str, str]:
     """``{"engine": release, "vllm": vLLM version}`` of the plan's engine, each only when known
-    (an unversioned engine or an unknown release gives neither)."""
+    (an unversioned engine or an unknown release gives neither); ``[release_basis]`` says where
+    an engine's vLLM version is found."""
     eng = plan.engine
     out: dict[str, str] = {}
     if not eng.version:
         return out
     out["engine"] = eng.version
-    if eng.kind == "vllm":
+    basis, row = _release_row(plan)
+    if basis == "self":
         out["vllm"] = eng.version
-    elif eng.kind == "vllm-ascend":
-        try:
-            out["vllm"] = catalog.vllm_ascend_release(eng.version).vllm
-        except (KeyError, ValueError):
-            pass
-    elif eng.kind == "omni-infer":
-        for row in catalog.omni_infer_revisions():
-            if row.revision.split("@")[0] == eng.version or row.revision == eng.version:
-                out["vllm"] = row.vllm_base
+    elif row is not None:
+        out["vllm"] = getattr(row, "vllm", None) or getattr(row, "vllm_base")
     return out
+
+
+def release_cann(plan) -> str | None:
+    """The CANN release the plan's engine release is built for (None for an engine without one,
+    an unversioned engine or an uncatalogued release)."""
+    if not plan.engine.version:
+        return None
+    _, row = _release_row(plan)
+    return getattr(row, "cann", None) if row is not None else None
 
 
 def cmp_version(a: str, b: str) -> Optional[int]:

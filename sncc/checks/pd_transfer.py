@@ -166,7 +166,7 @@ def _connector_rows(plan, cid):
         if row["connector"] != cid or eng.kind not in row.get("engines", ()):
             continue
         if row.get("min_version") or row.get("max_version"):
-            v = vs.get("vllm" if eng.kind == "vllm" else "engine")
+            v = vs.get(row.get("versions_of", "engine"))
             if v is None or not in_range(v, row.get("min_version"), row.get("max_version")):
                 continue
         out.append(row)

@@ -72,7 +72,7 @@ def check_values_in_release(plan, r):
             v = versions.get(basis)
             if v is None:
                 continue
-            label = f"{eng.kind} {eng.version}" + (f" (vLLM {v})" if basis == "vllm" and eng.kind != "vllm" else "")
+            label = f"{eng.kind} {eng.version}" + (f" (vLLM {v})" if basis == "vllm" and v != versions.get("engine") else "")
             first, miss, last = row.get("first"), row.get("missing_through"), row.get("last")
             what = f"`{setting.split('.')[-1]} = {value}`" + (f" (`{row['engine_value']}`)" if row.get("engine_value") not in (None, value) else "")
             if (miss is not None and (cmp_version(v, miss) or 0) <= 0) or (last is not None and (cmp_version(v, last) or 0) > 0):

@@ -16,8 +16,7 @@ from __future__ import annotations
 import os
 import re
 
-from sncc import catalog
-from sncc.checks._rules import cmp_version, in_range, rows, sources
+from sncc.checks._rules import cmp_version, in_range, release_cann, rows, sources
 from sncc.diagnostics import codes
 from sncc.diagnostics.model import Related, diag
 
@@ -84,11 +83,8 @@ def check_software_set(plan, r):
     for comp, (v, path) in found.items():
         eff.setdefault(comp, (v, sw.span_of("install_path")))
     cann = eff.get("cann", (None, None))[0]
-    if cann is None and eng.kind == "vllm-ascend" and eng.version:
-        try:
-            cann = catalog.vllm_ascend_release(eng.version).cann
-        except (KeyError, ValueError):
-            cann = None
+    if cann is None:
+        cann = release_cann(plan)
     if cann is None:
         return
     for row in rows("software_sets"):
