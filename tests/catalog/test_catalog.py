@@ -20,7 +20,7 @@ from sncc.catalog.arch import (
 )
 from sncc.catalog.hf_config import read_weights_dir
 
-FIXTURES = Path(__file__).parent / "fixtures" / "weights"
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "weights"
 
 
 # --------------------------------------------------------------------------- provenance
