@@ -85,23 +85,19 @@ def check_spec_tokens_vs_tp(plan, r):
             c = cmp_version(eng.version, row["fixed_in"])
             if c is None or c >= 0:
                 continue
-            if row["quantity"] == "max_num_seqs_tokens" and rf.graph_mode:
-                n = rf.max_num_seqs * (1 + k)
-                if n % tp:
-                    want = math.ceil(n / tp) * tp // (1 + k)
-                    yield diag(codes.SPEC_TOKENS_VS_TP,
-                               f"`{name}`: {eng.kind} {eng.version} fails at init under FlashComm1 when max_num_seqs × (1 + k) "
-                               f"= {n} is not a multiple of tp = {tp}",
-                               role.span_of("max_num_seqs"), related=rel, notes=[row.get("notes", ""), "source: " + sources(row)],
-                               help=f"use max_num_seqs = {want} (or a multiple of {tp // math.gcd(tp, 1 + k)}), or {eng.kind} {row['fixed_in']} or later",
-                               path=(name, "max_num_seqs"))
+            bad = None
+            if row["quantity"] == "max_num_seqs_tokens" and rf.graph_mode and rf.max_num_seqs * (1 + k) % tp:
+                step = tp // math.gcd(tp, 1 + k)   # max_num_seqs multiples of this make max_num_seqs × (1 + k) one of tp
+                bad = ("max_num_seqs", f"fails at init under FlashComm1 when max_num_seqs × (1 + k) = {rf.max_num_seqs * (1 + k)} "
+                       f"is not a multiple of tp = {tp}", f"max_num_seqs = {-(-rf.max_num_seqs // step) * step}")
             elif row["quantity"] == "max_num_batched_tokens" and rf.max_num_batched_tokens % tp:
-                yield diag(codes.SPEC_TOKENS_VS_TP,
-                           f"`{name}`: {eng.kind} {eng.version} asserts under FlashComm1 that max_num_batched_tokens "
-                           f"{rf.max_num_batched_tokens} is a multiple of tp = {tp}",
-                           role.span_of("max_num_batched_tokens"), related=rel, notes=[row.get("notes", ""), "source: " + sources(row)],
-                           help=f"use max_num_batched_tokens = {rf.max_num_batched_tokens // tp * tp or tp}, or {eng.kind} {row['fixed_in']} or later",
-                           path=(name, "max_num_batched_tokens"))
+                bad = ("max_num_batched_tokens", f"asserts under FlashComm1 that max_num_batched_tokens {rf.max_num_batched_tokens} "
+                       f"is a multiple of tp = {tp}", f"max_num_batched_tokens = {rf.max_num_batched_tokens // tp * tp or tp}")
+            if bad is not None:
+                key, what, fix = bad
+                yield diag(codes.SPEC_TOKENS_VS_TP, f"`{name}`: {eng.kind} {eng.version} {what}",
+                           role.span_of(key), related=rel, notes=[row.get("notes", ""), "source: " + sources(row)],
+                           help=f"use {fix}, or {eng.kind} {row['fixed_in']} or later", path=(name, key))
 
 
 def _fp8_block(r) -> tuple[int | None, str]:
