@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import ROOT
+from expect import ROOT
 
 RESEARCH = ROOT / "docs" / "research" / "config-fields.yaml"
 

@@ -16,7 +16,7 @@ import re
 
 import pytest
 
-from conftest import ROOT, expectations_with_severity
+from expect import ROOT, expectations_with_severity
 
 CASES_DIR = ROOT / "tests" / "cases"
 CASES = sorted(p for p in CASES_DIR.glob("*.sn") if not p.name.endswith(".fixed.sn"))

@@ -8,7 +8,7 @@ import pathlib
 
 import pytest
 
-from conftest import ROOT, expectations, expectations_with_severity
+from expect import ROOT, expectations, expectations_with_severity
 
 EXAMPLES = sorted((ROOT / "examples").glob("*.sn"))
 BROKEN = sorted((ROOT / "examples" / "broken").glob("*.sn"))

@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from conftest import ROOT, expectations_with_severity
+from expect import ROOT, expectations_with_severity
 
 KNOWN_GOOD = sorted((ROOT / "tests" / "known-good").glob("*.sn"))
 RESEARCH = ROOT / "docs" / "research" / "known-good"

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from conftest import ROOT, expectations_with_severity
+from expect import ROOT, expectations_with_severity
 
 CASES = ROOT / "tests" / "cases"
 

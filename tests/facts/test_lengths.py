@@ -3,7 +3,7 @@ positions × rope factor as vLLM derives them (vllm/config/model.py@0.23.0 L2112
 
 from __future__ import annotations
 
-from conftest import compile_text
+from expect import compile_text
 
 
 def _facts(model: str):
@@ -29,7 +29,7 @@ def test_auto_with_a_rope_override_scales_the_native_window():
 def test_llama3_rope_is_not_multiplied():
     from sncc.catalog.hf_config import read_weights_dir
     from sncc.facts.lengths import engine_default_max_model_len
-    from conftest import ROOT
+    from expect import ROOT
 
     info = read_weights_dir(ROOT / "tests" / "cases" / "weights" / "llama-3.1-8b")
     assert engine_default_max_model_len(info.arch, info.raw, None)[0] == 131072

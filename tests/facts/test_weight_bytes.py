@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import compile_text
+from expect import compile_text
 
 
 def _facts(model: str, system: str = 'system = "hgx-h200"  devices = 2', extra: str = ""):
