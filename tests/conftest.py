@@ -1,96 +1,16 @@
-"""Shared helpers for the tests: compile text or files without the CLI."""
+"""pytest fixtures shared by every test folder; the helpers live in ``tests/expect.py``."""
 
 from __future__ import annotations
 
 import pathlib
-import re
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-EXPECT = re.compile(r"# E: (SN\d{4})(?::(\d+))?")
-
-
-def compile_text(text: str, name: str = "plan.sn"):
-    """Compile ``text`` and return the :class:`sncc.compiler.Compilation`."""
-    from sncc.compiler import compile_file
-    from sncc.source import SourceFile
-
-    return compile_file(SourceFile(name, text))
-
-
-def expectations(path: pathlib.Path) -> list[tuple[str, int, int | None]]:
-    """Inline ``# E: CODE[:COL]`` expectations of a plan file: (code, line, column)."""
-    out = []
-    for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if line.lstrip().startswith("#"):
-            continue
-        for m in EXPECT.finditer(line):
-            out.append((m.group(1), i, int(m.group(2)) if m.group(2) else None))
-    return out
-
-
-EXPECT_SEV = re.compile(r"# ([EW]): (SN\d{4})(?::(\d+))?")
-
-
-def expectations_with_severity(path: pathlib.Path) -> list[tuple[str, str, int, int | None]]:
-    """Inline ``# E: CODE[:COL]`` (error) and ``# W: CODE[:COL]`` (warning) expectations:
-    (severity, code, line, column)."""
-    out = []
-    for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if line.lstrip().startswith("#"):
-            continue
-        for m in EXPECT_SEV.finditer(line):
-            sev = "error" if m.group(1) == "E" else "warning"
-            out.append((sev, m.group(2), i, int(m.group(3)) if m.group(3) else None))
-    return out
+from expect import (ROOT, additional_config, compile_text, deployment_of, expectations,  # noqa: F401  (re-exported)
+                    expectations_with_severity, outputs_of, role_toml, role_yaml)
 
 
 @pytest.fixture
 def root() -> pathlib.Path:
     """The repository root."""
     return ROOT
-
-
-def deployment_of(text: str, name: str = "plan.sn"):
-    """The :class:`~sncc.lowering.deployment.Deployment` of plan ``text``; fails the test when the
-    plan has errors (check or lowering)."""
-    comp = compile_text(text, name)
-    errors = [d for d in comp.diagnostics if d.is_error]
-    assert comp.plan is not None and not errors, [(d.code.code, d.message) for d in errors]
-    assert comp.deployment is not None, comp.deployment_diagnostics
-    return comp.deployment
-
-
-def outputs_of(text: str, name: str = "plan.sn", schemas: bool = False) -> dict[str, str]:
-    """Every output file of plan ``text`` (``{path: text}``), each validated against its schema."""
-    from sncc.emit import emit_all
-    from sncc.emit.validate import validate_outputs
-
-    files = emit_all(deployment_of(text, name), schemas=True)
-    assert validate_outputs(files) == []
-    return files if schemas else {k: v for k, v in files.items() if not k.startswith("schemas/")}
-
-
-def role_toml(files: dict[str, str], role: str) -> dict:
-    """The parsed ``<role>.toml`` (vllm-ascend) of an output set."""
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib
-    return tomllib.loads(files[f"{role}.toml"])
-
-
-def role_yaml(files: dict[str, str], role: str) -> dict:
-    """The parsed ``<role>.yaml`` of an output set (PyYAML's safe loader, as ``vllm serve --config``)."""
-    import yaml
-
-    return yaml.safe_load(files[f"{role}.yaml"])
-
-
-def additional_config(files: dict[str, str], role: str) -> dict:
-    """The role's ``--additional-config`` object (from its YAML's JSON string), {} when absent."""
-    import json
-
-    raw = role_yaml(files, role).get("additional-config")
-    return json.loads(raw) if raw else {}

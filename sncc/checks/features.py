@@ -107,6 +107,8 @@ def check_eplb_effective(plan, r):
         if rf is None or rf.eplb is None:
             continue
         for issue in adapter.eplb_lowering(plan, r, rf).issues:
+            if issue.reported_by:
+                continue   # another check's diagnostic (e.g. SN3025) says it already
             block, key, path = _eplb_site(plan, role, issue.field)
             span = block.span_of(key) if block is not None else None
             shown = f"omni_placement.{key}" if path[:2] == ("optimize", "omni_placement") else key

@@ -2,8 +2,8 @@
 
 An adapter (:class:`EngineAdapter`) is the one place that knows an engine target: which
 releases sncc pins (:class:`Pin`, read from the adapter's ``data/pins.toml``), the argument
-manifest of each pinned release (:class:`Manifest`, ``data/<version>.json``, extracted from the
-tagged sources by ``tools/extract_*.py``), the KV connectors it ships with their port rules
+manifest of each pinned release (``data/<version>.json``, extracted from the tagged sources by
+``tools/extract_*.py``, read by :mod:`sncc.engines.manifest`), the KV connectors it ships with their port rules
 (:class:`ConnectorSpec`), how a role's servers are launched (internal or external data
 parallelism), and the engine-specific questions checks, lowering and the simulator ask
 (``supports_component``, ``release_options``, ``torchair_mode``, ...).  Code outside
@@ -15,7 +15,6 @@ Every fact in ``pins.toml`` carries its source (a tagged file of the engine's re
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from functools import cached_property
 from importlib.resources import files
@@ -30,8 +29,9 @@ except ModuleNotFoundError:  # Python 3.10
 
 #: speculative methods whose drafter is a separate checkpoint: vLLM raises "num_speculative_tokens
 #: was provided but without speculative model" without ``speculative_config.model``
-#: (vllm/config/speculative.py, SpeculativeConfig.__post_init__)
-DRAFT_CHECKPOINT_METHODS = ("draft_model", "eagle", "eagle3")
+#: (vllm/config/speculative.py, SpeculativeConfig.__post_init__); dflash drafts with its own
+#: checkpoint too (catalog/data/engine_rules.toml)
+DRAFT_CHECKPOINT_METHODS = ("draft_model", "eagle", "eagle3", "dflash")
 
 
 class AdapterDataError(ValueError):
@@ -65,132 +65,6 @@ class PinChoice:
     requested: str | None
     exact: bool
     note: str = ""
-
-
-@dataclass(frozen=True)
-class ArgSpec:
-    """One engine argument of a manifest: dashed ``name`` (no leading ``--``), ``type`` as the
-    extractor wrote it (``int``, ``str``, ``json``, ``bool`` ...), ``default``, ``choices``
-    (None: any), ``boolean`` (a BooleanOptionalAction: ``--x`` / ``--no-x``)."""
-
-    name: str
-    type: str = ""
-    default: Any = None
-    choices: tuple | None = None
-    boolean: bool = False
-
-
-@dataclass(frozen=True)
-class Manifest:
-    """What one pinned release accepts, extracted from its tagged source.
-
-    ``arguments``: dashed name → :class:`ArgSpec`; ``additional_config``: dotted keys of
-    ``--additional-config`` (vllm-ascend, Omni-Infer); ``env``: environment variables the
-    engine reads (its ``envs.py`` and, ``env_read_elsewhere``, any other module's literal reads);
-    ``model_extra_config``: Omni-Infer's ``section`` and ``section.field`` keys; ``placement``:
-    the OmniPlacement YAML keys it reads; ``quantization_methods``: the ``--quantization`` values a
-    plugin registers beside vLLM's own.  ``source`` / ``regenerate``: where it came from and the command
-    that rewrites it.
-    """
-
-    engine: str
-    version: str
-    arguments: Mapping[str, ArgSpec]
-    additional_config: frozenset[str] = frozenset()
-    env: frozenset[str] = frozenset()
-    model_extra_config: frozenset[str] = frozenset()
-    placement: frozenset[str] = frozenset()
-    quantization_methods: frozenset[str] = frozenset()
-    source: str = ""
-    regenerate: str = ""
-
-    def has_argument(self, name: str) -> bool:
-        """True when ``--name`` is an argument (``no-x`` counts for a boolean ``x``)."""
-        name = name.lstrip("-")
-        if name in self.arguments:
-            return True
-        return name.startswith("no-") and self.arguments.get(name[3:], ArgSpec("")).boolean
-
-
-def _spec(name: str, d: Any) -> ArgSpec:
-    if not isinstance(d, Mapping):
-        return ArgSpec(name)
-    ch = d.get("choices")
-    typ = str(d.get("type") or "")
-    return ArgSpec(name=name, type=typ, default=d.get("default"),
-                   choices=tuple(ch) if isinstance(ch, (list, tuple)) else None,
-                   boolean=bool(d.get("boolean") or d.get("action") in ("BooleanOptionalAction", "store_true")
-                                or typ == "bool"))
-
-
-def _names(obj: Any) -> frozenset[str]:
-    """Key names of a manifest section given as a list of names, a list of ``{"name": ...}`` rows
-    or a mapping (nested mappings are flattened to dotted keys)."""
-    out: set[str] = set()
-
-    def walk(prefix: str, v: Any) -> None:
-        if isinstance(v, Mapping):
-            for k, sub in v.items():
-                key = f"{prefix}.{k}" if prefix else str(k)
-                out.add(key)
-                if isinstance(sub, Mapping) and "type" not in sub and "default" not in sub:
-                    walk(key, sub)
-        elif isinstance(v, (list, tuple)):
-            for item in v:
-                if isinstance(item, str):
-                    out.add(f"{prefix}.{item}" if prefix else item)
-                elif isinstance(item, Mapping) and ("name" in item or "key" in item):
-                    n = str(item.get("name") or item.get("key"))
-                    out.add(f"{prefix}.{n}" if prefix else n)
-
-    walk("", obj)
-    return frozenset(out)
-
-
-def _sections(obj: Any) -> frozenset[str]:
-    """``section`` and ``section.field`` names of a config made of dataclass sections
-    (``{"model_parallel_config": {"fields": {"dp_size": {...}}}}``); other shapes as :func:`_names`."""
-    if isinstance(obj, Mapping) and obj and all(isinstance(v, Mapping) and "fields" in v for v in obj.values()):
-        out = set(obj)
-        for sec, v in obj.items():
-            out |= {f"{sec}.{f}" for f in (v["fields"] or {})}
-        return frozenset(out)
-    return _names(obj)
-
-
-def manifest_from_json(doc: Mapping[str, Any], where: str = "manifest") -> Manifest:
-    """A :class:`Manifest` from its JSON document (the shape of ``docs/design.md`` §4:
-    ``engine``, ``version``, ``arguments`` as a mapping or a list of rows, ``additional_config``,
-    ``env``, ``model_extra_config``; a plugin's manifest may have no ``arguments``).  Raises
-    :class:`AdapterDataError` when it has none of these sections."""
-    raw = doc.get("arguments", doc.get("args"))
-    if raw is None:
-        if not any(k in doc for k in ("additional_config", "env", "env_vars", "model_extra_config", "config_fields")):
-            raise AdapterDataError(f"{where}: no `arguments`, `additional_config` or `env`")
-        raw = {}   # a plugin's manifest (vllm-ascend, Omni-Infer): its arguments are its vLLM's
-    args: dict[str, ArgSpec] = {}
-    if isinstance(raw, Mapping):
-        for k, v in raw.items():
-            n = str(k).lstrip("-")
-            args[n] = _spec(n, v)
-    else:
-        for row in raw:
-            if isinstance(row, str):
-                n = row.lstrip("-")
-                args[n] = ArgSpec(n)
-            elif isinstance(row, Mapping):
-                for n in [row.get("name"), *(row.get("option_strings") or ())]:
-                    if n and str(n).startswith("--") or (n and not str(n).startswith("-")):
-                        nn = str(n).lstrip("-")
-                        args[nn] = _spec(nn, row)
-    return Manifest(engine=str(doc.get("engine", "")), version=str(doc.get("version", "")),
-                    arguments=MappingProxyType(args),
-                    additional_config=_names(doc.get("additional_config", ())),
-                    env=_names(doc.get("env", doc.get("env_vars", ()))) | _names(doc.get("env_read_elsewhere", ())),
-                    model_extra_config=_sections(doc.get("model_extra_config", doc.get("config_fields", ()))),
-                    placement=_names(doc.get("omni_placement", ())),
-                    quantization_methods=frozenset(map(str, doc.get("quantization_methods", ()))),
-                    source=str(doc.get("source", "")), regenerate=str(doc.get("regenerate", "")))
 
 
 @dataclass(frozen=True)
@@ -305,19 +179,27 @@ class EngineAdapter:
         older = [p for p in self.pins if (_vkey(p.version) or ()) <= key]
         return older[-1] if older else self.pins[0]
 
-    def manifest(self, version: str) -> Manifest | None:
-        """The argument manifest of pinned ``version`` (``data/<version>.json``), or None when the
-        conformance extractor has not written it.  Raises :class:`AdapterDataError` when malformed."""
-        return _load_manifest(self.package, tuple(dict.fromkeys(_manifest_names(version))))
+    def manifest(self, version: str):
+        """The manifest (:class:`sncc.engines.manifest.Manifest`) of the engine at ``version``: the
+        release's own key tables, extracted from its tagged source; None when there is none."""
+        from sncc.engines.manifest import ManifestError, load
 
-    def vllm_manifest(self, version: str) -> Manifest | None:
-        """The manifest of the vLLM release the pin runs (vLLM's own arguments), or None."""
-        from sncc.engines.registry import adapter_for
+        try:
+            return load(self.kind, version)
+        except ManifestError:
+            return None
+
+    def vllm_manifest(self, version: str):
+        """The manifest of the vLLM release that pinned ``version`` runs (vLLM's own arguments), or None."""
+        from sncc.engines.manifest import ManifestError, load
 
         pin = self.pin(version)
         if pin is None:
             return None
-        return adapter_for("vllm").manifest(pin.vllm) if self.kind != "vllm" else self.manifest(version)
+        try:
+            return load("vllm", pin.vllm)
+        except ManifestError:
+            return None
 
     # ------------------------------------------------------------------ connectors
     def connector(self, cid: str) -> ConnectorSpec | None:
@@ -460,30 +342,3 @@ def _vkey(v: str) -> tuple[int, ...] | None:
         return catalog.parse_version(s)
     except ValueError:
         return None
-
-
-def _manifest_names(version: str) -> list[str]:
-    v = version.split("@")[0]
-    return [f"{v}.json", f"{v.lstrip('v')}.json", f"v{v.lstrip('v')}.json"]
-
-
-_MANIFESTS: dict[tuple[str, tuple[str, ...]], Manifest | None] = {}
-
-
-def _load_manifest(package: str, names: tuple[str, ...]) -> Manifest | None:
-    key = (package, names)
-    if key not in _MANIFESTS:
-        found = None
-        for n in names:
-            p = files(package) / "data" / n
-            try:
-                text = p.read_text(encoding="utf-8")
-            except (FileNotFoundError, OSError):
-                continue
-            try:
-                found = manifest_from_json(json.loads(text), f"{package}/data/{n}")
-            except ValueError as e:
-                raise AdapterDataError(f"{package}/data/{n}: {e}") from e
-            break
-        _MANIFESTS[key] = found
-    return _MANIFESTS[key]

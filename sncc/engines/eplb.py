@@ -13,7 +13,8 @@ its sources) says where a release reads the plan's ``eplb { }`` settings
     the release's key for each setting ("" = the release has none).
 ``redundant_needs_dynamic``
     "" when redundant slots work without run-time rebalancing, else the effect of writing them
-    alone: ``refused`` (the engine raises at start-up) or ``ignored`` (accepted and inert).
+    alone: ``refused`` (the engine raises at start-up) or ``ignored`` (accepted and inert);
+    ``redundant_needs_dynamic_reported_by`` the code of the check that already reports it.
 ``requires_expert_parallel``
     the effect of load balancing on a role without expert parallelism.
 
@@ -43,6 +44,7 @@ class EplbIssue:
     help: str
     source: tuple[str, ...] = ()
     honoured: str = ""
+    reported_by: str = ""
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,7 @@ class EplbRow:
     config_arg: str = ""
     dynamic_env: Mapping[str, str] = field(default_factory=dict)
     redundant_needs_dynamic: str = ""
+    redundant_needs_dynamic_reported_by: str = ""
     requires_expert_parallel: str = "ignored"
     static_roles: tuple[str, ...] = ()
     source: tuple[str, ...] = ()
@@ -105,6 +108,7 @@ def eplb_rows(data: Mapping[str, Any]) -> tuple[EplbRow, ...]:
                            interval=d.get("interval", ""), window=d.get("window", ""),
                            config_arg=d.get("config_arg", ""), dynamic_env=dict(d.get("dynamic_env", {})),
                            redundant_needs_dynamic=d.get("redundant_needs_dynamic", ""),
+                           redundant_needs_dynamic_reported_by=d.get("redundant_needs_dynamic_reported_by", ""),
                            requires_expert_parallel=d.get("requires_expert_parallel", "ignored"),
                            static_roles=tuple(d.get("static_roles", ())),
                            source=tuple(d.get("source", ())), notes=d.get("notes", "")))
@@ -166,7 +170,8 @@ def lower_eplb(adapter, version: str | None, rf, from_component: bool = True) ->
             issues.append(EplbIssue("redundant_experts", row.redundant_needs_dynamic,
                                     f"`{shown}: {label} {verb} `{row.redundant}` without dynamic EPLB "
                                     f"(`{row.dynamic}`, run-time rebalancing); sncc does not write it",
-                                    f"{on_help} (dynamic EPLB), or remove `redundant_experts`", src))
+                                    f"{on_help} (dynamic EPLB), or remove `redundant_experts`", src,
+                                    reported_by=row.redundant_needs_dynamic_reported_by))
         elif row.where == "placement":
             per = ep.per_device if ep.per_device is not None else (red // rf.devices if red % rf.devices == 0 else None)
             if per is None:

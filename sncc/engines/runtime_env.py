@@ -1,6 +1,9 @@
-"""Environment variables read outside the engines (``data/runtime_env.toml``): the collective
-libraries, device runtimes and torch_npu, each with its reader and source; and the network
-interface variables a multi-node deployment exports per vendor."""
+"""Environment variables read below the engines, and the network-interface variables per vendor.
+
+The variables CANN, torch_npu, HCCL, NCCL, gloo and the device runtimes read are the hand-kept
+``sncc/engines/cann_env.json`` (each with its reader and source; :func:`sncc.engines.manifest.runtime_env`);
+which interface variables a multi-node deployment exports per vendor is ``data/nic.toml``.
+"""
 
 from __future__ import annotations
 
@@ -13,26 +16,43 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
+#: words of a ``cann_env.json`` reader that tie a variable to one vendor's stack
+_VENDOR_READERS = {"ascend": ("CANN", "HCCL", "torch_npu", "torchair", "HCCN", "LCCL"), "nvidia": ("NCCL", "CUDA")}
+
 
 @lru_cache(maxsize=1)
-def _data() -> Mapping[str, Any]:
-    return tomllib.loads((files("sncc.engines") / "data" / "runtime_env.toml").read_text(encoding="utf-8"))
+def _nic() -> Mapping[str, Any]:
+    return tomllib.loads((files("sncc.engines") / "data" / "nic.toml").read_text(encoding="utf-8"))
 
 
 def nic_vars(vendor: str) -> tuple[str, ...]:
     """The interface variables every node of a multi-node deployment on ``vendor`` (``ascend`` /
     ``nvidia``) exports."""
-    return tuple(_data()["nic"].get(vendor, ()))
+    return tuple(_nic()["nic"].get(vendor, ()))
+
+
+def _vendor_of(reader: str) -> str | None:
+    for vendor, words in _VENDOR_READERS.items():
+        if any(w in reader for w in words):
+            return vendor
+    return None
 
 
 def runtime_vars(vendor: str) -> frozenset[str]:
-    """Names of the variables outside the engine that ``vendor``'s stack reads."""
-    return frozenset(v["name"] for v in _data()["var"] if vendor in v["vendors"])
+    """Names of the ``cann_env.json`` variables ``vendor``'s stack reads (those of the other
+    vendor's libraries left out; vendor-neutral readers such as gloo or OpenMP kept)."""
+    from sncc.engines.manifest import runtime_env
+
+    return frozenset(n for n, row in runtime_env().data["env"].items()
+                     if _vendor_of(str(row.get("reader", ""))) in (None, vendor))
 
 
 def reader(name: str) -> str | None:
     """Who reads variable ``name`` (``CANN HCCL``, ``NCCL`` ...), or None when not listed."""
-    return next((v["reader"] for v in _data()["var"] if v["name"] == name), None)
+    from sncc.engines.manifest import runtime_env
+
+    row = runtime_env().data["env"].get(name)
+    return str(row.get("reader")) if row is not None else None
 
 
 def written_variables(dep) -> dict[str, str]:
@@ -55,13 +75,13 @@ def written_variables(dep) -> dict[str, str]:
 
 def unread_variables(dep, manifests) -> list[str] | None:
     """Names of variables sncc writes for ``dep`` that no reader knows: not in the engine's
-    manifest env, not in the manifest of the vLLM it runs, not in :func:`runtime_vars`.
-    ``manifests`` is the list of :class:`~sncc.engines.base.Manifest` to read (None entries
-    allowed); None is returned when none is available (nothing to check against)."""
+    manifest, not in the manifest of the vLLM it runs, not in :func:`runtime_vars`.
+    ``manifests`` lists :class:`sncc.engines.manifest.Manifest` objects (None entries allowed);
+    None is returned when none is available (nothing to check against)."""
     found = [m for m in manifests if m is not None]
     if not found:
         return None
     known = set(runtime_vars(dep.vendor))
     for m in found:
-        known |= set(m.env)
+        known |= set(m.env_vars)
     return sorted(n for n in written_variables(dep) if n not in known)

@@ -11,7 +11,7 @@ process (each server's slice), mapped through the ``ASCEND_RT_VISIBLE_DEVICES`` 
 
 Per node: ``VLLM_HOST_IP`` (vLLM's ``get_ip``, which the KV connectors advertise), on Ascend
 ``HCCL_IF_IP``, and with more than one node the interface variables of the vendor
-(``sncc/engines/data/runtime_env.toml`` ``[nic]``: ``GLOO_SOCKET_IFNAME``, ``TP_SOCKET_IFNAME``,
+(``sncc/engines/data/nic.toml``: ``GLOO_SOCKET_IFNAME``, ``TP_SOCKET_IFNAME``,
 ``HCCL_SOCKET_IFNAME`` on Ascend, ``GLOO_SOCKET_IFNAME`` and ``NCCL_SOCKET_IFNAME`` on NVIDIA),
 set to ``hosts.nic`` or ``$SNCC_NIC``.
 No client secret is ever exported: the engines do not read the gateway's key.

@@ -14,7 +14,7 @@ import shlex
 
 import pytest
 
-from conftest import ROOT, role_toml, role_yaml
+from expect import ROOT, role_toml, role_yaml
 from sncc.emit.args import cli_tokens, cli_words, split, yaml_scalar
 from sncc.lowering.deployment import Arg, ShellValue
 

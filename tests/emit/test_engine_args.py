@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from conftest import additional_config, compile_text, outputs_of, role_toml, role_yaml
+from expect import additional_config, compile_text, outputs_of, role_toml, role_yaml
 
 
 def plan_text(engine: str = 'engine "vllm-ascend" { version = "v0.11.0" }', model: str = 'model "qwen3-32b" { max_model_len = 16k }',

@@ -1,14 +1,13 @@
 """Every variable sncc writes into an env file is read by someone: the pinned engine release (its
 manifest, ``sncc/engines/<engine>/data/<version>.json``, extracted from the tagged source), the
-vLLM it runs, or the stack below it (``sncc/engines/data/runtime_env.toml``: CANN HCCL, NCCL,
-gloo, torch_npu, the device runtimes, each with its source)."""
+vLLM it runs, or the stack below it (``sncc/engines/cann_env.json``: CANN HCCL, NCCL, gloo,
+torch_npu, the device runtimes, each with its reader and source)."""
 
 from __future__ import annotations
 
 import pytest
 
-from conftest import ROOT, deployment_of
-from sncc.engines.base import Manifest
+from expect import ROOT, deployment_of
 from sncc.engines.registry import adapter_for
 from sncc.engines.runtime_env import reader, runtime_vars, unread_variables, written_variables
 
@@ -36,11 +35,15 @@ def test_every_written_variable_has_a_reader(case):
 
 def test_the_check_finds_a_variable_nobody_reads():
     """Against a manifest that lacks one written variable, that variable is reported."""
+    from pathlib import Path
+
+    from sncc.engines.manifest import Manifest
+
     dep = _deployment("vllm-ascend-r1-v011-options")
     written = set(written_variables(dep)) - runtime_vars(dep.vendor)
     assert "VLLM_ASCEND_ENABLE_DBO" in written and "VLLM_HOST_IP" in written
-    partial = Manifest(engine="vllm-ascend", version="v0.11.0", arguments={},
-                       env=frozenset(written - {"VLLM_ASCEND_ENABLE_DBO"}))
+    partial = Manifest(engine="vllm-ascend", version="v0.11.0", path=Path("x.json"),
+                       data={"env": {n: {} for n in written - {"VLLM_ASCEND_ENABLE_DBO"}}})
     assert unread_variables(dep, [partial]) == ["VLLM_ASCEND_ENABLE_DBO"]
     assert unread_variables(dep, [None]) is None
 
@@ -51,13 +54,11 @@ def test_plan_env_entries_are_the_user_s_and_not_checked():
     assert "HCCL_CONNECT_TIMEOUT" in written_variables(dep) and reader("HCCL_CONNECT_TIMEOUT") == "CANN HCCL"
 
 
-def test_runtime_variables_have_sources():
-    import tomllib
+def test_runtime_variables_split_by_vendor():
+    from sncc.engines.runtime_env import nic_vars
 
-    data = tomllib.loads((ROOT / "sncc" / "engines" / "data" / "runtime_env.toml").read_text())
-    for row in data["var"]:
-        assert row["source"].startswith("https://"), row["name"]
-        assert set(row["vendors"]) <= {"ascend", "nvidia"}, row["name"]
-    for vendor, names in data["nic"].items():
-        if vendor != "source":
-            assert set(names) <= runtime_vars(vendor), vendor
+    assert "HCCL_BUFFSIZE" in runtime_vars("ascend") and "HCCL_BUFFSIZE" not in runtime_vars("nvidia")
+    assert "NCCL_SOCKET_IFNAME" in runtime_vars("nvidia") and "NCCL_SOCKET_IFNAME" not in runtime_vars("ascend")
+    assert "GLOO_SOCKET_IFNAME" in runtime_vars("ascend") & runtime_vars("nvidia")
+    for vendor in ("ascend", "nvidia"):
+        assert set(nic_vars(vendor)) <= runtime_vars(vendor), vendor

@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT, compile_text
+from expect import ROOT, compile_text
 from sncc.emit.validate import validate_outputs
 from test_shellcheck import REQUIRED, SHELLCHECK
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, compile_text
+from expect import ROOT, compile_text
 
 GOLDEN = ROOT / "tests" / "golden"
 CASES = sorted(p.name for p in GOLDEN.iterdir() if (p / "plan.sn").is_file())

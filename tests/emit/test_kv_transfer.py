@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import ROOT, outputs_of
+from expect import ROOT, outputs_of
 
 BASE = (ROOT / "tests" / "golden" / "vllm-ascend-v4flash-pd" / "plan.sn").read_text()
 
@@ -29,7 +29,7 @@ def test_default_mooncake_on_ascend_sets_use_ascend_direct():
 def test_plan_overrides_reach_the_output():
     """The plan's kv_transfer values are written as given (check SN4009 says when they are wrong;
     lowering is called here without the checks to see what it writes)."""
-    from conftest import compile_text
+    from expect import compile_text
     from sncc.emit import emit_all
     from sncc.lowering import lower
 

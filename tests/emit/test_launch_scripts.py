@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, outputs_of
+from expect import ROOT, outputs_of
 
 BASH = shutil.which("bash") or "bash-is-required"
 GOLDEN = ROOT / "tests" / "golden"
@@ -163,7 +163,7 @@ def test_plan_env_values_are_quoted_whatever_they_hold(tmp_path):
     src = (GOLDEN / "vllm-ascend-qwen3-32b-a2" / "plan.sn").read_text()
     hostile = "a b;$(touch PWNED) `id` 'q' \\\"x\\\" *"
     src = src.replace("slo {", f'env {{ WEIRD = "{hostile}"  EMPTY = "" }}\n  slo {{')
-    from conftest import compile_text
+    from expect import compile_text
 
     expected = compile_text(src).plan.env["WEIRD"]
     files = outputs_of(src)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import ROOT, deployment_of
+from expect import ROOT, deployment_of
 from sncc.engines.registry import adapter_for
 
 GOLDEN = ROOT / "tests" / "golden"
@@ -38,10 +38,10 @@ def argument_problems(dep, manifest, plugin=None) -> list[str]:
     """What in ``dep``'s role arguments and server flags ``manifest`` (a vLLM manifest) refuses;
     ``plugin`` (the engine's own manifest) adds the ``--quantization`` methods it registers."""
     bad = []
-    extra = {"quantization": plugin.quantization_methods} if plugin is not None else {}
+    extra = {"quantization": set(plugin.quantization_methods)} if plugin is not None else {}
     args = [(r.name, a) for r in dep.roles for a in r.args] + [(p.name, a) for p in dep.processes for a in p.flags]
     for where, a in args:
-        spec = manifest.arguments.get(a.name)
+        spec = manifest.arguments.get(a.name) if manifest.has_arg(a.name) else None
         if spec is None:
             bad.append(f"{where}: --{a.name} is not an argument of vLLM {manifest.version}")
         elif a.value is False and not spec.boolean:
@@ -71,27 +71,29 @@ def test_engine_config_keys_are_the_release_s(case):
     bad = []
     for r in dep.roles:
         ac = r.arg("additional-config") or {}
-        bad += [f"{r.name}: additional_config.{k}" for k in dotted(ac) if k not in m.additional_config]
+        bad += [f"{r.name}: additional_config.{k}" for k in dotted(ac) if not m.has_additional_config_key(k)]
         for name, obj in r.files.items():
             if name.startswith("model_extra_config."):
                 bad += [f"{name}: {k}" for sec, fields in obj.items() for k in [sec] + [f"{sec}.{f}" for f in fields]
-                        if k not in m.model_extra_config]
+                        if k not in m.model_extra_config_keys]
             elif name.startswith("omni_placement."):
-                bad += [f"{name}: {k}" for k in obj if k not in m.placement]
+                bad += [f"{name}: {k}" for k in obj if k not in m.omni_placement_keys]
     assert bad == []
 
 
 def test_the_argument_check_finds_what_vllm_refuses():
     """A flag vLLM does not have, and `false` on a non-boolean, are reported (so the test above can fail)."""
     import dataclasses
+    from pathlib import Path
 
-    from sncc.engines.base import ArgSpec, Manifest
+    from sncc.engines.manifest import Manifest
     from sncc.lowering.deployment import Arg
 
     dep = _deployment("vllm-h100-llama-serve")
-    args = {a.name: ArgSpec(a.name, boolean=isinstance(a.value, bool)) for r in dep.roles for a in r.args}
-    args |= {a.name: ArgSpec(a.name) for p in dep.processes for a in p.flags}
-    m = Manifest(engine="vllm", version="x", arguments=args)
+    rows = {a.name: {"type": "bool" if isinstance(a.value, bool) else "str", "boolean": isinstance(a.value, bool)}
+            for r in dep.roles for a in r.args}
+    rows |= {a.name: {"type": "int"} for p in dep.processes for a in p.flags}
+    m = Manifest(engine="vllm", version="x", path=Path("x.json"), data={"arguments": rows})
     assert argument_problems(dep, m) == []
     role = dep.roles[0]
     bad_role = dataclasses.replace(role, args=role.args + (Arg("device", "cuda"), Arg("max-model-len", False)))

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, additional_config, compile_text, outputs_of, role_yaml
+from expect import ROOT, additional_config, compile_text, outputs_of, role_yaml
 from sncc import resources
 from sncc.emit import emit_all, schema_for
 from sncc.emit.validate import validate_output, validate_outputs
@@ -53,7 +53,7 @@ def test_emission_independent_of_hash_seed():
     code = (
         "import hashlib, sys, json\n"
         "sys.path.insert(0, sys.argv[1] + '/tests')\n"
-        "from conftest import outputs_of\n"
+        "from expect import outputs_of\n"
         "import pathlib\n"
         "g = pathlib.Path(sys.argv[1]) / 'tests' / 'golden'\n"
         "out = {c.name: {n: hashlib.sha256(t.encode()).hexdigest() for n, t in outputs_of((c / 'plan.sn').read_text()).items()}\n"

@@ -13,7 +13,7 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT
+from expect import ROOT
 
 GOLDEN = ROOT / "tests" / "golden"
 CASES = sorted(p.name for p in GOLDEN.iterdir() if (p / "plan.sn").is_file())

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from expect import ROOT
 from sncc.emit import writer as writer_mod
 from sncc.emit.writer import MANIFEST, OutputError, exchange, is_sncc_folder, write_outputs
 

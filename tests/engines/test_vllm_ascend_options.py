@@ -10,7 +10,7 @@ sncc does not pin get SN4040 besides; their launch files follow the nearest pin.
 from __future__ import annotations
 
 import pytest
-from conftest import additional_config, compile_text
+from expect import additional_config, compile_text
 
 from sncc.emit.validate import validate_outputs
 from sncc.engines.vllm_ascend.options import plan_options, spellings

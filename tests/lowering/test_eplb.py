@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import additional_config, compile_text, outputs_of, role_yaml
+from expect import additional_config, compile_text, outputs_of, role_yaml
 from test_role_settings import exports
 
 #: DeepSeek-V3 (256 routed experts) on one HGX H200 node: TP 1 × DP 8 with expert parallelism
@@ -60,12 +60,18 @@ def test_vllm_writes_enable_eplb_and_its_config():
 
 
 def test_vllm_refuses_redundant_experts_without_eplb():
-    """vLLM raises "num_redundant_experts is set to 32 but EPLB is not enabled": an error, nothing written."""
+    """vLLM raises "num_redundant_experts is set to 32 but EPLB is not enabled": one error (SN3025,
+    the checks' rule), none from the eplb table, and lowering writes nothing."""
+    from sncc.lowering import lower
+
     text = H200.format(version="0.23.0", eplb="eplb { redundant_experts = 32 }")
-    (got,) = codes(text)
-    assert got[:2] == ("SN4017", "error") and "--enable-eplb" not in got[2] and "enable-eplb" in got[2]
+    comp = compile_text(text)
+    assert [(d.code.code, d.severity) for d in comp.diagnostics if d.is_error] == [("SN3025", "error")]
+    assert codes(text) == []
+    args = {a.name for r in lower(comp.plan, comp.facts).roles for a in r.args}
+    assert not {"enable-eplb", "eplb-config"} & args
     fixed = text.replace("redundant_experts = 32 }", "redundant_experts = 32  dynamic = true }")
-    assert codes(fixed) == []
+    assert codes(fixed) == [] and not [d for d in compile_text(fixed).diagnostics if d.is_error]
 
 
 def test_vllm_interval_without_dynamic_is_a_warning_and_not_written():

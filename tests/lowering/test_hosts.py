@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from conftest import ROOT, compile_text, deployment_of, outputs_of, role_yaml
+from expect import ROOT, compile_text, deployment_of, outputs_of, role_yaml
 
 PLAN = (ROOT / "tests" / "golden" / "vllm-ascend-qwen3-a2-hosts" / "plan.sn").read_text()
 HOSTS = 'hosts { addresses = ["10.0.0.1", env("NODE1_IP")]  nic = "enp189s0f0"  port = 8100  dp_rpc_port = 14000 }'

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import re
 
-from conftest import compile_text, deployment_of, outputs_of, role_yaml
+from expect import compile_text, deployment_of, outputs_of, role_yaml
 
 #: DeepSeek-V4-Flash P/D on an A3 SuperPoD, vllm-ascend v0.23.0 (the golden vllm-ascend-v4flash-pd, trimmed)
 PD = '''plan "v4flash-pd" {{
@@ -52,12 +52,19 @@ def test_a_role_env_wins_for_that_role_only():
 
 
 def test_a_role_device_mask_maps_that_role_s_slices():
-    dep = deployment_of(plan(prefill='env { ASCEND_RT_VISIBLE_DEVICES = "8,9,10,11,12,13,14,15,0,1,2,3,4,5,6,7" }'))
-    pre = next(p for p in dep.processes if p.name == "prefill-0-node0-rank0")
-    dec = next(p for p in dep.processes if p.name == "decode-0-node2-rank0")
-    mask = {v.name: v.value for v in pre.env}["ASCEND_RT_VISIBLE_DEVICES"]
-    assert mask == "8,9,10,11,12,13,14,15"
-    assert {v.name: v.value for v in dec.env}["ASCEND_RT_VISIBLE_DEVICES"] == "0,1,2,3,4,5,6,7"
+    """Qwen3-32B TP 8 on half an A3 node: the plan's mask shows devices 0-7, the role's own mask
+    8-15, and the role's servers get the role's."""
+    text = ('plan "q" {\n  model "qwen3-32b" { quant = bf16 }\n'
+            '  hardware { system = "atlas-900-a3-superpod"  nodes = 1  cann = "9.1.0" }\n'
+            '  engine "vllm-ascend" { version = "v0.23.0" }\n'
+            '  serve { devices = 8  tp = 8  max_num_seqs = 32  max_num_batched_tokens = 8k  chunked_prefill = 8k\n'
+            '          env { ASCEND_RT_VISIBLE_DEVICES = "8,9,10,11,12,13,14,15" } }\n'
+            '  workload { requests = 100  concurrency = 16  input { mean = 2k  max = 8k }  output { mean = 512  max = 2k } }\n'
+            '  env { ASCEND_RT_VISIBLE_DEVICES = "0,1,2,3,4,5,6,7" }\n}\n')
+    dep = deployment_of(text)
+    (p,) = dep.processes
+    assert {v.name: v.value for v in p.env}["ASCEND_RT_VISIBLE_DEVICES"] == "8,9,10,11,12,13,14,15"
+    assert "ASCEND_RT_VISIBLE_DEVICES" not in {v.name for v in dep.common_env}
 
 
 def test_speculative_off_in_one_role():
