@@ -93,9 +93,10 @@ def role_args(ctx: LowerCtx, rs: RoleFacts) -> list[Arg]:
             vq = None
         if vq:
             out.append(Arg("quantization", vq, f"catalog quant {resolved.quant} → vLLM --quantization"))
-    out.append(Arg("max-model-len", resolved.max_model_len,
-                   "plan model.max_model_len" if plan.model.max_model_len is not None
-                   else f"max input {plan.workload.input.max} + max output {plan.workload.output.max} (workload)"))
+    if plan.model.max_model_len != "auto":   # `auto`: not passed, the engine derives it from config.json
+        out.append(Arg("max-model-len", resolved.max_model_len,
+                       "plan model.max_model_len" if plan.model.max_model_len is not None
+                       else f"max input {plan.workload.input.max} + max output {plan.workload.output.max} (workload)"))
     hf, hf_note = hf_overrides(ctx)
     if hf:
         out.append(Arg("hf-overrides", hf, hf_note))

@@ -96,11 +96,39 @@ def common_env(ctx: LowerCtx) -> tuple[EnvVar, ...]:
                                                  if moe_ep else "CANN default"))
         put(sec, "HCCL_CONNECT_TIMEOUT", str(timeout_s), "seconds, range [120, 7200]; Omni-Infer template value")
         put(sec, "HCCL_EXEC_TIMEOUT", str(timeout_s), "seconds; Omni-Infer template value")
+    ready = ready_timeout(ctx)
+    if ready is not None and ready[0] is not None:
+        put("engine start-up (vLLM)", READY_TIMEOUT_VAR, ready[1], ready[2])
     for v in ctx.adapter.runtime_env(ctx):
         put(v.section, v.name, v.value, v.note)
     for k in sorted(overrides):
         out.append(EnvVar(k, overrides[k], "", "plan env"))
     return tuple(out)
+
+
+#: the variable vLLM's API server reads for how long it waits for the engine cores to report ready
+#: (vllm/envs.py of 0.23.0: default 600 s; hard-coded in vllm/v1/engine/core_client.py before 0.14.1,
+#: catalog/data/engine_rules.toml [startup]); whether a release has it is read from its manifest
+READY_TIMEOUT_VAR = "VLLM_ENGINE_READY_TIMEOUT_S"
+
+
+def ready_timeout(ctx: LowerCtx) -> tuple[str | None, str, str] | None:
+    """How ``engine.ready_timeout`` reaches the engine: ``(variable, value, note)`` with the
+    variable None when the vLLM the pin runs reads none (its manifest lists no
+    ``VLLM_ENGINE_READY_TIMEOUT_S``; the wait is then fixed by the release); None when the plan
+    sets no ``ready_timeout``.  The value is whole seconds, rounded up (vLLM parses an int)."""
+    import math
+
+    seconds = ctx.plan.engine.ready_timeout
+    if seconds is None:
+        return None
+    value = str(max(1, math.ceil(float(seconds))))
+    manifest = ctx.adapter.vllm_manifest(ctx.pin.version)
+    if manifest is not None and READY_TIMEOUT_VAR in manifest.env_vars:
+        return READY_TIMEOUT_VAR, value, f"seconds; plan engine.ready_timeout (vLLM {ctx.pin.vllm} envs.py)"
+    return None, value, (f"engine.ready_timeout = {value} s is not written: vLLM {ctx.pin.vllm} reads no "
+                         f"{READY_TIMEOUT_VAR} (its wait is fixed; the variable exists from vLLM 0.14.1); "
+                         "an orchestrator's health check may still use the bound")
 
 
 def node_env(ctx: LowerCtx, k: int, nodes_total: int) -> tuple[EnvVar, ...]:

@@ -206,3 +206,17 @@ def test_every_toml_key_is_an_argument_name():
         doc = role_toml(files, role)
         assert not {"ascend", "parallel", "scheduler", "device", "cann_version"} & set(doc)
         assert all(re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", k) for k in doc), sorted(doc)
+
+
+# --------------------------------------------------------------------------- max_model_len = auto
+
+@pytest.mark.parametrize("engine", ['engine "vllm-ascend" { version = "v0.23.0" }', 'engine "omni-infer" {}'])
+def test_max_model_len_auto_is_not_passed(engine):
+    """`max_model_len = auto` leaves the length to the engine (config.json), so no number is written."""
+    model = 'model "qwen3-32b" { max_model_len = auto }'
+    files = outputs_of(plan_text(engine=engine, model=model))
+    for role in ("prefill", "decode"):
+        assert "max-model-len" not in role_yaml(files, role), role
+    assert not any("--max-model-len" in t for n, t in files.items() if n.startswith("launch/"))
+    files = outputs_of(plan_text(engine=engine, model='model "qwen3-32b" { max_model_len = 16k }'))
+    assert role_yaml(files, "prefill")["max-model-len"] == 16384

@@ -62,3 +62,28 @@ def test_runtime_variables_split_by_vendor():
     assert "GLOO_SOCKET_IFNAME" in runtime_vars("ascend") & runtime_vars("nvidia")
     for vendor in ("ascend", "nvidia"):
         assert set(nic_vars(vendor)) <= runtime_vars(vendor), vendor
+
+
+READY_PLAN = '''plan "t" {{
+  model "qwen3-32b" {{ max_model_len = 16k }}
+  hardware {{ system = "atlas-800-a2"  nodes = 1 }}
+  engine "vllm-ascend" {{ version = "{version}"  ready_timeout = 30min }}
+  serve {{ devices = 4  tp = 4  chunked_prefill = 4k }}
+  workload {{ input {{ mean = 1k  max = 4k }}  output {{ mean = 1k  max = 4k }} }}
+}}
+'''
+
+
+@pytest.mark.parametrize("version, written", [("v0.23.0", True), ("v0.11.0", False)])
+def test_ready_timeout_is_the_variable_the_pinned_vllm_reads(version, written):
+    """`engine.ready_timeout` becomes VLLM_ENGINE_READY_TIMEOUT_S (whole seconds) where the vLLM the pin
+    runs reads it (its manifest lists it: 0.23.0); vLLM 0.11.0 has no such variable, so nothing is
+    exported and manifest.json says why."""
+    dep = deployment_of(READY_PLAN.format(version=version))
+    vllm = adapter_for(dep.engine).vllm_manifest(dep.engine_version)
+    assert ("VLLM_ENGINE_READY_TIMEOUT_S" in vllm.env_vars) is written
+    env = {v.name: v.value for v in dep.common_env}
+    assert env.get("VLLM_ENGINE_READY_TIMEOUT_S") == ("1800" if written else None)
+    fact = dep.manifest_facts["ready_timeout"]
+    assert fact["seconds"] == 1800 and (fact["variable"] is not None) is written
+    assert written or "reads no VLLM_ENGINE_READY_TIMEOUT_S" in fact["note"]
