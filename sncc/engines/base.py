@@ -16,7 +16,7 @@ Every fact in ``pins.toml`` carries its source (a tagged file of the engine's re
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from importlib.resources import files
 from types import MappingProxyType
 from typing import Any, Mapping
@@ -32,6 +32,12 @@ except ModuleNotFoundError:  # Python 3.10
 #: (vllm/config/speculative.py, SpeculativeConfig.__post_init__); dflash drafts with its own
 #: checkpoint too (catalog/data/engine_rules.toml)
 DRAFT_CHECKPOINT_METHODS = ("draft_model", "eagle", "eagle3", "dflash")
+
+
+@lru_cache(maxsize=1)
+def _speculative_data() -> Mapping[str, Any]:
+    """``sncc/engines/data/speculative.toml`` (vLLM's speculative method names by release)."""
+    return tomllib.loads((files("sncc.engines") / "data" / "speculative.toml").read_text(encoding="utf-8"))
 
 
 class AdapterDataError(ValueError):
@@ -269,6 +275,29 @@ class EngineAdapter:
         if choice.exact or version is None:
             return choice.pin.vllm
         return self._unpinned_vllm(version) or choice.pin.vllm
+
+    def speculative_method(self, method: str, vllm_version: str, model_type: str | None) -> tuple[str, str]:
+        """``(name, note)``: the plan's speculative ``method`` as the vLLM release ``vllm_version``
+        spells it for a checkpoint of HF ``model_type`` (``data/speculative.toml``).  The generic
+        ``mtp`` exists from vLLM 0.11.0; before, a model with its own MTP method (DeepSeek-V3:
+        ``deepseek_mtp``) gets that name.  Anything else is written as the plan spells it (whether
+        the release has it is SN4020's); ``note`` is empty then."""
+        from sncc import catalog
+
+        data = _speculative_data()
+        generic = data.get("generic", {}).get(method)
+        try:
+            v = catalog.parse_version(vllm_version)
+            absent = generic is not None and v <= catalog.parse_version(generic["missing_through"])
+        except (ValueError, KeyError):
+            absent = False
+        if not absent:
+            return method, ""
+        for row in data.get("model_mtp", ()):
+            if model_type in row.get("model_types", ()) and v >= catalog.parse_version(row["first"]):
+                return row["method"], (f"vLLM {vllm_version} has no generic `{method}` (from {generic['first']}); "
+                                       f"{model_type} drafts as `{row['method']}`")
+        return method, ""
 
     def _unpinned_vllm(self, version: str) -> str | None:
         """The vLLM of an unpinned release, when known (None: unknown)."""

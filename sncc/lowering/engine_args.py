@@ -142,12 +142,14 @@ def speculative_config(ctx: LowerCtx, rs: RoleFacts) -> Arg | None:
     sp = rs.speculative
     if sp is None:
         return None
-    method = ctx.adapter.data.get("speculative_methods", {}).get(sp.method, sp.method)
+    arch = ctx.resolved.arch
+    method, method_note = ctx.adapter.speculative_method(sp.method, ctx.vllm_version,
+                                                         getattr(arch, "model_type", None) if arch is not None else None)
     spec: dict = {"method": method, "num_speculative_tokens": sp.draft_tokens}
     own = dict(ctx.plan.roles())[rs.name].speculative is not None
     where = f"{rs.name}.speculative" + (" over the plan's" if own and ctx.plan.speculative is not None else "") \
         if own else "plan speculative"
-    note = f"{where} {{ method = {sp.method}  draft_tokens = {sp.draft_tokens} }}"
+    note = f"{where} {{ method = {sp.method}  draft_tokens = {sp.draft_tokens} }}" + (f"; {method_note}" if method_note else "")
     if sp.model:
         spec["model"] = sp.model
     elif sp.method in DRAFT_CHECKPOINT_METHODS:

@@ -220,3 +220,33 @@ def test_max_model_len_auto_is_not_passed(engine):
     assert not any("--max-model-len" in t for n, t in files.items() if n.startswith("launch/"))
     files = outputs_of(plan_text(engine=engine, model='model "qwen3-32b" { max_model_len = 16k }'))
     assert role_yaml(files, "prefill")["max-model-len"] == 16384
+
+
+# --------------------------------------------------------------------------- speculative method spelling
+
+MTP_PLAN = '''plan "t" {{
+  model "{model}" {{ max_model_len = 16k }}
+  hardware {{ system = "hgx-h200"  nodes = 2 }}
+  engine "vllm" {{ version = "{version}" }}
+  serve {{ devices = 16  tp = 8  dp = 2  expert_parallel = true  chunked_prefill = 4k }}
+  speculative {{ method = mtp  draft_tokens = 1  acceptance = 0.8 }}
+  workload {{ input {{ mean = 1k  max = 4k }}  output {{ mean = 1k  max = 4k }} }}
+}}
+'''
+
+
+@pytest.mark.parametrize("version, method", [("0.10.0", "deepseek_mtp"), ("0.11.0", "mtp"), ("0.23.0", "mtp")])
+def test_mtp_is_the_model_s_own_method_before_vllm_0_11(version, method):
+    """vLLM 0.9/0.10 have no generic `mtp` (sncc/engines/data/speculative.toml): DeepSeek-V3-family
+    checkpoints draft as `deepseek_mtp` there; from 0.11.0 the generic name is written."""
+    files = outputs_of(MTP_PLAN.format(model="deepseek-r1", version=version))
+    assert json.loads(role_yaml(files, "serve")["speculative-config"])["method"] == method
+
+
+def test_omni_infer_vllm_0_9_spells_deepseek_mtp():
+    from sncc.engines.registry import adapter_for
+
+    a = adapter_for("omni-infer")
+    assert a.speculative_method("mtp", a.vllm_version(None), "deepseek_v3")[0] == "deepseek_mtp"
+    assert a.speculative_method("eagle3", "0.9.0", "deepseek_v3") == ("eagle3", "")
+    assert a.speculative_method("mtp", "0.9.0", "qwen3_next")[0] == "mtp"   # SN4020 reports it
