@@ -65,6 +65,7 @@ CHECKS = (
     features.check_eplb_effective,
     features.check_pinned_options,
     engine_options.check_vllm_ascend_options,
+    engine_options.check_env_read,
     features.check_mtp_layers,
     workload.check_length_distributions,
     workload.check_requests_fit_context,

@@ -94,3 +94,31 @@ def check_vllm_ascend_options(plan, r):
                        related=_related(plan, r, u.rule, u.role),
                        help=_HELP[u.rule].format(opt=use.option, role=u.role or "the role"),
                        notes=[use.spelling.feature.notes] if use.spelling.feature.notes else [], path=path)
+
+
+def check_env_read(plan, r):
+    """Every plan or role ``env`` entry is read by the pinned release, its vLLM or the stack below
+    (SN4044, info): the build leaves the others out of ``env/*.sh``.  A close spelling the release
+    does read is suggested."""
+    from sncc.engines.registry import plan_adapter
+    from sncc.engines.runtime_env import close_spelling, unread_plan_variables
+
+    adapter = plan_adapter(plan)
+    if adapter is None:
+        return
+    vendor = "ascend" if r.is_ascend else "nvidia"
+    where: dict[str, tuple] = {}
+    for k in plan.env:
+        where.setdefault(k, (plan.env_span(k), ("env", k)))
+    for name, role in plan.roles():
+        for k in role.env:
+            where.setdefault(k, (role.env_span(k), (name, "env", k)))
+    unread = unread_plan_variables(adapter, plan.engine.version, vendor, where)
+    for k, who in unread.items():
+        span, path = where[k]
+        near = close_spelling(k, adapter, plan.engine.version, vendor)
+        yield diag(codes.ENV_VARIABLE_UNREAD,
+                   f"`{k}` is read by neither {who}; sncc does not export it",
+                   span, help=(f"did you mean `{near}`?" if near else "remove it, or use the release's own spelling"),
+                   notes=["manifests: sncc/engines/<engine>/data/<version>.json; the stack below: sncc/engines/cann_env.json"],
+                   path=path)

@@ -441,7 +441,7 @@ DRAFT_MODEL_MISSING = _code(
     'speculative { method = eagle3  draft_tokens = 2  acceptance = 0.6 }',
     'speculative { method = eagle3  model = "/data/eagle3-qwen3-32b"  draft_tokens = 2  acceptance = 0.6 }')
 ENGINE_VERSION_NOT_PINNED = _code(
-    "SN4040", "engine-version-not-pinned", "warning", "the engine release is not one sncc pins its launch files to",
+    "SN4040", "engine-version-not-pinned", "info", "the engine release is not one sncc pins its launch files to",
     "`sncc build` writes launch files for the engine releases whose arguments, `additional_config` keys and "
     "environment variables it has read from the tagged sources and checks in CI (`sncc/engines/<engine>/data/`): "
     "vLLM 0.11.0 and 0.23.0, vllm-ascend v0.11.0 and v0.23.0, Omni-Infer release_v0.3.0. For another release the "
@@ -479,6 +479,18 @@ PORT_CONFLICT = _code(
     "\"address already in use\". Move one base so the ranges do not overlap.",
     'hosts { port = 9000  proxy_port = 9000 }',
     'hosts { port = 8000  proxy_port = 9000 }')
+
+ENV_VARIABLE_UNREAD = _code(
+    "SN4044", "env-variable-unread", "info", "nothing in the pinned engine release reads this environment variable",
+    "`sncc build` exports only variables someone reads: the pinned engine release, the vLLM it runs (their "
+    "manifests, `sncc/engines/<engine>/data/<version>.json`, extracted from the tagged sources) or the stack "
+    "below them (`sncc/engines/cann_env.json`: CANN, HCCL, torch_npu, NCCL, gloo). A plan `env` entry none of "
+    "them reads is left out of `env/*.sh` and listed in `manifest.json` (`env_not_written`): it changes nothing "
+    "at run time, and is often a variable a newer or older release renamed (vllm-ascend v0.23.0 reads "
+    "`VLLM_ASCEND_ENABLE_FLASHCOMM1`, not `VLLM_ASCEND_ENABLE_FLASHCOMM`) or removed (`VLLM_USE_V1`). "
+    "Use the release's own spelling, or remove the entry.",
+    'engine "vllm-ascend" { version = "v0.23.0" }  env { VLLM_USE_V1 = "1" }',
+    'engine "vllm-ascend" { version = "v0.23.0" }  env { VLLM_ASCEND_ENABLE_FLASHCOMM1 = "1" }')
 
 VALUE_NOT_IN_RELEASE = _code(
     "SN4020", "value-not-in-release", "error", "a setting's value does not exist in the engine release (or is refused for this model)",

@@ -85,3 +85,47 @@ def unread_variables(dep, manifests) -> list[str] | None:
     for m in found:
         known |= set(m.env_vars)
     return sorted(n for n in written_variables(dep) if n not in known)
+
+
+def readers_of(adapter, version: str | None, vendor: str):
+    """``(known, label)`` for a plan built for ``adapter``'s pin of ``version``: the names of every
+    variable the pinned release, the vLLM it runs and ``vendor``'s stack (:func:`runtime_vars`)
+    read, and a label naming those readers (``vLLM 0.23.0, vllm-ascend v0.23.0 nor CANN``);
+    None when neither manifest is available (nothing to judge against)."""
+    pin = adapter.choose(version).pin
+    found = [(m, lab) for m, lab in ((adapter.vllm_manifest(pin.version), f"vLLM {pin.vllm}"),
+                                     (adapter.manifest(pin.version), f"{adapter.label} {pin.version}"))
+             if m is not None]
+    if not found:
+        return None
+    known = set(runtime_vars(vendor))
+    labels = []
+    for m, lab in found:
+        known |= set(m.env_vars)
+        if lab not in labels:
+            labels.append(lab)
+    stack = "CANN" if vendor == "ascend" else "NCCL/CUDA"
+    return frozenset(known), ", ".join(labels) + f" nor {stack}"
+
+
+def unread_plan_variables(adapter, version: str | None, vendor: str, names) -> dict[str, str]:
+    """``{name: readers label}`` of the plan ``env`` entries in ``names`` that nothing of the
+    pinned release reads (see :func:`readers_of`); empty when there is nothing to judge against.
+    sncc does not export them (the env files carry only variables with a reader) and SN4044 says so."""
+    got = readers_of(adapter, version, vendor)
+    if got is None:
+        return {}
+    known, label = got
+    return {n: label for n in sorted(set(names)) if n not in known}
+
+
+def close_spelling(name: str, adapter, version: str | None, vendor: str) -> str | None:
+    """A variable the pinned release reads whose name is close to ``name`` (a likely intended
+    spelling, e.g. ``VLLM_ASCEND_ENABLE_FLASHCOMM1`` for ``VLLM_ASCEND_ENABLE_FLASHCOMM``), or None."""
+    import difflib
+
+    got = readers_of(adapter, version, vendor)
+    if got is None:
+        return None
+    match = difflib.get_close_matches(name, sorted(got[0]), n=1, cutoff=0.9)
+    return match[0] if match else None

@@ -34,7 +34,7 @@ def lower(plan, resolved, plan_file: str | None = None) -> Deployment:
     from sncc.lowering.bench import bench_spec
     from sncc.lowering.client import client_settings
     from sncc.lowering.engine_args import role_args
-    from sncc.lowering.env import common_env, node_env, ready_timeout
+    from sncc.lowering.env import common_env, node_env, ready_timeout, unread_plan_env
     from sncc.diagnostics import codes
     from sncc.lowering.hosts import address_var, check_hosts, node_address
     from sncc.lowering.launch import PortCounter, instance_processes, kv_base, port_clash
@@ -91,6 +91,9 @@ def lower(plan, resolved, plan_file: str | None = None) -> Deployment:
         "devices_per_node": ctx.per_node, "nodes": nodes_total, "model": plan.model.id,
         "quantization": resolved.quant, "kv_cache_dtype": resolved.kv_dtype, "sncc_version": sncc.__version__,
     }
+    unread = unread_plan_env(ctx)
+    if unread:
+        facts["env_not_written"] = {n: f"read by neither {who}" for n, who in unread.items()}
     ready = ready_timeout(ctx)
     if ready is not None:
         facts["ready_timeout"] = {"seconds": int(ready[1]), "variable": ready[0], "note": ready[2]}

@@ -3,8 +3,9 @@
 Shared, in order: collective communication (Ascend: ``HCCL_BUFFSIZE``, ``HCCL_CONNECT_TIMEOUT``,
 ``HCCL_EXEC_TIMEOUT``; nothing on NVIDIA), the engine's own variables (the adapter's
 :meth:`runtime_env`: vllm-ascend option switches, Omni-Infer's ``pd_run.sh`` set), then every
-remaining plan ``env`` entry by name.  A plan ``env`` value replaces sncc's value of the same
-name in place.  A role's own ``env { }`` entries (:func:`role_env`) go into each of its servers'
+remaining plan ``env`` entry by name, except those nothing of the pinned release reads
+(:func:`unread_plan_env`: not exported, reported by SN4044).  A plan ``env`` value replaces
+sncc's value of the same name in place.  A role's own ``env { }`` entries (:func:`role_env`) go into each of its servers'
 env file, after ``env/common.sh``, so they win for that role only.  Device visibility is per
 process (each server's slice), mapped through the ``ASCEND_RT_VISIBLE_DEVICES`` /
 ``CUDA_VISIBLE_DEVICES`` mask in force for the role when there is one.
@@ -43,6 +44,17 @@ def plan_env(ctx: LowerCtx) -> dict[str, str]:
     return env
 
 
+def unread_plan_env(ctx: LowerCtx) -> dict[str, str]:
+    """``{name: readers}`` of the plan's and roles' ``env`` entries that neither the pinned release,
+    the vLLM it runs nor the stack below reads (their manifests,
+    :func:`sncc.engines.runtime_env.unread_plan_variables`): they are not exported, SN4044
+    reports each and ``manifest.json`` lists them."""
+    from sncc.engines.runtime_env import unread_plan_variables
+
+    names = set(ctx.plan.env) | {k for _, role in ctx.plan.roles() for k in role.env}
+    return unread_plan_variables(ctx.adapter, ctx.plan.engine.version, ctx.vendor, names)
+
+
 def mask_var(ctx: LowerCtx) -> str:
     """The visible-devices variable of the vendor: ``CUDA_VISIBLE_DEVICES`` or ``ASCEND_RT_VISIBLE_DEVICES``."""
     return "CUDA_VISIBLE_DEVICES" if ctx.vendor == "nvidia" else "ASCEND_RT_VISIBLE_DEVICES"
@@ -62,10 +74,11 @@ def role_env(ctx: LowerCtx, rs) -> tuple[EnvVar, ...]:
     each of its servers' env file after ``env/common.sh`` so that they win; the visible-devices
     mask is applied per server slice instead."""
     common = set(ctx.plan.env)
+    unread = unread_plan_env(ctx)
     out = []
     for k in sorted(rs.env):
         v = rs.env[k]
-        if v.origin != rs.name or k == mask_var(ctx):
+        if v.origin != rs.name or k == mask_var(ctx) or k in unread:
             continue
         note = f"from {rs.name}.env" + (" (over the plan env in env/common.sh)" if k in common else "")
         out.append(EnvVar(k, str(v.value), note, f"{rs.name} env"))
@@ -101,8 +114,10 @@ def common_env(ctx: LowerCtx) -> tuple[EnvVar, ...]:
         put("engine start-up (vLLM)", READY_TIMEOUT_VAR, ready[1], ready[2])
     for v in ctx.adapter.runtime_env(ctx):
         put(v.section, v.name, v.value, v.note)
+    unread = unread_plan_env(ctx)
     for k in sorted(overrides):
-        out.append(EnvVar(k, overrides[k], "", "plan env"))
+        if k not in unread:
+            out.append(EnvVar(k, overrides[k], "", "plan env"))
     return tuple(out)
 
 

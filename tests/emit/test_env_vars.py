@@ -87,3 +87,38 @@ def test_ready_timeout_is_the_variable_the_pinned_vllm_reads(version, written):
     fact = dep.manifest_facts["ready_timeout"]
     assert fact["seconds"] == 1800 and (fact["variable"] is not None) is written
     assert written or "reads no VLLM_ENGINE_READY_TIMEOUT_S" in fact["note"]
+
+
+#: vllm-ascend's Mixtral tutorial exports VLLM_USE_V1=1, which v0.23.0 reads nowhere
+#: (tests/known-good/va-tutorial-mixtral-8x7b-tp4.sn names the tutorial); its corrected twin drops it
+UNREAD_PLAN = '''plan "t" {{
+  model "qwen3-32b" {{ max_model_len = 16k }}
+  hardware {{ system = "atlas-800-a2"  nodes = 1 }}
+  engine "vllm-ascend" {{ version = "v0.23.0" }}
+  serve {{ devices = 4  tp = 4  chunked_prefill = 4k  env {{ {role_env} }} }}
+  env {{ HCCL_OP_EXPANSION_MODE = "AIV"  {env} }}
+  workload {{ input {{ mean = 1k  max = 4k }}  output {{ mean = 1k  max = 4k }} }}
+}}
+'''
+
+
+@pytest.mark.parametrize("env, role_env, unread", [
+    ('VLLM_USE_V1 = "1"', 'OMP_NUM_THREADS = "10"', {"VLLM_USE_V1"}),
+    ("", 'VLLM_ASCEND_ENABLE_FLASHCOMM = "1"', {"VLLM_ASCEND_ENABLE_FLASHCOMM"}),
+    ("", 'VLLM_ASCEND_ENABLE_FLASHCOMM1 = "1"', set()),
+])
+def test_plan_env_nobody_reads_is_reported_and_not_exported(env, role_env, unread):
+    from expect import compile_text, outputs_of
+
+    text = UNREAD_PLAN.format(env=env, role_env=role_env)
+    comp = compile_text(text)
+    got = {d.message.split("`")[1] for d in comp.diagnostics if d.code.code == "SN4044"}
+    assert got == unread and all(d.severity == "info" for d in comp.diagnostics if d.code.code == "SN4044")
+    if "FLASHCOMM" in role_env and unread:
+        assert any("VLLM_ASCEND_ENABLE_FLASHCOMM1" in (d.help or "") for d in comp.diagnostics if d.code.code == "SN4044")
+    files = outputs_of(text)
+    exported = "".join(t for n, t in files.items() if n.startswith("env/"))
+    for name in unread:
+        assert f"export {name}=" not in exported
+    assert "export HCCL_OP_EXPANSION_MODE=" in exported
+    assert set(deployment_of(text).manifest_facts.get("env_not_written", {})) == unread
