@@ -162,14 +162,15 @@ def test_multi_node_servers_get_their_nodes_interface_variables(tmp_path):
 def test_plan_env_values_are_quoted_whatever_they_hold(tmp_path):
     src = (GOLDEN / "vllm-ascend-qwen3-32b-a2" / "plan.sn").read_text()
     hostile = "a b;$(touch PWNED) `id` 'q' \\\"x\\\" *"
-    src = src.replace("slo {", f'env {{ WEIRD = "{hostile}"  EMPTY = "" }}\n  slo {{')
+    # variables a reader knows (sncc/engines/cann_env.json): the env files export no others (SN4044)
+    src = src.replace("slo {", f'env {{ PYTORCH_NPU_ALLOC_CONF = "{hostile}"  OMP_PROC_BIND = "" }}\n  slo {{')
     from expect import compile_text
 
-    expected = compile_text(src).plan.env["WEIRD"]
+    expected = compile_text(src).plan.env["PYTORCH_NPU_ALLOC_CONF"]
     files = outputs_of(src)
     p = tmp_path / "common.sh"
     p.write_text(files["env/common.sh"])
-    r = subprocess.run([BASH, "-c", f'. {p}; printf "%s|%s" "$WEIRD" "$EMPTY"'], capture_output=True, text=True,
+    r = subprocess.run([BASH, "-c", f'. {p}; printf "%s|%s" "$PYTORCH_NPU_ALLOC_CONF" "$OMP_PROC_BIND"'], capture_output=True, text=True,
                        cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert r.stdout == expected + "|"
