@@ -101,7 +101,7 @@ def check_env_read(plan, r):
     (SN4044, info): the build leaves the others out of ``env/*.sh``.  A close spelling the release
     does read is suggested."""
     from sncc.engines.registry import plan_adapter
-    from sncc.engines.runtime_env import close_spelling, unread_plan_variables
+    from sncc.engines.runtime_env import close_spellings, unread_plan_variables
 
     adapter = plan_adapter(plan)
     if adapter is None:
@@ -114,9 +114,10 @@ def check_env_read(plan, r):
         for k in role.env:
             where.setdefault(k, (role.env_span(k), (name, "env", k)))
     unread = unread_plan_variables(adapter, plan.engine.version, vendor, where)
+    nearby = close_spellings(unread, adapter, plan.engine.version, vendor)
     for k, who in unread.items():
         span, path = where[k]
-        near = close_spelling(k, adapter, plan.engine.version, vendor)
+        near = nearby.get(k)
         yield diag(codes.ENV_VARIABLE_UNREAD,
                    f"`{k}` is read by neither {who}; sncc does not export it",
                    span, help=(f"did you mean `{near}`?" if near else "remove it, or use the release's own spelling"),

@@ -119,13 +119,24 @@ def unread_plan_variables(adapter, version: str | None, vendor: str, names) -> d
     return {n: label for n in sorted(set(names)) if n not in known}
 
 
-def close_spelling(name: str, adapter, version: str | None, vendor: str) -> str | None:
-    """A variable the pinned release reads whose name is close to ``name`` (a likely intended
-    spelling, e.g. ``VLLM_ASCEND_ENABLE_FLASHCOMM1`` for ``VLLM_ASCEND_ENABLE_FLASHCOMM``), or None."""
+
+def close_spellings(names, adapter, version: str | None, vendor: str) -> dict[str, str]:
+    """``{name: spelling}`` for each of ``names`` with a variable the pinned release reads whose
+    name is close (a likely intended spelling, e.g. ``VLLM_ASCEND_ENABLE_FLASHCOMM1`` for
+    ``VLLM_ASCEND_ENABLE_FLASHCOMM``).  Candidates share the name's first underscore-separated
+    word and differ in length by at most 2, so a plan with many entries stays linear."""
     import difflib
 
     got = readers_of(adapter, version, vendor)
     if got is None:
-        return None
-    match = difflib.get_close_matches(name, sorted(got[0]), n=1, cutoff=0.9)
-    return match[0] if match else None
+        return {}
+    by_word: dict[str, list[str]] = {}
+    for k in sorted(got[0]):
+        by_word.setdefault(k.split("_", 1)[0], []).append(k)
+    out = {}
+    for name in names:
+        cands = [k for k in by_word.get(name.split("_", 1)[0], ()) if abs(len(k) - len(name)) <= 2]
+        match = difflib.get_close_matches(name, cands, n=1, cutoff=0.9) if cands else []
+        if match:
+            out[name] = match[0]
+    return out
