@@ -120,11 +120,16 @@ def unread_plan_variables(adapter, version: str | None, vendor: str, names) -> d
 
 
 
+#: how many unread names get a spelling hint (each costs a fuzzy match against the readers' names)
+SPELLING_HINTS = 100
+
+
 def close_spellings(names, adapter, version: str | None, vendor: str) -> dict[str, str]:
     """``{name: spelling}`` for each of ``names`` with a variable the pinned release reads whose
     name is close (a likely intended spelling, e.g. ``VLLM_ASCEND_ENABLE_FLASHCOMM1`` for
     ``VLLM_ASCEND_ENABLE_FLASHCOMM``).  Candidates share the name's first underscore-separated
-    word and differ in length by at most 2, so a plan with many entries stays linear."""
+    word and differ in length by at most 2; only the first :data:`SPELLING_HINTS` names (in name
+    order) are looked at, so a plan with thousands of entries stays fast."""
     import difflib
 
     got = readers_of(adapter, version, vendor)
@@ -134,7 +139,7 @@ def close_spellings(names, adapter, version: str | None, vendor: str) -> dict[st
     for k in sorted(got[0]):
         by_word.setdefault(k.split("_", 1)[0], []).append(k)
     out = {}
-    for name in names:
+    for name in sorted(names)[:SPELLING_HINTS]:
         cands = [k for k in by_word.get(name.split("_", 1)[0], ()) if abs(len(k) - len(name)) <= 2]
         match = difflib.get_close_matches(name, cands, n=1, cutoff=0.9) if cands else []
         if match:

@@ -48,6 +48,8 @@ class LowerCtx:
     connector_id: str | None
     notes: list[str] = field(default_factory=list)
     slots: list = field(default_factory=list)
+    #: plan env entries nothing of the pinned release reads (``env.unread_plan_env``'s cache)
+    unread_env: dict | None = None
 
     @property
     def ascend(self) -> bool:

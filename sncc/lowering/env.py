@@ -51,8 +51,10 @@ def unread_plan_env(ctx: LowerCtx) -> dict[str, str]:
     reports each and ``manifest.json`` lists them."""
     from sncc.engines.runtime_env import unread_plan_variables
 
-    names = set(ctx.plan.env) | {k for _, role in ctx.plan.roles() for k in role.env}
-    return unread_plan_variables(ctx.adapter, ctx.plan.engine.version, ctx.vendor, names)
+    if ctx.unread_env is None:
+        names = set(ctx.plan.env) | {k for _, role in ctx.plan.roles() for k in role.env}
+        ctx.unread_env = unread_plan_variables(ctx.adapter, ctx.plan.engine.version, ctx.vendor, names)
+    return ctx.unread_env
 
 
 def mask_var(ctx: LowerCtx) -> str:
