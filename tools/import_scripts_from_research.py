@@ -1,0 +1,95 @@
+"""Write tests/import/scripts/<id>.sh from the transcribed launch commands in docs/research.
+
+Each script is node 0's engine command of one published deployment, as a shell script: a source
+header (`# source: URL`), the exports / shell variables before the command in the source's order,
+then the command with one option per continued line.  Sources:
+
+* docs/research/import-sources/<id>.yaml: `steps` (export, shell_variable, engine_command argv);
+* docs/research/known-good/<id>.yaml: `roles[].nodes[0]` (`env`, `args`, `positionals`) for the
+  vllm-ascend nightly configs, whose server command is a YAML string or list.
+
+    python tools/import_scripts_from_research.py            # rewrite every script
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import shlex
+
+import yaml
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+OUT = ROOT / "tests" / "import" / "scripts"
+#: known-good files whose nightly config carries the argv (import-sources names them)
+KNOWN_GOOD = ("va-nightly-qwen3-235b-bf16-a2-2node-dp", "va-nightly-qwen3.5-397b-w4a8-mtp-a2",
+              "va-nightly-qwen3-32b-w8a8-a2", "va-nightly-glm-4.7-w8a8-mtp3")
+
+
+def _q(word: str) -> str:
+    """Quote like the source would: keep `$VAR` expansions live in double quotes."""
+    if "$" in word and "'" not in word and not word.lstrip().startswith("{"):
+        return '"' + word.replace('"', '\\"') + '"'
+    return shlex.quote(word)
+
+
+def _command(program: str, argv: list[str]) -> list[str]:
+    lines, cur = [], [program]
+    for w in argv:
+        if w.startswith("-") and cur != [program]:
+            lines.append(" ".join(cur))
+            cur = []
+        cur.append(_q(w) if w not in ("&",) else w)
+    lines.append(" ".join(cur))
+    return [ln + " \\" for ln in lines[:-1]] + [lines[-1]]
+
+
+def from_import_source(path: pathlib.Path) -> tuple[str, str] | None:
+    d = yaml.safe_load(path.read_text(encoding="utf-8"))
+    node = next((n for n in d.get("nodes", []) if any(s["kind"] == "engine_command" for s in n.get("steps", []))), None)
+    if node is None:
+        return None
+    out = [f"# {d['title']}", f"# source: {node['source']['url']}", f"# transcribed in docs/research/import-sources/{path.name}"]
+    for s in node["steps"]:
+        if s["kind"] == "export":
+            out.append(f"export {s['name']}={_q(str(s['value']))}")
+        elif s["kind"] == "shell_variable":
+            out.append(f"{s['name']}={_q(str(s['value']))}")
+        elif s["kind"] == "engine_command":
+            env = " ".join(f"{n}={_q(str(v))}" for n, v in s.get("inline_env", []))
+            out += _command((env + " " if env else "") + s["program"], [str(a) for a in s["argv"]])
+            break
+    return d["id"], "\n".join(out) + "\n"
+
+
+def from_known_good(kid: str) -> tuple[str, str]:
+    d = yaml.safe_load((ROOT / "docs" / "research" / "known-good" / f"{kid}.yaml").read_text(encoding="utf-8"))
+    role = d["roles"][0]
+    node = role["nodes"][0] if role.get("nodes") else role
+    out = [f"# {d['title']}", f"# source: {d['source']['url']}", f"# transcribed in docs/research/known-good/{kid}.yaml"]
+    for k, v in (node.get("env") or {}).items():
+        out.append(f"export {k}={_q(str(v).lower() if isinstance(v, bool) else str(v))}")
+    argv = list(node.get("positionals") or [d["model"]["hf_id"]])
+    for k, v in (node.get("args") or role.get("args") or {}).items():
+        if v is True:
+            argv.append(f"--{k}")
+        elif isinstance(v, (dict, list)):
+            argv += [f"--{k}", json.dumps(v)]
+        else:
+            argv += [f"--{k}", str(v)]
+    out += _command("vllm serve", argv)
+    return kid, "\n".join(out) + "\n"
+
+
+def main() -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
+    made = [from_import_source(p) for p in sorted((ROOT / "docs" / "research" / "import-sources").glob("*.yaml"))]
+    made += [from_known_good(k) for k in KNOWN_GOOD]
+    for got in made:
+        if got is not None:
+            (OUT / f"{got[0]}.sh").write_text(got[1], encoding="utf-8")
+            print(got[0])
+
+
+if __name__ == "__main__":
+    main()
