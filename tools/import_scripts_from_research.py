@@ -55,10 +55,15 @@ def from_import_source(path: pathlib.Path) -> tuple[str, str] | None:
             out.append(f"export {s['name']}={_q(str(s['value']))}")
         elif s["kind"] == "shell_variable":
             out.append(f"{s['name']}={_q(str(s['value']))}")
+        elif s["kind"] == "other_command" and s["argv"] and s["argv"][0] in ("if", "else", "elif", "fi", "then"):
+            out.append(" ".join(s["argv"]))   # the conditional around the assignments, as written
         elif s["kind"] == "engine_command":
             env = " ".join(f"{n}={_q(str(v))}" for n, v in s.get("inline_env", []))
             out += _command((env + " " if env else "") + s["program"], [str(a) for a in s["argv"]])
             break
+    for cf in node.get("config_files", []):   # the YAML --config files, beside the script
+        name = pathlib.Path(cf["path"]).name
+        (OUT / name).write_text(f"# source: {cf['url']}\n" + yaml.safe_dump(cf["content"], sort_keys=False), encoding="utf-8")
     return d["id"], "\n".join(out) + "\n"
 
 
@@ -68,6 +73,9 @@ def from_known_good(kid: str) -> tuple[str, str]:
     node = role["nodes"][0] if role.get("nodes") else role
     out = [f"# {d['title']}", f"# source: {d['source']['url']}", f"# transcribed in docs/research/known-good/{kid}.yaml"]
     for k, v in (node.get("env") or {}).items():
+        if v == "DEFAULT_PORT":   # the nightly harness fills it in
+            out.append(f"# {k} is set by the vllm-ascend nightly harness (DEFAULT_PORT)")
+            continue
         out.append(f"export {k}={_q(str(v).lower() if isinstance(v, bool) else str(v))}")
     argv = list(node.get("positionals") or [d["model"]["hf_id"]])
     for k, v in (node.get("args") or role.get("args") or {}).items():

@@ -249,11 +249,16 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
         try:
             vals = plan_values(o, model_text, spec_methods)
         except Unrepresented as e:
+            spelled = o.written.split("=")[0] or "--" + o.name
             kept.append(f"{o.written or '--' + o.name}  # {_origin(src, o.key[0])}")
-            diags.append(diag(codes.IMPORT_UNREPRESENTED, f"`--{o.name}` not imported: {e}", at(src, o.key),
+            diags.append(diag(codes.IMPORT_UNREPRESENTED, f"`{spelled}` not imported: {e}", at(src, o.key),
                               help="kept as a comment in the plan; `sncc build` will not write it"))
             continue
         by_name[o.name] = (o, vals)
+        for key in getattr(vals, "dropped", ()):
+            kept.append(f"{o.written.split('=')[0] or '--' + o.name} {key}  # {_origin(src, o.key[0])}")
+            diags.append(diag(codes.IMPORT_UNREPRESENTED, f"`--{o.name}` key `{key}` not imported: no plan key",
+                              at(src, o.value_at), help="kept as a comment in the plan; `sncc build` will not write it"))
         for path, v, note in vals:
             if path == ("model", "id"):
                 continue

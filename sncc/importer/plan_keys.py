@@ -22,10 +22,13 @@ class Unrepresented(ValueError):
 
 
 @lru_cache(maxsize=1)
+def _table() -> dict:
+    return tomllib.loads((files("sncc.engines") / "data" / "plan_keys.toml").read_text(encoding="utf-8"))
+
+
 def rows() -> dict[str, dict]:
     """``{argument name: row}`` of ``plan_keys.toml`` (row keys ``arg``, ``plan``, ``how``)."""
-    data = tomllib.loads((files("sncc.engines") / "data" / "plan_keys.toml").read_text(encoding="utf-8"))
-    return {r["arg"]: r for r in data["arg"]}
+    return {r["arg"]: r for r in _table()["arg"]}
 
 
 def _path(row: dict) -> tuple[str, ...]:
@@ -64,13 +67,29 @@ def _rope(value) -> float:
     return float(rope["factor"])
 
 
-def _json_block(value, fields: dict[str, str], what: str) -> list[tuple[tuple[str, ...], object]]:
+class Partial(list):
+    """Plan values of a JSON argument some of whose keys have no plan key: ``dropped`` names them
+    (SN8004 each, the rest imported)."""
+
+    def __init__(self, items, dropped: list[str]):
+        super().__init__(items)
+        self.dropped = dropped
+
+
+def _json_block(value, fields: dict[str, str], what: str) -> Partial:
     if not isinstance(value, dict):
         raise Unrepresented(f"{what} is not a JSON object")
     extra = sorted(set(value) - set(fields))
-    if extra:
+    if extra and len(extra) == len(value):
         raise Unrepresented(f"{what} keys {', '.join(extra)} have no plan key")
-    return [((fields[k],), v) for k, v in value.items()]
+    return Partial([((fields[k],), v) for k, v in value.items() if k in fields], extra)
+
+
+def _method_alias(method: str) -> str:
+    """A model-specific MTP method name (``qwen3_5_mtp``) → ``mtp`` (plan_keys.toml
+    ``[speculative]`` ``mtp_suffix``: vLLM replaces them with ``mtp``)."""
+    suffix = _table().get("speculative", {}).get("mtp_suffix")
+    return "mtp" if suffix and method.endswith(suffix) else method
 
 
 def plan_values(opt, model_text: str, speculative_methods: dict[str, str]) -> list[tuple[tuple[str, ...], object, str]]:
@@ -117,21 +136,19 @@ def plan_values(opt, model_text: str, speculative_methods: dict[str, str]) -> li
         return [(path, _rope(v), "")]
     if how == "spec":
         back = {eng: plan for plan, eng in speculative_methods.items()}
-        out = []
-        for (k,), x in _json_block(v, {"method": "method", "num_speculative_tokens": "draft_tokens", "model": "model"},
-                                    "--speculative-config"):
-            out.append((path + (k,), back.get(x, x) if k == "method" else x, ""))
-        return out
+        got = _json_block(v, {"method": "method", "num_speculative_tokens": "draft_tokens", "model": "model"},
+                          "--speculative-config")
+        return Partial([(path + (k,), _method_alias(back.get(x, x)) if k == "method" else x,
+                         f"--speculative-config method {x}" if k == "method" and _method_alias(back.get(x, x)) != x else "")
+                        for (k,), x in got], got.dropped)
     if how == "graph":
-        out = []
-        for (k,), x in _json_block(v, {"cudagraph_mode": "cudagraph_mode", "cudagraph_capture_sizes": "capture_sizes"},
-                                    "--compilation-config"):
-            out.append((path + (k,), x.lower() if k == "cudagraph_mode" else x, ""))
-        return out
+        got = _json_block(v, {"cudagraph_mode": "cudagraph_mode", "cudagraph_capture_sizes": "capture_sizes"},
+                          "--compilation-config")
+        return Partial([(path + (k,), x.lower() if k == "cudagraph_mode" else x, "") for (k,), x in got], got.dropped)
     if how == "eplb":
-        return [(path + k, x, "") for k, x in _json_block(
-            v, {"num_redundant_experts": "redundant_experts", "step_interval": "interval", "window_size": "window"},
-            "--eplb-config")]
+        got = _json_block(v, {"num_redundant_experts": "redundant_experts", "step_interval": "interval",
+                              "window_size": "window"}, "--eplb-config")
+        return Partial([(path + k, x, "") for k, x in got], got.dropped)
     if how == "model":
         return [(path, v, "")]
     raise Unrepresented(f"plan_keys.toml: unknown how `{how}`")

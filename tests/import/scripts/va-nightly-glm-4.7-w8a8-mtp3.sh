@@ -2,7 +2,7 @@
 # source: https://github.com/vllm-project/vllm-ascend/blob/v0.23.0/tests/e2e/nightly/single_node/models/configs/GLM-4.7.yaml#L57-L67
 # transcribed in docs/research/known-good/va-nightly-glm-4.7-w8a8-mtp3.yaml
 export HCCL_BUFFSIZE=512
-export SERVER_PORT=DEFAULT_PORT
+# SERVER_PORT is set by the vllm-ascend nightly harness (DEFAULT_PORT)
 export OMP_PROC_BIND=false
 export OMP_NUM_THREADS=1
 export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True

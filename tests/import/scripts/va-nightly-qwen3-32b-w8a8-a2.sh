@@ -4,7 +4,7 @@
 export TASK_QUEUE_ENABLE=1
 export HCCL_OP_EXPANSION_MODE=AIV
 export VLLM_ASCEND_ENABLE_FLASHCOMM=1
-export SERVER_PORT=DEFAULT_PORT
+# SERVER_PORT is set by the vllm-ascend nightly harness (DEFAULT_PORT)
 vllm serve vllm-ascend/Qwen3-32B-W8A8 \
 --quantization ascend \
 --no-enable-prefix-caching \

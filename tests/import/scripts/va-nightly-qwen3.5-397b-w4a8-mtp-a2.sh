@@ -6,7 +6,7 @@ export HCCL_OP_EXPANSION_MODE=AIV
 export HCCL_BUFFSIZE=1024
 export OMP_NUM_THREADS=1
 export TASK_QUEUE_ENABLE=1
-export SERVER_PORT=DEFAULT_PORT
+# SERVER_PORT is set by the vllm-ascend nightly harness (DEFAULT_PORT)
 vllm serve Eco-Tech/Qwen3.5-397B-A17B-w4a8-mtp \
 --tensor-parallel-size 8 \
 --data-parallel-size 1 \
