@@ -55,6 +55,17 @@ def _origin(src: SourceFile, offset: int) -> str:
     return f"from {os.path.basename(src.name)}:{src.line_col(offset)[0]}"
 
 
+def _model_candidates(text: str) -> list[str]:
+    """Names to look ``text`` up by in the catalog: as written, its last path part, then that part
+    without trailing ``-SUFFIX`` words one by one (``DeepSeek-R1-FP4`` → ``DeepSeek-R1``), since
+    quantized uploads append the format to the base model's name."""
+    base = os.path.basename(text.rstrip("/"))
+    out = [text, base] if text else []
+    parts = base.split("-")
+    out += ["-".join(parts[:k]) for k in range(len(parts) - 1, 0, -1)]
+    return [c for c in out if c]
+
+
 def _vendor(names: list[str], argv: list[Word]) -> str:
     if any(n.startswith(ASCEND_PREFIXES) for n in names):
         return "ascend"
@@ -270,14 +281,19 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
         mid, mnote = model, "given with --model"
     else:
         mid, mnote = model_text or "unknown", ""
-        for cand in (model_text, os.path.basename(model_text.rstrip("/"))):
+        for cand in _model_candidates(model_text):
             try:
-                mid = catalog.model(cand).id if cand else mid
-                mnote = f"catalog alias `{model_text}`" + (", " + _origin(srcs.get(model_opt.file, msrc), model_opt.key[0])
-                                                            if model_opt else "")
-                break
+                mid = catalog.model(cand).id
             except (KeyError, LookupError):
                 continue
+            mnote = f"catalog model for `{model_text}`" + (", " + _origin(srcs.get(model_opt.file, msrc), model_opt.key[0])
+                                                            if model_opt else "")
+            break
+        else:
+            where = srcs.get(model_opt.file, msrc) if model_opt else msrc
+            diags.append(diag(codes.IMPORT_ASSUMED, f"`{model_text}` is no model in sncc's catalog: written as it is",
+                              where.span(*model_opt.key) if model_opt else msrc.span(0, 0),
+                              help="name the catalog model with `--model ID`, or set `weights` to the checkpoint directory"))
     mblock[""] = Value(mid, mnote)
     if model_text.startswith(("/", "./", "../", "~")):
         mblock["weights"] = Value(model_text, _origin(srcs.get(model_opt.file, msrc), model_opt.key[0]))
@@ -305,6 +321,16 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
     moe = arch is None or bool(getattr(arch, "n_routed_experts", 0))
     if "expert_parallel" not in role and moe and devices > 1:
         role["expert_parallel"] = Value(False, f"engine default of {vlabel}: no --enable-expert-parallel")
+    spec = role.get("speculative")
+    if isinstance(spec, dict) and "acceptance" not in spec:
+        from sncc.importer.plan_keys import speculative_defaults
+
+        sd = speculative_defaults()
+        spec["acceptance"] = Value(sd["acceptance_when_unstated"], f"assumed, measure it: {sd['acceptance_source']}")
+        o = by_name["speculative-config"][0]
+        diags.append(diag(codes.IMPORT_ASSUMED, f"no measured acceptance rate in the script: "
+                          f"`acceptance = {sd['acceptance_when_unstated']}` assumed ({sd['acceptance_source']})",
+                          at(srcs.get(o.file, msrc), o.key), help="replace it with the acceptance your drafts reach"))
     cp = role.get("chunked_prefill")
     if cp is not None and cp.value in ("on", "off"):
         if cp.value == "off":
@@ -340,10 +366,9 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
     env: dict = {}
     for src, n, w in exports + inline:
         origin = _origin(src, w.start)
+        if not w.unresolved and len(w.text) > 2 and w.text[0] == "<" and w.text[-1] == ">":
+            w = Word(w.text, w.start, w.end, f"`{w.text}` is a placeholder of the source")
         if n in DEVICE_VARS:
-            continue
-        if n in nics:
-            blocks.setdefault("hosts", {})["nic"] = Value(w.text, f"{n}, {origin}")
             continue
         if n not in known:
             diags.append(diag(codes.IMPORT_UNREAD_VARIABLE, f"`{n}` is read by no engine or runtime library sncc knows "
@@ -351,6 +376,9 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
                               help="remove it, or check its spelling"))
         if w.unresolved:
             diags.append(diag(codes.IMPORT_UNRESOLVED, f"`{n}`: {w.unresolved}", src.span(w.start, w.end)))
+            continue
+        if n in nics:
+            blocks.setdefault("hosts", {})["nic"] = Value(w.text, f"{n}, {origin}")
             continue
         env[n] = Value(w.text, origin)
     if env:

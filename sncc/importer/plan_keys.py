@@ -26,6 +26,11 @@ def _table() -> dict:
     return tomllib.loads((files("sncc.engines") / "data" / "plan_keys.toml").read_text(encoding="utf-8"))
 
 
+def speculative_defaults() -> dict:
+    """The ``[speculative]`` table: ``mtp_suffix``, ``acceptance_when_unstated`` (ratio) and its source."""
+    return dict(_table().get("speculative", {}))
+
+
 def rows() -> dict[str, dict]:
     """``{argument name: row}`` of ``plan_keys.toml`` (row keys ``arg``, ``plan``, ``how``)."""
     return {r["arg"]: r for r in _table()["arg"]}
