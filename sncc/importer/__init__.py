@@ -331,17 +331,30 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
         diags.append(diag(codes.IMPORT_ASSUMED, f"no measured acceptance rate in the script: "
                           f"`acceptance = {sd['acceptance_when_unstated']}` assumed ({sd['acceptance_source']})",
                           at(srcs.get(o.file, msrc), o.key), help="replace it with the acceptance your drafts reach"))
+    from sncc.importer.plan_keys import engine_defaults
+
+    sysid = system or DEFAULT_SYSTEM[vendor]
+    try:
+        chip = catalog.chip(catalog.system(sysid).chip)
+    except (KeyError, LookupError):
+        chip = None
+    defaults = engine_defaults(vendor, chip)
     cp = role.get("chunked_prefill")
-    if cp is not None and cp.value in ("on", "off"):
-        if cp.value == "off":
-            role["chunked_prefill"] = Value("off", cp.comment)
-        elif "max_num_batched_tokens" in role:
-            role["chunked_prefill"] = Value(role["max_num_batched_tokens"].value,
-                                            cp.comment + " (chunks up to the step budget)")
-        else:
-            role["chunked_prefill"] = Value(8192, cp.comment + " (chunks up to sncc's step budget, 8k)")
+    mml = mblock.get("max_model_len")
+    if cp is not None and cp.value == "off" and "max_num_batched_tokens" not in role and isinstance(mml.value, int):
+        # vLLM without chunked prefill: the step budget is max_model_len (EngineArgs._set_default_args)
+        role["max_num_batched_tokens"] = Value(mml.value, f"engine default of {vlabel} without chunked prefill: max_model_len")
+    for key in ("max_num_seqs", "max_num_batched_tokens"):
+        if key not in role:
+            v, why = defaults[key]
+            role[key] = Value(v, f"engine default of {vlabel} on {sysid} ({why})")
+    if cp is not None and cp.value == "on":
+        role["chunked_prefill"] = Value(role["max_num_batched_tokens"].value, cp.comment + " (chunks up to the step budget)")
+    if "block_size" not in blocks.get("kv_cache", {}):
+        v, why = defaults["block_size"]
+        blocks.setdefault("kv_cache", {})["block_size"] = Value(v, f"engine default of {vlabel} ({why})")
     if "chunked_prefill" not in role:
-        budget = role["max_num_batched_tokens"].value if "max_num_batched_tokens" in role else 8192
+        budget = role["max_num_batched_tokens"].value
         role["chunked_prefill"] = Value(budget, f"engine default of {vlabel}: chunked prefill on (vLLM V1), "
                                                 "chunks up to the step budget")
     if "memory_utilization" not in role:

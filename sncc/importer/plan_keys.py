@@ -31,6 +31,22 @@ def speculative_defaults() -> dict:
     return dict(_table().get("speculative", {}))
 
 
+def engine_defaults(vendor: str, chip) -> dict[str, tuple[int, str]]:
+    """``{plan key: (value, why)}`` of what vLLM takes when the script leaves ``max_num_seqs``,
+    ``max_num_batched_tokens`` and ``block_size`` unset on ``chip`` (a catalog Chip, or None:
+    the small batch values) of ``vendor`` (``[engine_defaults]`` of plan_keys.toml)."""
+    t = _table()["engine_defaults"]
+    gib = (getattr(chip, "hbm_bytes", 0) or 0) / 2**30
+    cid = str(getattr(chip, "id", ""))
+    large = gib >= t["large_device_gib"] and t["large_excluded_chip"] not in cid
+    batch = t["large" if large else "small"]
+    why = (f"device >= {t['large_device_gib']} GiB, not {t['large_excluded_chip'].upper()}" if large
+           else f"device below {t['large_device_gib']} GiB or an {t['large_excluded_chip'].upper()}")
+    out = {k: (int(v), why) for k, v in batch.items()}
+    out["block_size"] = (int(t["block_size"][vendor]), f"{vendor} platform default")
+    return out
+
+
 def rows() -> dict[str, dict]:
     """``{argument name: row}`` of ``plan_keys.toml`` (row keys ``arg``, ``plan``, ``how``)."""
     return {r["arg"]: r for r in _table()["arg"]}

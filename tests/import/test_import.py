@@ -221,3 +221,17 @@ def test_import_runs_as_a_subprocess(tmp_path):
     r = subprocess.run([sys.executable, "-m", "sncc.cli", "import", str(p), "--engine-version", "v0.23.0"],
                        capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert r.returncode == 1 and 'plan "four"' in r.stdout and "SN8002" in r.stderr
+
+
+def test_unset_engine_values_are_the_engines_defaults_made_explicit():
+    """vLLM's own defaults where the script is silent (arg_utils on a >= 70 GiB device, the CUDA
+    block size, chunked prefill on in V1), not sncc's, each marked "engine default of"."""
+    res = _imported("recipe-deepseek-r1-fp4-cuda-visible-devices")   # B200, no budget flags
+    plan = compile_text(res.text).plan
+    assert (plan.serve.max_num_seqs, plan.serve.max_num_batched_tokens, plan.kv_cache.block_size) == (1024, 8192, 16)
+    assert plan.serve.chunked_prefill == 8192 and plan.model.max_model_len == "auto"
+    lines = [ln for ln in res.text.splitlines() if ln.strip().startswith(("max_num_seqs", "block_size", "chunked_prefill"))]
+    assert lines and all("engine default of vLLM 0.11.0" in ln for ln in lines), lines
+    res = _imported("va-nightly-qwen3-32b-w8a8-a2")   # Atlas A2, 64 GiB devices: the small batch values
+    plan = compile_text(res.text).plan
+    assert plan.kv_cache.block_size == 128
