@@ -44,11 +44,13 @@ def _command(program: str, argv: list[str]) -> list[str]:
     return [ln + " \\" for ln in lines[:-1]] + [lines[-1]]
 
 
-def from_import_source(path: pathlib.Path) -> tuple[str, str] | None:
+def from_import_source(path: pathlib.Path, index: int = 0) -> tuple[str, str] | None:
+    """The script of the ``index``-th node with an engine command (None when there is none)."""
     d = yaml.safe_load(path.read_text(encoding="utf-8"))
-    node = next((n for n in d.get("nodes", []) if any(s["kind"] == "engine_command" for s in n.get("steps", []))), None)
-    if node is None:
+    nodes = [n for n in d.get("nodes", []) if any(s["kind"] == "engine_command" for s in n.get("steps", []))]
+    if len(nodes) <= index:
         return None
+    node = nodes[index]
     out = [f"# {d['title']}", f"# source: {node['source']['url']}", f"# transcribed in docs/research/import-sources/{path.name}"]
     for s in node["steps"]:
         if s["kind"] == "export":
@@ -97,6 +99,12 @@ def main() -> None:
         if got is not None:
             (OUT / f"{got[0]}.sh").write_text(got[1], encoding="utf-8")
             print(got[0])
+    (OUT / "nodes").mkdir(exist_ok=True)   # the further nodes of multi-node scripts
+    for p in sorted((ROOT / "docs" / "research" / "import-sources").glob("*.yaml")):
+        got = from_import_source(p, 1)
+        if got is not None:
+            (OUT / "nodes" / f"{got[0]}.node1.sh").write_text(got[1], encoding="utf-8")
+            print("nodes/" + got[0] + ".node1")
 
 
 if __name__ == "__main__":

@@ -693,6 +693,13 @@ IMPORT_MORE_COMMANDS = _code(
     "Several `vllm serve` commands (nodes of one multi-node deployment, P/D roles) are not merged into one "
     "plan yet: the first is imported and the others are named here.",
     "vllm serve m ... & vllm serve m ...", "(import one command per file)")
+IMPORT_NODE_DIFFERS = _code(
+    "SN8011", "import-node-differs", "warning", "the nodes of one data-parallel instance are started differently",
+    "The commands of a multi-node data-parallel instance (node 0 serving the API, the others `--headless` with "
+    "their `--data-parallel-start-rank`) are merged into one role; an argument other than the per-node ones "
+    "(addresses, ports, ranks) that differs between them has no single plan value, and vLLM would run the "
+    "nodes' engine cores with different settings.",
+    "node0: --max-num-seqs 16   node1: --headless --max-num-seqs 32", "both: --max-num-seqs 16")
 
 # --- SN9xxx internal -----------------------------------------------------------
 INTERNAL_ERROR = _code(

@@ -55,6 +55,45 @@ def _origin(src: SourceFile, offset: int) -> str:
     return f"from {os.path.basename(src.name)}:{src.line_col(offset)[0]}"
 
 
+#: arguments that differ per node of one data-parallel instance (the rest must agree)
+PER_NODE = frozenset({"headless", "data-parallel-start-rank", "data-parallel-rank", "data-parallel-address",
+                      "data-parallel-size-local", "host", "port", "data-parallel-rpc-port"})
+
+
+def same_instance(first: list[Option], other: list[Option]) -> bool:
+    """Whether ``other`` (a command's options) is a further node of ``first``'s data-parallel
+    instance: the same model and ``--data-parallel-size``, and ``--headless`` or a start rank."""
+    a = {o.name: o.value for o in first}
+    b = {o.name: o.value for o in other}
+    return (a.get("model") == b.get("model") and a.get("data-parallel-size", 1) == b.get("data-parallel-size", 1) != 1
+            and ("headless" in b or "data-parallel-start-rank" in b))
+
+
+def _shown(v) -> str:
+    import json
+
+    return json.dumps(v, separators=(",", ":")) if isinstance(v, (dict, list)) else str(v).lower() if isinstance(v, bool) else str(v)
+
+
+def node_differences(first: list[Option], other: list[Option], src: SourceFile, srcs) -> list[Diagnostic]:
+    """SN8011 for each role-level argument a further node's command gives differently (or only one
+    of the two gives): vLLM would run the node with it, the plan has one value for the role."""
+    a = {o.name: o for o in first if o.name not in PER_NODE}
+    b = {o.name: o for o in other if o.name not in PER_NODE}
+    out = []
+    for name in sorted(set(a) | set(b)):
+        x, y = a.get(name), b.get(name)
+        if x is not None and y is not None and x.value == y.value:
+            continue
+        where = y or x
+        wsrc = src if y is not None else srcs.get(x.file, src)
+        said = f"`--{name} {_shown(y.value)}`" if y is not None else f"no `--{name}`"
+        out.append(diag(codes.IMPORT_NODE_DIFFERS, f"this node's command has {said} where the first node's "
+                        + (f"has `{_shown(x.value)}`" if x is not None else "has none"), wsrc.span(*where.key),
+                        help="one plan has one value per role: make the nodes' commands agree"))
+    return out
+
+
 def _model_candidates(text: str) -> list[str]:
     """Names to look ``text`` up by in the catalog: as written, its last path part, then that part
     without trailing ``-SUFFIX`` words one by one (``DeepSeek-R1-FP4`` → ``DeepSeek-R1``), since
@@ -181,10 +220,6 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
             diags.append(diag(codes.IMPORT_NO_ENGINE_COMMAND, "no `vllm serve` or `python -m vllm.entrypoints.openai.api_server` "
                               "command in this file", where.span(0, 0)))
         return ImportResult("", diags, srcs)
-    for src, c, _, prog in commands[1:]:
-        diags.append(diag(codes.IMPORT_MORE_COMMANDS, "a further engine command: not merged into the plan "
-                          "(the first command is imported)", src.span(prog.start, c.words[-1].end),
-                          related=()))
     main = commands[0] if commands else None
     msrc = main[0] if main else configs[0]
     argv = main[2] if main else []
@@ -217,6 +252,16 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
 
     # --- engine arguments: --config YAML under the command line --------------------------------
     opts, probs = parse_args(argv, vman, msrc.name, vlabel, extra_choices) if main else ([], [])
+    merged_nodes = 1
+    for src, c, words, prog in commands[1:]:
+        others, _ = parse_args(words, vman, src.name, vlabel, extra_choices)
+        if same_instance(opts, others):
+            merged_nodes += 1
+            diags += node_differences(opts, others, src, srcs)
+        else:
+            diags.append(diag(codes.IMPORT_MORE_COMMANDS, "a further engine command, not a node of the first one's "
+                              "data-parallel instance: not merged into the plan (the first command is imported)",
+                              src.span(prog.start, c.words[-1].end)))
     prob_src = {msrc.name: msrc}
     yaml_opts: list[Option] = []
     config_srcs = list(configs)
@@ -364,7 +409,9 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
     blocks["serve"] = role
     blocks["engine"] = {"": Value(kind), "version": Value(version, "" if engine_version else "assumed: sncc's default pin")}
     blocks["hardware"] = {"system": Value(system or DEFAULT_SYSTEM[vendor], "" if system else "assumed: the script names no hardware")}
-    dpl = by_name.get("data-parallel-size-local")
+    if merged_nodes > 1:
+        blocks["hardware"]["nodes"] = Value(merged_nodes, f"{merged_nodes} commands of one data-parallel instance")
+    dpl = by_name.get("data-parallel-size-local") if merged_nodes == 1 else None
     if dpl is not None and isinstance(dpl[0].value, int) and 0 < dpl[0].value < int(dp):
         nodes = -(-int(dp) // dpl[0].value)
         blocks["hardware"]["nodes"] = Value(nodes, f"dp {dp} / {dpl[0].value} local ranks per node, "

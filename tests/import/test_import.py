@@ -235,3 +235,36 @@ def test_unset_engine_values_are_the_engines_defaults_made_explicit():
     res = _imported("va-nightly-qwen3-32b-w8a8-a2")   # Atlas A2, 64 GiB devices: the small batch values
     plan = compile_text(res.text).plan
     assert plan.kv_cache.block_size == 128
+
+
+@pytest.mark.parametrize("name", ["va-tutorial-deepseek-r1-a2-2node-internal-dp", "recipe-kimi-k2-dp16-2node"])
+def test_the_nodes_of_one_data_parallel_instance_merge_into_one_plan(name):
+    kw, _ = CASES[name]
+    res = import_files([str(SCRIPTS / f"{name}.sh"), str(SCRIPTS / "nodes" / f"{name}.node1.sh")], **kw)
+    codes = {d.code.code for d in res.diagnostics}
+    assert not codes & {"SN8010", "SN8011"} and not res.has_errors
+    plan = compile_text(res.text).plan
+    assert plan.hardware.nodes == 2
+
+
+def test_a_node_started_differently_is_located_in_its_script(tmp_path):
+    name = "va-tutorial-deepseek-r1-a2-2node-internal-dp"
+    node1 = tmp_path / "node1.sh"
+    node1.write_text((SCRIPTS / "nodes" / f"{name}.node1.sh").read_text(encoding="utf-8")
+                     .replace("--max-num-seqs 16", "--max-num-seqs 32"), encoding="utf-8")
+    res = import_files([str(SCRIPTS / f"{name}.sh"), str(node1)], engine_version="v0.23.0")
+    got = [(d.span.file, d.message) for d in res.diagnostics if d.code.code == "SN8011"]
+    assert got == [(str(node1), "this node's command has `--max-num-seqs 32` where the first node's has `16`")]
+    src = res.sources[str(node1)]
+    d = next(d for d in res.diagnostics if d.code.code == "SN8011")
+    assert src.text[d.span.start:d.span.end] == "--max-num-seqs"
+
+
+def test_an_unrelated_second_command_is_named_not_merged(tmp_path):
+    p = tmp_path / "two.sh"
+    p.write_text("vllm serve Qwen/Qwen3-32B --tensor-parallel-size 4 --max-model-len 32768 &\n"
+                 "vllm serve Qwen/Qwen3-30B-A3B --port 8001 --max-model-len 32768\n", encoding="utf-8")
+    res = import_files([str(p)], engine_version="0.11.0", system="hgx-h100")
+    more = [d for d in res.diagnostics if d.code.code == "SN8010"]
+    assert len(more) == 1 and res.sources[str(p)].line_col(more[0].span.start) == (2, 1)
+    assert 'model "qwen3-32b"' in res.text
