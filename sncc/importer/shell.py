@@ -130,6 +130,13 @@ class _Lexer:
                 continue
             yield self._word()
 
+    def _backquoted(self) -> str:
+        """The backquoted command at ``self.i`` as written (never run); moves past it."""
+        j = self.t.find("`", self.i + 1)
+        j = len(self.t) if j < 0 else j
+        text, self.i = self.t[self.i:j + 1], j + 1
+        return text
+
     def _word(self) -> Word:
         t, start = self.t, self.i
         out, why = [], ""
@@ -159,11 +166,8 @@ class _Lexer:
                         out.append(text)
                         why = why or w
                     elif t[self.i] == "`":
-                        j = t.find("`", self.i + 1)
-                        j = len(t) if j < 0 else j
-                        out.append(t[self.i:j + 1])
+                        out.append(self._backquoted())
                         why = why or "a backquoted command is not run"
-                        self.i = j + 1
                     else:
                         out.append(t[self.i])
                         self.i += 1
@@ -173,14 +177,12 @@ class _Lexer:
                 out.append(text)
                 why = why or w
             elif c == "`":
-                j = t.find("`", self.i + 1)
-                j = len(t) if j < 0 else j
-                out.append(t[self.i:j + 1])
+                out.append(self._backquoted())
                 why = why or "a backquoted command is not run"
-                self.i = j + 1
             else:
                 out.append(c)
                 self.i += 1
+        self.i = min(self.i, len(t))   # an unclosed quote or a trailing backslash runs to the end
         return Word("".join(out), start, self.i, why)
 
 
