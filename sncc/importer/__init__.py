@@ -69,6 +69,12 @@ def same_instance(first: list[Option], other: list[Option]) -> bool:
             and ("headless" in b or "data-parallel-start-rank" in b))
 
 
+def _as_written(src: SourceFile, o: Option) -> str:
+    """The option and its value as the input file spells them, on one line (for a kept comment)."""
+    text = src.text[o.key[0]:max(o.key[1], o.value_at[1])]
+    return " ".join(text.replace("\\\n", " ").split())
+
+
 def _shown(v) -> str:
     import json
 
@@ -306,13 +312,13 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
             vals = plan_values(o, model_text, spec_methods)
         except Unrepresented as e:
             spelled = o.written.split("=")[0] or "--" + o.name
-            kept.append(f"{o.written or '--' + o.name}  # {_origin(src, o.key[0])}")
+            kept.append(f"{_as_written(src, o)}  # {_origin(src, o.key[0])}")
             diags.append(diag(codes.IMPORT_UNREPRESENTED, f"`{spelled}` not imported: {e}", at(src, o.key),
                               help="kept as a comment in the plan; `sncc build` will not write it"))
             continue
         by_name[o.name] = (o, vals)
         for key in getattr(vals, "dropped", ()):
-            kept.append(f"{o.written.split('=')[0] or '--' + o.name} {key}  # {_origin(src, o.key[0])}")
+            kept.append(f"{o.written.split('=')[0] or '--' + o.name} {key}: {_shown(o.value.get(key))}  # {_origin(src, o.key[0])}")
             diags.append(diag(codes.IMPORT_UNREPRESENTED, f"`--{o.name}` key `{key}` not imported: no plan key",
                               at(src, o.value_at), help="kept as a comment in the plan; `sncc build` will not write it"))
         for path, v, note in vals:

@@ -268,3 +268,19 @@ def test_an_unrelated_second_command_is_named_not_merged(tmp_path):
     more = [d for d in res.diagnostics if d.code.code == "SN8010"]
     assert len(more) == 1 and res.sources[str(p)].line_col(more[0].span.start) == (2, 1)
     assert 'model "qwen3-32b"' in res.text
+
+
+GOLDEN = pathlib.Path(__file__).parent / "golden"
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_imported_plan_matches_its_golden_file(name):
+    """The plan text `sncc import` writes (regenerate: SNCC_UPDATE_GOLDEN=1 python -m pytest -q tests/import)."""
+    import os
+
+    text = _imported(name).text
+    path = GOLDEN / f"{name}.sn"
+    if os.environ.get("SNCC_UPDATE_GOLDEN"):
+        GOLDEN.mkdir(exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    assert text == path.read_text(encoding="utf-8")
