@@ -246,8 +246,9 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
         version = adapter.default_version
         vman = adapter.vllm_manifest(version)
         eman = adapter.manifest(version)
-    vlabel = f"vLLM {adapter.pin(version).vllm}" + ("" if kind == "vllm" else f" ({pin_note})")
-    extra_choices = eman.parser_choices_added if eman is not None and kind != "vllm" else {}
+    plugin = eman is not None and eman.engine != vman.engine   # a platform plugin over vLLM (vllm-ascend)
+    vlabel = f"vLLM {adapter.pin(version).vllm}" + (f" ({pin_note})" if plugin else "")
+    extra_choices = eman.parser_choices_added if plugin else {}
     assumed = []
     if engine is None:
         assumed.append(f"engine {kind}" + (" (Ascend variables or options in the script)" if vendor == "ascend" else ""))

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 from sncc.importer.shell import Command, Word
 
+#: the program of ``vllm serve`` (a command name, not an engine kind)
+VLLM_PROGRAM = "vllm"
 #: module paths of vLLM's OpenAI server entry point (``python -m ...``)
 API_SERVER_MODULES = ("vllm.entrypoints.openai.api_server",)
 
@@ -51,7 +53,7 @@ def engine_argv(cmd: Command) -> tuple[list[Word], Word] | None:
     """The argument words after the engine program and the program's first word, or None when
     ``cmd`` is not an engine command."""
     ws = list(cmd.words)
-    if len(ws) >= 2 and ws[0].text.rsplit("/", 1)[-1] == "vllm" and ws[1].text == "serve":
+    if len(ws) >= 2 and ws[0].text.rsplit("/", 1)[-1] == VLLM_PROGRAM and ws[1].text == "serve":
         return ws[2:], ws[0]
     if ws and ws[0].text.rsplit("/", 1)[-1].startswith("python"):
         for i, w in enumerate(ws[1:-1], start=1):
