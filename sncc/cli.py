@@ -14,6 +14,7 @@ from pathlib import Path
 import click
 
 from sncc import __version__
+from sncc.importer.command import import_options
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_FAILURE = 0, 1, 2
 
@@ -117,8 +118,12 @@ def main() -> None:
               help="do not report these codes, code prefixes or names; comma-separated, repeatable")
 @click.option("--strict", is_flag=True, help="warnings fail the check too (exit 1)")
 @click.option("--exit-zero", is_flag=True, help="exit 0 even when problems are found (2 still means sncc could not run)")
+@click.option("--import", "imported", is_flag=True,
+              help="PLANS are launch scripts / vLLM --config files: import them (`sncc import`) and check the plan")
+@import_options
 def check(plans: tuple[str, ...], fmt: str, stdin_filename: str | None, color: bool | None,
-          selects: tuple[str, ...], ignores: tuple[str, ...], strict: bool, exit_zero: bool) -> None:
+          selects: tuple[str, ...], ignores: tuple[str, ...], strict: bool, exit_zero: bool, imported: bool,
+          **import_kw) -> None:
     """Check PLANS and report every problem found.
 
     Exit 0 when no errors, 1 when errors were found (or warnings, with
@@ -137,7 +142,7 @@ def check(plans: tuple[str, ...], fmt: str, stdin_filename: str | None, color: b
         raise click.BadParameter(str(e), param_hint="--select/--ignore") from None
     all_diags, sources = [], {}
     failed = False
-    for path in _unique_paths(plans):
+    for path in ([] if imported else _unique_paths(plans)):
         try:
             comp, src, extra = _compile(path, stdin_filename)
         except ReadFailure as e:
@@ -145,6 +150,12 @@ def check(plans: tuple[str, ...], fmt: str, stdin_filename: str | None, color: b
             failed = True
             continue
         diags, srcs = _diagnostics(comp, src, extra)
+        sources.update(srcs)
+        all_diags += select(diags, selected, ignored)
+    if imported:
+        from sncc.importer.command import check_imported
+
+        diags, srcs = check_imported(_unique_paths(plans), **import_kw)
         sources.update(srcs)
         all_diags += select(diags, selected, ignored)
     if color is None:
@@ -553,6 +564,15 @@ def catalog_cmd(kind: str) -> None:
     else:
         for cid, c in catalog.kv_connectors().items():
             click.echo(f"{cid:<12} {c.class_name:<26} engines: {', '.join(c.engines)}")
+
+
+def _register_import() -> None:
+    from sncc.importer.command import import_command
+
+    main.add_command(import_command)
+
+
+_register_import()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -78,9 +78,11 @@ def test_build_check_skips_plans_without_outputs_and_fails_on_errors(tmp_path):
 
 def test_hook_manifest():
     hooks = {h["id"]: h for h in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))}
-    assert set(hooks) == {"sncc-check", "sncc-build-check"}
+    assert set(hooks) == {"sncc-check", "sncc-build-check", "sncc-check-import"}
+    assert hooks["sncc-check-import"]["entry"] == "sncc check --import"
     for h in hooks.values():
-        assert h["language"] == "python" and h["files"] == r"\.sn$" and h["types"] == ["text"]
+        files = r"(^|/)(run|serve|launch)[^/]*\.sh$" if h["id"] == "sncc-check-import" else r"\.sn$"
+        assert h["language"] == "python" and h["files"] == files and h["types"] == ["text"]
         assert h["require_serial"] is True
     assert hooks["sncc-check"]["entry"] == "sncc check"
     assert hooks["sncc-build-check"]["entry"] == "sncc build --check"

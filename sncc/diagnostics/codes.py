@@ -3,7 +3,7 @@
 Codes are stable forever.  Groups: SN1xxx syntax, SN2xxx structure, keys,
 values and units, SN3xxx parallelism and device counts, SN4xxx quantization,
 memory and software versions, SN5xxx scheduler and context lengths, SN6xxx
-gateway, SN7xxx SLO feasibility, SN9xxx internal.  ``sncc explain CODE`` and
+gateway, SN7xxx SLO feasibility, SN80xx import, SN9xxx internal.  ``sncc explain CODE`` and
 ``docs/codes.md`` are generated from this table.
 """
 
@@ -647,6 +647,71 @@ SPECULATIVE_SLOWDOWN = _code(
     "draft the ratio `E × t_target / step` drops below 1 (vllm-ascend#12890: α ≈ 0.4, TPOT 45 → 60 ms).",
     'speculative { method = draft_model  draft_tokens = 4  acceptance = 0.4  draft_cost = 0.3 }',
     'speculative { method = mtp  draft_tokens = 1  acceptance = 0.8 }')
+
+# --- SN80xx import (`sncc import`: diagnostics located in the launch script) -------------------
+IMPORT_UNKNOWN_ARGUMENT = _code(
+    "SN8001", "import-unknown-argument", "error", "an engine argument the pinned release does not accept",
+    "`sncc import` reads the `vllm serve` options of the pinned release from its manifest "
+    "(`sncc/engines/vllm/data/<version>.json`, extracted from the release's own parser). An option that "
+    "is not there, under any spelling (`--x`, `--x=v`, an alias, the `--no-x` form), makes vLLM exit "
+    "with `unrecognized arguments`; a close spelling is suggested.",
+    "vllm serve m --tensor-paralel-size 8", "vllm serve m --tensor-parallel-size 8")
+IMPORT_UNREAD_VARIABLE = _code(
+    "SN8002", "import-unread-variable", "warning", "an exported variable no engine or runtime library reads",
+    "The variable is in no manifest of the engine, of the vLLM it runs, or of `sncc/engines/cann_env.json` "
+    "(CANN, HCCL, NCCL, torch_npu, gloo). Setting it changes nothing; it is often a typo or a setting from "
+    "another release. It is kept in the plan's `env { }`.",
+    "export VLLM_USE_V2=1", "export VLLM_USE_V1=1")
+IMPORT_DEFAULT_MAX_MODEL_LEN = _code(
+    "SN8003", "import-default-max-model-len", "warning", "the command sets no max_model_len: the engine derives it",
+    "Without `--max-model-len` vLLM takes the model's `max_position_embeddings` (times a rope factor) from "
+    "config.json, which for long-context models is far more than the KV cache holds at `max_num_seqs`. "
+    "The imported plan says `max_model_len = auto` so that the checks use the engine's value; state the "
+    "length you serve.",
+    "vllm serve Qwen/Qwen3-32B --tensor-parallel-size 4", "vllm serve Qwen/Qwen3-32B --tensor-parallel-size 4 --max-model-len 32768")
+IMPORT_UNREPRESENTED = _code(
+    "SN8004", "import-unrepresented", "warning", "an engine argument sncc has no plan key for",
+    "The option exists in the release but the plan language has no key for it (or its value is one sncc "
+    "does not model). It is kept in the imported plan as a comment, so that the choice is not lost silently; "
+    "`sncc build` does not write it.",
+    "vllm serve m --swap-space 16", "(the plan keeps `# --swap-space 16` as a comment)")
+IMPORT_UNRESOLVED = _code(
+    "SN8005", "import-unresolved-value", "warning", "a value the importer cannot know without running the script",
+    "The importer never executes the script: `$VAR` with no assignment before it, `$(command)`, and "
+    "placeholders such as `<port>` are left as written. A value that needs them is not imported.",
+    "vllm serve m --tensor-parallel-size $TP", "TP=8\nvllm serve m --tensor-parallel-size $TP")
+IMPORT_NO_ENGINE_COMMAND = _code(
+    "SN8006", "import-no-engine-command", "error", "the file holds no engine command",
+    "`sncc import` looks for `vllm serve ...` or `python -m vllm.entrypoints.openai.api_server ...` "
+    "(after `export`s and variable assignments, across line continuations).",
+    "python serve.py", "vllm serve Qwen/Qwen3-32B --tensor-parallel-size 4")
+IMPORT_CONDITIONAL = _code(
+    "SN8007", "import-conditional", "warning", "a shell conditional the importer does not evaluate",
+    "`if` / `case` / `&&` chains choose at run time. The importer applies the assignments of every branch in "
+    "order (the last one wins) and says so here; check that the imported values are the branch you deploy.",
+    "if [ $CC = 10.0 ]; then DTYPE=FP4; else DTYPE=FP8; fi", "DTYPE=FP8")
+IMPORT_ASSUMED = _code(
+    "SN8008", "import-assumed", "info", "a plan value the script does not state, assumed by the importer",
+    "A launch command names no hardware system (and often no engine release). The importer assumes one, "
+    "says which, and how to choose another (`sncc import --system ... --engine-version ...`).",
+    "vllm serve m", "sncc import run.sh --system hgx-h200 --engine-version 0.11.0")
+IMPORT_BAD_VALUE = _code(
+    "SN8009", "import-bad-value", "error", "an engine argument's value the release would refuse",
+    "The value does not parse as the option's type, is not one of its choices, or a JSON option holds "
+    "invalid JSON (the manifest's `type` / `choices`).",
+    "vllm serve m --tensor-parallel-size eight", "vllm serve m --tensor-parallel-size 8")
+IMPORT_MORE_COMMANDS = _code(
+    "SN8010", "import-more-commands", "warning", "more engine commands than the importer merges",
+    "Several `vllm serve` commands (nodes of one multi-node deployment, P/D roles) are not merged into one "
+    "plan yet: the first is imported and the others are named here.",
+    "vllm serve m ... & vllm serve m ...", "(import one command per file)")
+IMPORT_NODE_DIFFERS = _code(
+    "SN8011", "import-node-differs", "warning", "the nodes of one data-parallel instance are started differently",
+    "The commands of a multi-node data-parallel instance (node 0 serving the API, the others `--headless` with "
+    "their `--data-parallel-start-rank`) are merged into one role; an argument other than the per-node ones "
+    "(addresses, ports, ranks) that differs between them has no single plan value, and vLLM would run the "
+    "nodes' engine cores with different settings.",
+    "node0: --max-num-seqs 16   node1: --headless --max-num-seqs 32", "both: --max-num-seqs 16")
 
 # --- SN9xxx internal -----------------------------------------------------------
 INTERNAL_ERROR = _code(

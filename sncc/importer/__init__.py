@@ -1,0 +1,480 @@
+"""``sncc import``: launch scripts and vLLM ``--config`` YAML files → a plan, never executing them.
+
+:func:`import_sources` reads the scripts (:mod:`~sncc.importer.shell`), finds the engine command
+and parses its arguments against the pinned release's manifest (:mod:`~sncc.importer.vllm_command`),
+merges the ``--config`` YAML under the command line (vLLM's rule: the command line wins), maps
+each argument to its plan key through ``sncc/engines/data/plan_keys.toml``
+(:mod:`~sncc.importer.plan_keys`) and writes the plan with each value's origin
+(:mod:`~sncc.importer.writer`).  Every problem is a located diagnostic in the input file
+(SN8001–SN8010).  See README.md "Import" and sncc/importer/README.md.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from sncc.diagnostics import codes
+from sncc.diagnostics.model import Diagnostic, diag
+from sncc.importer.shell import Word, read_script
+from sncc.importer.vllm_command import Option, Problem, engine_argv, parse_args
+from sncc.importer.writer import Value, plan_text
+from sncc.source import SourceFile
+
+#: the device-visibility variables `sncc build` writes per rank itself (not copied into `env`)
+DEVICE_VARS = ("ASCEND_RT_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES")
+#: prefixes that mark an Ascend script (CANN, HCCL, torch_npu, vllm-ascend variables)
+ASCEND_PREFIXES = ("ASCEND_", "HCCL_", "VLLM_ASCEND_", "PYTORCH_NPU_", "TASK_QUEUE_ENABLE", "HCCN_", "LCCL_")
+#: the hardware assumed when the script names none (SN8008 says so): one catalog system per vendor
+DEFAULT_SYSTEM = {"ascend": "atlas-800-a2", "nvidia": "hgx-h100"}
+#: the workload written when the script gives none: `vllm bench serve`'s random-dataset defaults
+#: (--random-input-len 1024, --random-output-len 128; vllm/benchmarks/datasets.py, vLLM 0.11.0)
+BENCH_RANDOM_INPUT, BENCH_RANDOM_OUTPUT = 1024, 128
+
+
+@dataclass
+class ImportResult:
+    """The imported plan ``text``, the ``diagnostics`` located in the input files, the input
+    ``sources`` by name, the engine ``options`` read (after the YAML merge, for the round trip),
+    the ``engine`` kind and ``version`` the arguments were read against."""
+
+    text: str
+    diagnostics: list[Diagnostic]
+    sources: dict[str, SourceFile]
+    options: list[Option] = field(default_factory=list)
+    engine: str = ""
+    version: str = ""
+
+    @property
+    def has_errors(self) -> bool:
+        """True when a diagnostic is an error."""
+        return any(d.is_error for d in self.diagnostics)
+
+
+def _origin(src: SourceFile, offset: int) -> str:
+    return f"from {os.path.basename(src.name)}:{src.line_col(offset)[0]}"
+
+
+#: arguments that differ per node of one data-parallel instance (the rest must agree)
+PER_NODE = frozenset({"headless", "data-parallel-start-rank", "data-parallel-rank", "data-parallel-address",
+                      "data-parallel-size-local", "host", "port", "data-parallel-rpc-port"})
+
+
+def same_instance(first: list[Option], other: list[Option]) -> bool:
+    """Whether ``other`` (a command's options) is a further node of ``first``'s data-parallel
+    instance: the same model and ``--data-parallel-size``, and ``--headless`` or a start rank."""
+    a = {o.name: o.value for o in first}
+    b = {o.name: o.value for o in other}
+    return (a.get("model") == b.get("model") and a.get("data-parallel-size", 1) == b.get("data-parallel-size", 1) != 1
+            and ("headless" in b or "data-parallel-start-rank" in b))
+
+
+def _as_written(src: SourceFile, o: Option) -> str:
+    """The option and its value as the input file spells them, on one line (for a kept comment)."""
+    text = src.text[o.key[0]:max(o.key[1], o.value_at[1])]
+    return " ".join(text.replace("\\\n", " ").split())
+
+
+def _shown(v) -> str:
+    import json
+
+    return json.dumps(v, separators=(",", ":")) if isinstance(v, (dict, list)) else str(v).lower() if isinstance(v, bool) else str(v)
+
+
+def node_differences(first: list[Option], other: list[Option], src: SourceFile, srcs) -> list[Diagnostic]:
+    """SN8011 for each role-level argument a further node's command gives differently (or only one
+    of the two gives): vLLM would run the node with it, the plan has one value for the role."""
+    a = {o.name: o for o in first if o.name not in PER_NODE}
+    b = {o.name: o for o in other if o.name not in PER_NODE}
+    out = []
+    for name in sorted(set(a) | set(b)):
+        x, y = a.get(name), b.get(name)
+        if x is not None and y is not None and x.value == y.value:
+            continue
+        where = y or x
+        wsrc = src if y is not None else srcs.get(x.file, src)
+        said = f"`--{name} {_shown(y.value)}`" if y is not None else f"no `--{name}`"
+        out.append(diag(codes.IMPORT_NODE_DIFFERS, f"this node's command has {said} where the first node's "
+                        + (f"has `{_shown(x.value)}`" if x is not None else "has none"), wsrc.span(*where.key),
+                        help="one plan has one value per role: make the nodes' commands agree"))
+    return out
+
+
+def _model_candidates(text: str) -> list[str]:
+    """Names to look ``text`` up by in the catalog: as written, its last path part, then that part
+    without trailing ``-SUFFIX`` words one by one (``DeepSeek-R1-FP4`` → ``DeepSeek-R1``), since
+    quantized uploads append the format to the base model's name."""
+    base = os.path.basename(text.rstrip("/"))
+    out = [text, base] if text else []
+    parts = base.split("-")
+    out += ["-".join(parts[:k]) for k in range(len(parts) - 1, 0, -1)]
+    return [c for c in out if c]
+
+
+def _vendor(names: list[str], argv: list[Word]) -> str:
+    if any(n.startswith(ASCEND_PREFIXES) for n in names):
+        return "ascend"
+    texts = [w.text for w in argv]
+    if "--additional-config" in texts or any(t.startswith("--additional-config=") for t in texts):
+        return "ascend"
+    if "ascend" in texts:
+        return "ascend"
+    return "nvidia"
+
+
+def _read_config(path: str, base: str, reader) -> SourceFile | None:
+    for cand in (os.path.join(base, path), path):
+        try:
+            return SourceFile(cand, reader(cand))
+        except OSError:
+            continue
+    return None
+
+
+def _yaml_options(src: SourceFile, manifest, label: str) -> tuple[list[Option], list[Problem]]:
+    """Options of a vLLM ``--config`` YAML (flat dashed keys): true → the flag, false → dropped
+    (the release's ``config_file`` rules), lists and maps as values; each at its key's offset."""
+    import yaml
+
+    from sncc.importer.vllm_command import _suggest, typed
+
+    try:
+        root = yaml.compose(src.text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        at = (mark.index, mark.index + 1) if mark is not None else (0, 0)
+        return [], [Problem("bad-value", at, f"not a YAML file: {getattr(e, 'problem', e)}", file=src.name)]
+    if root is None:
+        return [], []
+    if not isinstance(root, yaml.MappingNode):
+        return [], [Problem("bad-value", (0, 0), "a vLLM --config file is a mapping of option → value", file=src.name)]
+    opts, probs = [], []
+    rules = manifest.config_file_rules
+    for knode, vnode in root.value:
+        key = str(knode.value)
+        at = (knode.start_mark.index, knode.end_mark.index)
+        vat = (vnode.start_mark.index, vnode.end_mark.index)
+        if not manifest.has_arg(key):
+            hint = _suggest(manifest, "--" + key)
+            probs.append(Problem("unknown", at, f"`{key}` is no `vllm serve` option of {label}",
+                                 hint or "remove it", src.name))
+            continue
+        arg = manifest.arg(key)
+        value = yaml.safe_load(src.text[vat[0]:vat[1]]) if isinstance(vnode, yaml.ScalarNode) else \
+            yaml.safe_load(yaml.serialize(vnode))
+        if value is False and rules.get("false") == "dropped":
+            probs.append(Problem("dropped", at, f"`{key}: false` is dropped by vLLM's --config loader (the default stays)",
+                                 f"write `--no-{arg.name}` on the command line", src.name))
+            continue
+        try:
+            if isinstance(value, (str, int, float)) and not isinstance(value, bool) and not arg.boolean:
+                value = typed(arg, str(value))
+        except ValueError as e:
+            probs.append(Problem("bad-value", vat, f"`{key}`: {e}", file=src.name))
+            continue
+        if key.startswith("no-") and value is True and arg.negative:
+            value = False
+        opts.append(Option(arg.name, value, at, vat, src.name, key))
+    return opts, probs
+
+
+_PROBLEM_CODES = {"unknown": codes.IMPORT_UNKNOWN_ARGUMENT, "bad-value": codes.IMPORT_BAD_VALUE,
+                  "unresolved": codes.IMPORT_UNRESOLVED, "dropped": codes.IMPORT_UNREPRESENTED}
+
+
+def import_sources(sources: list[SourceFile], *, system: str | None = None, engine: str | None = None,
+                   engine_version: str | None = None, model: str | None = None, name: str | None = None,
+                   reader=None) -> ImportResult:
+    """Import ``sources`` (shell scripts / command lines; ``.yaml`` / ``.yml`` files are vLLM
+    ``--config`` files merged under the command line) into one plan.
+
+    ``system`` (catalog id), ``engine`` (``vllm`` / ``vllm-ascend``), ``engine_version`` and
+    ``model`` (catalog id, for a script whose model is a local path or a placeholder) override
+    what the importer would assume.  ``reader(path) -> str`` reads ``--config`` files (default:
+    UTF-8 from disk).  Never raises for bad input: problems are diagnostics."""
+    from sncc import catalog
+    from sncc.engines.registry import adapter_for
+    from sncc.engines.runtime_env import nic_vars, runtime_vars
+    from sncc.importer.plan_keys import Unrepresented, plan_values
+
+    reader = reader or (lambda p: open(p, encoding="utf-8").read())
+    srcs = {s.name: s for s in sources}
+    diags: list[Diagnostic] = []
+    scripts = [s for s in sources if not s.name.endswith((".yaml", ".yml"))]
+    configs = [s for s in sources if s.name.endswith((".yaml", ".yml"))]
+
+    def at(src: SourceFile, span: tuple[int, int]):
+        return src.span(span[0], span[1])
+
+    exports: list[tuple[SourceFile, str, Word]] = []
+    commands = []
+    for src in scripts:
+        sc = read_script(src.text)
+        exports += [(src, n, w) for n, w, exported in sc.assignments if exported]
+        for c in sc.commands:
+            found = engine_argv(c)
+            if found is not None:
+                commands.append((src, c, found[0], found[1]))
+        if sc.conditionals:
+            w = sc.conditionals[0]
+            diags.append(diag(codes.IMPORT_CONDITIONAL, f"`{w.text}` is not evaluated: the assignments of every branch "
+                              "apply in order, the last one wins", src.span(w.start, w.end),
+                              help="check that the imported values are those of the branch you deploy"))
+    if not commands and not configs:
+        where = scripts[0] if scripts else None
+        if where is not None:
+            diags.append(diag(codes.IMPORT_NO_ENGINE_COMMAND, "no `vllm serve` or `python -m vllm.entrypoints.openai.api_server` "
+                              "command in this file", where.span(0, 0)))
+        return ImportResult("", diags, srcs)
+    main = commands[0] if commands else None
+    msrc = main[0] if main else configs[0]
+    argv = main[2] if main else []
+    inline = [(msrc, n, w) for n, w in main[1].inline_env] if main else []
+    names = [n for _, n, _ in exports + inline]
+
+    vendor = _vendor(names, argv)
+    kind = engine or ("vllm-ascend" if vendor == "ascend" else "vllm")
+    adapter = adapter_for(kind)
+    version = engine_version or adapter.default_version
+    pin_note = f"{adapter.label} {version}"
+    vman = adapter.vllm_manifest(version) if adapter.pin(version) else None
+    eman = adapter.manifest(version)
+    if vman is None:
+        pins = ", ".join(p.version for p in adapter.pins)
+        diags.append(diag(codes.IMPORT_ASSUMED, f"{adapter.label} {version} is not pinned by sncc (pins: {pins}); "
+                          f"arguments read against {adapter.default_version}", msrc.span(0, 0)))
+        version = adapter.default_version
+        vman = adapter.vllm_manifest(version)
+        eman = adapter.manifest(version)
+    plugin = eman is not None and eman.engine != vman.engine   # a platform plugin over vLLM (vllm-ascend)
+    vlabel = f"vLLM {adapter.pin(version).vllm}" + (f" ({pin_note})" if plugin else "")
+    extra_choices = eman.parser_choices_added if plugin else {}
+    assumed = []
+    if engine is None:
+        assumed.append(f"engine {kind}" + (" (Ascend variables or options in the script)" if vendor == "ascend" else ""))
+    if engine_version is None:
+        assumed.append(f"release {version} (sncc's default pin of {adapter.label})")
+    if system is None:
+        assumed.append(f"system {DEFAULT_SYSTEM[vendor]}")
+
+    # --- engine arguments: --config YAML under the command line --------------------------------
+    opts, probs = parse_args(argv, vman, msrc.name, vlabel, extra_choices) if main else ([], [])
+    merged_nodes = 1
+    for src, c, words, prog in commands[1:]:
+        others, _ = parse_args(words, vman, src.name, vlabel, extra_choices)
+        if same_instance(opts, others):
+            merged_nodes += 1
+            diags += node_differences(opts, others, src, srcs)
+        else:
+            diags.append(diag(codes.IMPORT_MORE_COMMANDS, "a further engine command, not a node of the first one's "
+                              "data-parallel instance: not merged into the plan (the first command is imported)",
+                              src.span(prog.start, c.words[-1].end)))
+    prob_src = {msrc.name: msrc}
+    yaml_opts: list[Option] = []
+    config_srcs = list(configs)
+    for o in [o for o in opts if o.name == "config"]:
+        got = _read_config(str(o.value), os.path.dirname(msrc.name), reader)
+        if got is None:
+            probs.append(Problem("unresolved", o.value_at, f"`--config {o.value}`: no such file next to the script",
+                                 "pass the YAML file to `sncc import` as well", msrc.name))
+        else:
+            config_srcs.append(got)
+    for csrc in config_srcs:
+        srcs[csrc.name] = csrc
+        prob_src[csrc.name] = csrc
+        o2, p2 = _yaml_options(csrc, vman, vlabel)
+        yaml_opts += o2
+        probs += p2
+    cli_names = {o.name for o in opts}
+    merged = [o for o in yaml_opts if o.name not in cli_names] + opts
+    for p in probs:
+        src = prob_src.get(p.file, msrc)
+        diags.append(diag(_PROBLEM_CODES[p.kind], p.message, at(src, p.at), help=p.help or None))
+
+    # --- plan values ---------------------------------------------------------------------------
+    blocks: dict[str, dict] = {}
+
+    def put(path: tuple[str, ...], value, comment: str) -> None:
+        block, *rest = path
+        block = "serve" if block == "role" else block
+        d = blocks.setdefault(block, {})
+        for k in rest[:-1]:
+            d = d.setdefault(k, {})
+        d[rest[-1]] = Value(value, comment)
+
+    model_opt = next((o for o in merged if o.name == "model"), None)
+    model_text = str(model_opt.value) if model_opt else ""
+    kept: list[str] = []
+    spec_methods = dict(adapter.data.get("speculative_methods", {}))
+    by_name: dict[str, tuple[Option, list]] = {}
+    for o in merged:
+        src = srcs.get(o.file, msrc)
+        try:
+            vals = plan_values(o, model_text, spec_methods)
+        except Unrepresented as e:
+            spelled = o.written.split("=")[0] or "--" + o.name
+            kept.append(f"{_as_written(src, o)}  # {_origin(src, o.key[0])}")
+            diags.append(diag(codes.IMPORT_UNREPRESENTED, f"`{spelled}` not imported: {e}", at(src, o.key),
+                              help="kept as a comment in the plan; `sncc build` will not write it"))
+            continue
+        by_name[o.name] = (o, vals)
+        for key in getattr(vals, "dropped", ()):
+            kept.append(f"{o.written.split('=')[0] or '--' + o.name} {key}: {_shown(o.value.get(key))}  # {_origin(src, o.key[0])}")
+            diags.append(diag(codes.IMPORT_UNREPRESENTED, f"`--{o.name}` key `{key}` not imported: no plan key",
+                              at(src, o.value_at), help="kept as a comment in the plan; `sncc build` will not write it"))
+        for path, v, note in vals:
+            if path == ("model", "id"):
+                continue
+            put(path, v, _origin(src, o.key[0]) + (f" ({note})" if note else ""))
+
+    # model: a catalog alias, else a local path (weights), else the text as written
+    mblock: dict = {}
+    if model is not None:
+        mid, mnote = model, "given with --model"
+    else:
+        mid, mnote = model_text or "unknown", ""
+        for cand in _model_candidates(model_text):
+            try:
+                mid = catalog.model(cand).id
+            except (KeyError, LookupError):
+                continue
+            mnote = f"catalog model for `{model_text}`" + (", " + _origin(srcs.get(model_opt.file, msrc), model_opt.key[0])
+                                                            if model_opt else "")
+            break
+        else:
+            where = srcs.get(model_opt.file, msrc) if model_opt else msrc
+            diags.append(diag(codes.IMPORT_ASSUMED, f"`{model_text}` is no model in sncc's catalog: written as it is",
+                              where.span(*model_opt.key) if model_opt else msrc.span(0, 0),
+                              help="name the catalog model with `--model ID`, or set `weights` to the checkpoint directory"))
+    mblock[""] = Value(mid, mnote)
+    if model_text.startswith(("/", "./", "../", "~")):
+        mblock["weights"] = Value(model_text, _origin(srcs.get(model_opt.file, msrc), model_opt.key[0]))
+    mblock.update(blocks.pop("model", {}))
+    if "max_model_len" not in mblock:
+        mblock["max_model_len"] = Value("auto", f"engine default of {vlabel}: from config.json "
+                                                "(max_position_embeddings × rope factor)")
+        where = main[3] if main else None
+        span = msrc.span(where.start, main[2][-1].end if main and main[2] else where.end) if where else msrc.span(0, 0)
+        diags.append(diag(codes.IMPORT_DEFAULT_MAX_MODEL_LEN, "no `--max-model-len`: the engine derives it from config.json",
+                          span, help="add `--max-model-len N` with the longest request you serve"))
+    blocks["model"] = mblock
+    try:
+        arch = catalog.model(mid)
+    except (KeyError, LookupError):
+        arch = None
+
+    serve = blocks.setdefault("serve", {})
+    tp = serve.get("tp", Value(1)).value
+    dp = serve.get("dp", Value(1)).value
+    pp = serve.get("pp", Value(1)).value
+    devices = int(tp) * int(dp) * int(pp)
+    role: dict = {"devices": Value(devices, f"tp × dp × pp = {tp} × {dp} × {pp}")}
+    role.update(serve)
+    moe = arch is None or bool(getattr(arch, "n_routed_experts", 0))
+    if "expert_parallel" not in role and moe and devices > 1:
+        role["expert_parallel"] = Value(False, f"engine default of {vlabel}: no --enable-expert-parallel")
+    spec = role.get("speculative")
+    if isinstance(spec, dict) and "acceptance" not in spec:
+        from sncc.importer.plan_keys import speculative_defaults
+
+        sd = speculative_defaults()
+        spec["acceptance"] = Value(sd["acceptance_when_unstated"], f"assumed, measure it: {sd['acceptance_source']}")
+        o = by_name["speculative-config"][0]
+        diags.append(diag(codes.IMPORT_ASSUMED, f"no measured acceptance rate in the script: "
+                          f"`acceptance = {sd['acceptance_when_unstated']}` assumed ({sd['acceptance_source']})",
+                          at(srcs.get(o.file, msrc), o.key), help="replace it with the acceptance your drafts reach"))
+    from sncc.importer.plan_keys import engine_defaults
+
+    sysid = system or DEFAULT_SYSTEM[vendor]
+    try:
+        chip = catalog.chip(catalog.system(sysid).chip)
+    except (KeyError, LookupError):
+        chip = None
+    defaults = engine_defaults(vendor, chip)
+    cp = role.get("chunked_prefill")
+    mml = mblock.get("max_model_len")
+    if cp is not None and cp.value == "off" and "max_num_batched_tokens" not in role and isinstance(mml.value, int):
+        # vLLM without chunked prefill: the step budget is max_model_len (EngineArgs._set_default_args)
+        role["max_num_batched_tokens"] = Value(mml.value, f"engine default of {vlabel} without chunked prefill: max_model_len")
+    for key in ("max_num_seqs", "max_num_batched_tokens"):
+        if key not in role:
+            v, why = defaults[key]
+            role[key] = Value(v, f"engine default of {vlabel} on {sysid} ({why})")
+    if cp is not None and cp.value == "on":
+        role["chunked_prefill"] = Value(role["max_num_batched_tokens"].value, cp.comment + " (chunks up to the step budget)")
+    if "block_size" not in blocks.get("kv_cache", {}):
+        v, why = defaults["block_size"]
+        blocks.setdefault("kv_cache", {})["block_size"] = Value(v, f"engine default of {vlabel} ({why})")
+    if "chunked_prefill" not in role:
+        budget = role["max_num_batched_tokens"].value
+        role["chunked_prefill"] = Value(budget, f"engine default of {vlabel}: chunked prefill on (vLLM V1), "
+                                                "chunks up to the step budget")
+    if "memory_utilization" not in role:
+        mu = vman.arg("gpu-memory-utilization").default if vman.has_arg("gpu-memory-utilization") else None
+        if mu is not None:
+            role["memory_utilization"] = Value(mu, f"engine default of {vlabel}")
+    blocks["serve"] = role
+    blocks["engine"] = {"": Value(kind), "version": Value(version, "" if engine_version else "assumed: sncc's default pin")}
+    blocks["hardware"] = {"system": Value(system or DEFAULT_SYSTEM[vendor], "" if system else "assumed: the script names no hardware")}
+    if merged_nodes > 1:
+        blocks["hardware"]["nodes"] = Value(merged_nodes, f"{merged_nodes} commands of one data-parallel instance")
+    dpl = by_name.get("data-parallel-size-local") if merged_nodes == 1 else None
+    if dpl is not None and isinstance(dpl[0].value, int) and 0 < dpl[0].value < int(dp):
+        nodes = -(-int(dp) // dpl[0].value)
+        blocks["hardware"]["nodes"] = Value(nodes, f"dp {dp} / {dpl[0].value} local ranks per node, "
+                                                   + _origin(srcs.get(dpl[0].file, msrc), dpl[0].key[0]))
+
+    # --- environment ---------------------------------------------------------------------------
+    known = set(runtime_vars(vendor))
+    for m in (vman, eman):
+        if m is not None:
+            known |= set(m.env_vars)
+    nics = set(nic_vars(vendor))
+    env: dict = {}
+    for src, n, w in exports + inline:
+        origin = _origin(src, w.start)
+        if not w.unresolved and len(w.text) > 2 and w.text[0] == "<" and w.text[-1] == ">":
+            w = Word(w.text, w.start, w.end, f"`{w.text}` is a placeholder of the source")
+        if n in DEVICE_VARS:
+            continue
+        if n not in known:
+            diags.append(diag(codes.IMPORT_UNREAD_VARIABLE, f"`{n}` is read by no engine or runtime library sncc knows "
+                              f"({vlabel}, CANN/HCCL/NCCL: sncc/engines/cann_env.json)", src.span(w.start, w.start + len(n)),
+                              help="remove it, or check its spelling"))
+        if w.unresolved:
+            diags.append(diag(codes.IMPORT_UNRESOLVED, f"`{n}`: {w.unresolved}", src.span(w.start, w.end)))
+            continue
+        if n in nics:
+            blocks.setdefault("hosts", {})["nic"] = Value(w.text, f"{n}, {origin}")
+            continue
+        env[n] = Value(w.text, origin)
+    if env:
+        blocks["env"] = env
+    blocks["workload"] = {
+        "input": {"mean": Value(BENCH_RANDOM_INPUT), "max": Value(BENCH_RANDOM_INPUT), "dist": Value("fixed")},
+        "output": {"mean": Value(BENCH_RANDOM_OUTPUT), "max": Value(BENCH_RANDOM_OUTPUT), "dist": Value("fixed")},
+    }
+    if assumed:
+        diags.append(diag(codes.IMPORT_ASSUMED, "the script does not say: assumed " + ", ".join(assumed),
+                          msrc.span(main[3].start, main[3].end) if main else msrc.span(0, 0),
+                          help="choose with `sncc import --system ID --engine KIND --engine-version V`"))
+    files = ", ".join(os.path.basename(s.name) for s in list(scripts) + config_srcs)
+    header = [f"imported by `sncc import` from {files} (never executed)",
+              "workload: not in a launch script; `vllm bench serve` random-dataset defaults (1024 in, 128 out)"]
+    plan_name = name or os.path.splitext(os.path.basename(msrc.name))[0] or "imported"
+    text = plan_text(plan_name, blocks, header, kept)
+    from sncc.fmt import FormatRefused, format_source
+
+    try:
+        text = format_source(SourceFile(plan_name + ".sn", text))
+    except FormatRefused:   # a value the grammar refuses: keep the raw text, `check` reports it
+        pass
+    diags.sort(key=Diagnostic.sort_key)
+    return ImportResult(text, diags, srcs, merged, kind, version)
+
+
+def import_files(paths: list[str], **kw) -> ImportResult:
+    """:func:`import_sources` of files on disk (UTF-8).  Raises OSError when a file cannot be read."""
+    from sncc.source import read_bytes_limited
+
+    return import_sources([SourceFile(p, read_bytes_limited(p).decode("utf-8", errors="replace")) for p in paths], **kw)

@@ -1,0 +1,103 @@
+"""The ``sncc import`` command and the ``check --import`` step (click), kept out of ``cli.py``.
+
+``sncc import FILE... [-o plan.sn]`` prints (or writes) the imported plan and reports the import's
+diagnostics on stderr, located in the input files; exit 1 when one is an error.
+:func:`check_imported` imports and compiles in one step for ``sncc check --import FILE``: the
+plan's diagnostics are moved onto the script line their value came from (the plan line's
+``# from run.sh:12`` comment), so that every diagnostic points into the script where it can.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import sys
+
+import click
+
+_ORIGIN = re.compile(r"# .*?from (?P<file>[^\s:]+):(?P<line>\d+)")
+
+
+def import_options(f):
+    """The import's choices as click options (``sncc import`` and ``sncc check --import``)."""
+    for opt in reversed((
+        click.option("--system", default=None, help="catalog id of the hardware system (default: one per vendor, said in SN8008)"),
+        click.option("--engine", "engine", type=click.Choice(["vllm", "vllm-ascend"]), default=None,
+                     help="engine the script runs (default: vllm-ascend when the script sets Ascend variables or options)"),
+        click.option("--engine-version", default=None, help="engine release the arguments are read against (default: sncc's pin)"),
+        click.option("--model", "model", default=None, help="catalog model id, for a script whose model is a local path or placeholder"),
+    )):
+        f = opt(f)
+    return f
+
+
+def run_import(files, system, engine, engine_version, model):
+    """:func:`sncc.importer.import_files`, with unreadable files as a click error (exit 2)."""
+    from sncc.importer import import_files
+
+    try:
+        return import_files(list(files), system=system, engine=engine, engine_version=engine_version, model=model)
+    except OSError as e:
+        click.echo(f"sncc: error: {e.filename}: {e.strerror or e}", err=True)
+        sys.exit(2)
+
+
+@click.command("import")
+@click.argument("files", nargs=-1, required=True)
+@click.option("-o", "--output", "output", default=None, help="write the plan here (default: stdout)")
+@import_options
+def import_command(files, output, system, engine, engine_version, model) -> None:
+    """Import launch scripts / command lines (`vllm serve ...`) and vLLM --config YAML files
+    into a plan, without running them; each value keeps its origin (`# from run.sh:12`)."""
+    from sncc.atomic_file import write_atomically
+    from sncc.diagnostics import render_text
+
+    res = run_import(files, system, engine, engine_version, model)
+    if res.diagnostics:
+        click.echo(render_text.render(res.diagnostics, res.sources, len(res.sources), color=False), nl=False, err=True)
+    if res.text:
+        if output:
+            write_atomically(output, res.text)
+        else:
+            click.echo(res.text, nl=False)
+    sys.exit(1 if res.has_errors or not res.text else 0)
+
+
+def relocate(d, plan_src, sources):
+    """Diagnostic ``d`` of the imported plan moved onto the script line its value came from (the
+    origin comment of the plan line it points at), the plan location kept as a related note; ``d``
+    unchanged when that line names no origin."""
+    from sncc.diagnostics.model import Related
+
+    if d.span is None or d.span.file != plan_src.name:
+        return d
+    line = plan_src.line_col(d.span.start)[0]
+    m = _ORIGIN.search(plan_src.line_text(line))
+    if not m:
+        return d
+    target = next((s for name, s in sources.items() if name.endswith(m.group("file"))), None)
+    n = int(m.group("line"))
+    if target is None or n > target.line_count:
+        return d
+    text = target.line_text(n)
+    base = target.offset_of_lsp(n - 1, 0)
+    start = base + (len(text) - len(text.lstrip()))
+    end = base + len(text.rstrip(" \\"))
+    return dataclasses.replace(d, span=target.span(start, end),
+                               related=d.related + (Related(d.span, "as imported into the plan"),))
+
+
+def check_imported(files, system=None, engine=None, engine_version=None, model=None):
+    """(diagnostics, sources) of importing ``files`` and checking the plan: the import's own
+    (SN80xx) and the plan's, relocated into the script (:func:`relocate`)."""
+    from sncc.compiler import compile_file
+    from sncc.source import SourceFile
+
+    res = run_import(files, system, engine, engine_version, model)
+    sources = dict(res.sources)
+    if not res.text:
+        return list(res.diagnostics), sources
+    plan_src = SourceFile(f"{files[0]}.imported.sn", res.text)
+    comp = compile_file(plan_src)
+    sources.update(comp.sources)
+    return list(res.diagnostics) + [relocate(d, plan_src, sources) for d in comp.diagnostics], sources

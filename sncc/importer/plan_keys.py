@@ -1,0 +1,175 @@
+"""The reverse table (``sncc/engines/data/plan_keys.toml``): engine argument → plan key, and the
+readers that turn one argument's value into plan values.
+
+:func:`rows` is the table; :func:`plan_values` maps one :class:`~sncc.importer.vllm_command.Option`
+to ``[(plan path, value)]`` (a path is a tuple such as ``("role", "tp")``), or raises
+:class:`Unrepresented` with the reason when the plan language has no key for that value.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib.resources import files
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
+
+
+class Unrepresented(ValueError):
+    """The value has no plan key (the message says why); it is kept as a comment (SN8004)."""
+
+
+@lru_cache(maxsize=1)
+def _table() -> dict:
+    return tomllib.loads((files("sncc.engines") / "data" / "plan_keys.toml").read_text(encoding="utf-8"))
+
+
+def speculative_defaults() -> dict:
+    """The ``[speculative]`` table: ``mtp_suffix``, ``acceptance_when_unstated`` (ratio) and its source."""
+    return dict(_table().get("speculative", {}))
+
+
+def engine_defaults(vendor: str, chip) -> dict[str, tuple[int, str]]:
+    """``{plan key: (value, why)}`` of what vLLM takes when the script leaves ``max_num_seqs``,
+    ``max_num_batched_tokens`` and ``block_size`` unset on ``chip`` (a catalog Chip, or None:
+    the small batch values) of ``vendor`` (``[engine_defaults]`` of plan_keys.toml)."""
+    t = _table()["engine_defaults"]
+    gib = (getattr(chip, "hbm_bytes", 0) or 0) / 2**30
+    cid = str(getattr(chip, "id", ""))
+    large = gib >= t["large_device_gib"] and t["large_excluded_chip"] not in cid
+    batch = t["large" if large else "small"]
+    why = (f"device >= {t['large_device_gib']} GiB, not {t['large_excluded_chip'].upper()}" if large
+           else f"device below {t['large_device_gib']} GiB or an {t['large_excluded_chip'].upper()}")
+    out = {k: (int(v), why) for k, v in batch.items()}
+    out["block_size"] = (int(t["block_size"][vendor]), f"{vendor} platform default")
+    return out
+
+
+def rows() -> dict[str, dict]:
+    """``{argument name: row}`` of ``plan_keys.toml`` (row keys ``arg``, ``plan``, ``how``)."""
+    return {r["arg"]: r for r in _table()["arg"]}
+
+
+def _path(row: dict) -> tuple[str, ...]:
+    return tuple(row["plan"].split("."))
+
+
+def quant_of(method: str, model_text: str) -> tuple[str, str]:
+    """The catalog quant for ``--quantization method`` and a note.  Several catalog quants share
+    a method (``ascend``: every msModelSlim format); the model path's own spelling (``W8A8``) then
+    decides, else the first quant in catalog order, said in the note."""
+    from sncc import catalog
+
+    cands = [q for q, f in catalog.quant_formats().items() if getattr(f, "vllm_quantization", None) == method]
+    if not cands:
+        raise Unrepresented(f"`--quantization {method}` is no quantization in sncc's catalog (quant.toml)")
+    low = model_text.lower()
+    named = [q for q in cands if q in low]
+    if named:
+        return named[0], f"--quantization {method}, `{named[0]}` from the model name"
+    if len(cands) == 1:
+        return cands[0], f"--quantization {method}"
+    return cands[0], (f"--quantization {method} is any of {', '.join(cands)}; the model name does not say, "
+                      f"{cands[0]} assumed")
+
+
+def _rope(value) -> float:
+    if not isinstance(value, dict):
+        raise Unrepresented("--hf-overrides is not a JSON object")
+    rest = {k: v for k, v in value.items() if k not in ("rope_scaling", "rope_parameters")}
+    rope = value.get("rope_parameters") or value.get("rope_scaling")
+    if rest or not isinstance(rope, dict):
+        raise Unrepresented(f"--hf-overrides keys {', '.join(sorted(rest)) or '(none)'} have no plan key "
+                            "(only YaRN rope scaling does: model.rope_scaling)")
+    if rope.get("rope_type", rope.get("type")) != "yarn" or "factor" not in rope:
+        raise Unrepresented("only YaRN rope scaling (rope_type yarn with a factor) has a plan key")
+    return float(rope["factor"])
+
+
+class Partial(list):
+    """Plan values of a JSON argument some of whose keys have no plan key: ``dropped`` names them
+    (SN8004 each, the rest imported)."""
+
+    def __init__(self, items, dropped: list[str]):
+        super().__init__(items)
+        self.dropped = dropped
+
+
+def _json_block(value, fields: dict[str, str], what: str) -> Partial:
+    if not isinstance(value, dict):
+        raise Unrepresented(f"{what} is not a JSON object")
+    extra = sorted(set(value) - set(fields))
+    if extra and len(extra) == len(value):
+        raise Unrepresented(f"{what} keys {', '.join(extra)} have no plan key")
+    return Partial([((fields[k],), v) for k, v in value.items() if k in fields], extra)
+
+
+def _method_alias(method: str) -> str:
+    """A model-specific MTP method name (``qwen3_5_mtp``) → ``mtp`` (plan_keys.toml
+    ``[speculative]`` ``mtp_suffix``: vLLM replaces them with ``mtp``)."""
+    suffix = _table().get("speculative", {}).get("mtp_suffix")
+    return "mtp" if suffix and method.endswith(suffix) else method
+
+
+def plan_values(opt, model_text: str, speculative_methods: dict[str, str]) -> list[tuple[tuple[str, ...], object, str]]:
+    """``[(plan path, value, note)]`` for option ``opt``; [] for arguments sncc sets itself or
+    ignores.  Raises :class:`Unrepresented` (SN8004) for an argument or value without a plan key.
+
+    ``speculative_methods`` is the adapter's plan method → engine method table (read backwards)."""
+    row = rows().get(opt.name)
+    if row is None:
+        raise Unrepresented(f"`--{opt.name}` has no plan key")
+    how, v = row["how"], opt.value
+    if how in ("ignore", "derived"):
+        return []
+    if how == "launch":
+        return [(_path(row), v, "")] if row.get("plan") else []
+    path = _path(row)
+    if how == "value":
+        if opt.name == "max-model-len" and v == "auto":
+            return [(path, "auto", "")]
+        if opt.name == "max-num-batched-tokens" or opt.name == "long-prefill-token-threshold":
+            if opt.name == "long-prefill-token-threshold" and v == 0:
+                return []   # vLLM's 0 = no per-request cap: chunks are the step budget
+        if isinstance(v, list) and len(v) == 1:
+            v = v[0]
+        if isinstance(v, list):
+            raise Unrepresented(f"`--{opt.name}` with {len(v)} values: the plan key takes one")
+        return [(path, v, "")]
+    if how == "bool":
+        if opt.name == "enable-chunked-prefill":
+            return [(path, "on" if v else "off", "")]
+        return [(path, bool(v), "")]
+    if how == "negated":
+        return [(path, not v, f"--{opt.name}")]
+    if how == "quant":
+        q, note = quant_of(str(v), model_text)
+        return [(path, q, note)]
+    if how == "kv-dtype":
+        if v == "auto":
+            return []
+        if str(v).startswith("fp8"):
+            return [(path, "fp8", f"--kv-cache-dtype {v}")]
+        raise Unrepresented(f"--kv-cache-dtype {v} has no plan value")
+    if how == "rope":
+        return [(path, _rope(v), "")]
+    if how == "spec":
+        back = {eng: plan for plan, eng in speculative_methods.items()}
+        got = _json_block(v, {"method": "method", "num_speculative_tokens": "draft_tokens", "model": "model"},
+                          "--speculative-config")
+        return Partial([(path + (k,), _method_alias(back.get(x, x)) if k == "method" else x,
+                         f"--speculative-config method {x}" if k == "method" and _method_alias(back.get(x, x)) != x else "")
+                        for (k,), x in got], got.dropped)
+    if how == "graph":
+        got = _json_block(v, {"cudagraph_mode": "cudagraph_mode", "cudagraph_capture_sizes": "capture_sizes"},
+                          "--compilation-config")
+        return Partial([(path + (k,), x.lower() if k == "cudagraph_mode" else x, "") for (k,), x in got], got.dropped)
+    if how == "eplb":
+        got = _json_block(v, {"num_redundant_experts": "redundant_experts", "step_interval": "interval",
+                              "window_size": "window"}, "--eplb-config")
+        return Partial([(path + k, x, "") for k, x in got], got.dropped)
+    if how == "model":
+        return [(path, v, "")]
+    raise Unrepresented(f"plan_keys.toml: unknown how `{how}`")

@@ -1,0 +1,236 @@
+"""Read a launch script without running it: words with their offsets, assignments, exports and
+the engine commands.
+
+The reader is a small POSIX-shell word splitter (``shlex``'s quoting rules — single quotes, double
+quotes, backslash escapes, ``#`` comments, ``\\``-newline continuations — plus the offsets
+``shlex`` does not keep, which located diagnostics need) and a documented variable expander:
+
+* ``$NAME``, ``${NAME}``, ``${NAME:-default}`` / ``${NAME-default}`` expand to the value the
+  script assigned before (``NAME=v``, ``export NAME=v``), else to the default, else stay as written
+  and the word is marked *unresolved*;
+* ``$(...)`` and backquotes are never run: the word is unresolved;
+* ``if`` / ``then`` / ``else`` / ``elif`` / ``fi`` and ``case`` are not evaluated: their words are
+  recorded (:attr:`Script.conditionals`) and the assignments of every branch apply in order.
+
+Shapes: a :class:`Word` is ``text`` (after quote removal and expansion) with ``start``/``end``
+code-point offsets into the script; a :class:`Command` is its words (leading ``NAME=v`` assignments
+split off as ``inline_env``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+#: words that start or continue a shell compound command the importer does not evaluate
+CONDITIONAL_WORDS = frozenset({"if", "then", "else", "elif", "fi", "case", "esac", "while", "do", "done", "for"})
+#: operators that end a simple command
+OPERATORS = ("&&", "||", ";;", ";", "&", "|")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", re.S)
+
+
+@dataclass(frozen=True)
+class Word:
+    """One shell word: ``text`` after quote removal and expansion, ``start``/``end`` its offsets in
+    the script, ``unresolved`` the reason it could not be expanded statically (``""`` when it was)."""
+
+    text: str
+    start: int
+    end: int
+    unresolved: str = ""
+
+
+@dataclass(frozen=True)
+class Command:
+    """One simple command: ``words`` (program first), ``inline_env`` the ``NAME=v`` words before it,
+    ``background`` when it ends with ``&``."""
+
+    words: tuple[Word, ...]
+    inline_env: tuple[tuple[str, Word], ...] = ()
+    background: bool = False
+
+
+@dataclass
+class Script:
+    """What :func:`read_script` found: ``commands`` in order; ``assignments`` every ``NAME=v``
+    (``exported`` or not) with its word; ``conditionals`` the words of ``if``/``case``... met."""
+
+    commands: list[Command] = field(default_factory=list)
+    assignments: list[tuple[str, Word, bool]] = field(default_factory=list)
+    conditionals: list[Word] = field(default_factory=list)
+
+
+class _Lexer:
+    """Splits the script into words and operators, expanding variables from ``env`` as it goes."""
+
+    def __init__(self, text: str, env: dict[str, str]):
+        self.t, self.i, self.env = text, 0, env
+
+    def _var(self, quoted: bool) -> tuple[str, str]:
+        """Expand the ``$...`` at ``self.i``; returns (text, unresolved reason)."""
+        t, i = self.t, self.i
+        if t.startswith("$(", i) or t.startswith("$((", i):
+            depth, j = 0, i + 1
+            while j < len(t):
+                depth += {"(": 1, ")": -1}.get(t[j], 0)
+                j += 1
+                if depth == 0:
+                    break
+            self.i = j
+            return t[i:j], f"command substitution `{t[i:j]}` is not run"
+        if t.startswith("${", i):
+            j = t.find("}", i)
+            if j < 0:
+                self.i = len(t)
+                return t[i:], "unclosed `${`"
+            body, self.i = t[i + 2:j], j + 1
+            m = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)(?::?-(.*))?", body, re.S)
+            if not m:
+                return t[i:j + 1], f"`{t[i:j + 1]}` is not a plain expansion"
+            name, default = m.group(1), m.group(2)
+            if name in self.env:
+                return self.env[name], ""
+            if default is not None:
+                return default, ""
+            return t[i:j + 1], f"`${name}` is not set before this line"
+        m = _NAME.match(t, i + 1)
+        if not m:
+            self.i = i + 1
+            return "$", ""
+        self.i = m.end()
+        name = m.group(0)
+        if name in self.env:
+            return self.env[name], ""
+        return "$" + name, f"`${name}` is not set before this line"
+
+    def tokens(self):
+        """Yield ``Word`` for words and ``(operator, offset)`` tuples for operators and newlines."""
+        t = self.t
+        while self.i < len(t):
+            c = t[self.i]
+            if c == "\\" and t.startswith("\n", self.i + 1):
+                self.i += 2
+                continue
+            if c in " \t\r":
+                self.i += 1
+                continue
+            if c == "\n":
+                yield ("\n", self.i)
+                self.i += 1
+                continue
+            if c == "#":
+                j = t.find("\n", self.i)
+                self.i = len(t) if j < 0 else j
+                continue
+            op = next((o for o in OPERATORS if t.startswith(o, self.i)), None)
+            if op:
+                yield (op, self.i)
+                self.i += len(op)
+                continue
+            yield self._word()
+
+    def _backquoted(self) -> str:
+        """The backquoted command at ``self.i`` as written (never run); moves past it."""
+        j = self.t.find("`", self.i + 1)
+        j = len(self.t) if j < 0 else j
+        text, self.i = self.t[self.i:j + 1], j + 1
+        return text
+
+    def _word(self) -> Word:
+        t, start = self.t, self.i
+        out, why = [], ""
+        while self.i < len(t):
+            c = t[self.i]
+            if c in " \t\r\n" or any(t.startswith(o, self.i) for o in OPERATORS):
+                break
+            if c == "\\":
+                if t.startswith("\n", self.i + 1):
+                    self.i += 2
+                    break
+                out.append(t[self.i + 1:self.i + 2])
+                self.i += 2
+            elif c == "'":
+                j = t.find("'", self.i + 1)
+                j = len(t) if j < 0 else j
+                out.append(t[self.i + 1:j])
+                self.i = j + 1
+            elif c == '"':
+                self.i += 1
+                while self.i < len(t) and t[self.i] != '"':
+                    if t[self.i] == "\\" and t[self.i + 1:self.i + 2] in ('"', "\\", "$", "`", "\n"):
+                        out.append("" if t[self.i + 1] == "\n" else t[self.i + 1])
+                        self.i += 2
+                    elif t[self.i] == "$":
+                        text, w = self._var(True)
+                        out.append(text)
+                        why = why or w
+                    elif t[self.i] == "`":
+                        out.append(self._backquoted())
+                        why = why or "a backquoted command is not run"
+                    else:
+                        out.append(t[self.i])
+                        self.i += 1
+                self.i += 1
+            elif c == "$":
+                text, w = self._var(False)
+                out.append(text)
+                why = why or w
+            elif c == "`":
+                out.append(self._backquoted())
+                why = why or "a backquoted command is not run"
+            else:
+                out.append(c)
+                self.i += 1
+        self.i = min(self.i, len(t))   # an unclosed quote or a trailing backslash runs to the end
+        return Word("".join(out), start, self.i, why)
+
+
+def read_script(text: str) -> Script:
+    """Split ``text`` (a shell script or one command line) into commands and assignments.
+
+    Variables are expanded from the assignments met so far, in text order (see the module
+    docstring); nothing is executed.  Never raises on odd input: an unclosed quote runs to the end.
+    """
+    env: dict[str, str] = {}
+    script = Script()
+    lexer = _Lexer(text, env)
+    words: list[Word] = []
+
+    def flush(background: bool = False) -> None:
+        ws = list(words)
+        words.clear()
+        while ws and ws[0].text in CONDITIONAL_WORDS:
+            script.conditionals.append(ws.pop(0))
+        if not ws:
+            return
+        inline: list[tuple[str, Word]] = []
+        exported = ws[0].text == "export"
+        if exported or ws[0].text in ("local", "readonly", "declare"):
+            for w in ws[1:]:
+                m = _ASSIGN.fullmatch(w.text)
+                if m:
+                    env[m.group(1)] = m.group(2)
+                    script.assignments.append((m.group(1), Word(m.group(2), w.start, w.end, w.unresolved), exported))
+            return
+        while ws and _ASSIGN.fullmatch(ws[0].text) and not ws[0].text.startswith("="):
+            m = _ASSIGN.fullmatch(ws[0].text)
+            inline.append((m.group(1), Word(m.group(2), ws[0].start, ws[0].end, ws[0].unresolved)))
+            ws.pop(0)
+        if not ws:   # plain assignments: shell variables from here on
+            for name, w in inline:
+                env[name] = w.text
+                script.assignments.append((name, w, False))
+            return
+        script.commands.append(Command(tuple(ws), tuple(inline), background))
+
+    for tok in lexer.tokens():
+        if isinstance(tok, Word):
+            if not words and tok.text in CONDITIONAL_WORDS:
+                script.conditionals.append(tok)
+                continue
+            words.append(tok)
+        else:
+            flush(background=tok[0] == "&")
+    flush()
+    return script

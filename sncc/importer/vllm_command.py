@@ -1,0 +1,185 @@
+"""Find the engine command in a script and parse its arguments against a release's manifest.
+
+Engine commands: ``vllm serve [MODEL] ...`` and ``python[3] -m vllm.entrypoints.openai.api_server
+... --model MODEL``.  Arguments are resolved through :class:`sncc.engines.manifest.Manifest` (every
+spelling: ``--x v``, ``--x=v``, aliases such as ``-tp``, ``--no-x``); their values are typed by the
+manifest's ``type`` and checked against its ``choices``.
+
+Shapes: :class:`Option` = the canonical dashed name, the typed value, the span of the option word
+(``key_span``) and of its value (``value_span``), as (start, end) offsets of the input file.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from dataclasses import dataclass
+
+from sncc.importer.shell import Command, Word
+
+#: the program of ``vllm serve`` (a command name, not an engine kind)
+VLLM_PROGRAM = "vllm"
+#: module paths of vLLM's OpenAI server entry point (``python -m ...``)
+API_SERVER_MODULES = ("vllm.entrypoints.openai.api_server",)
+
+
+@dataclass(frozen=True)
+class Option:
+    """One engine argument as the script gives it: ``name`` (manifest's dashed name), ``value``
+    (typed: bool, int, float, str, list, dict), ``key`` / ``value_at`` its (start, end) offsets,
+    ``file`` the input file it was read in, ``line`` its 1-based line there."""
+
+    name: str
+    value: object
+    key: tuple[int, int]
+    value_at: tuple[int, int]
+    file: str
+    written: str = ""
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A located problem found while parsing: ``kind`` ∈ ``unknown``, ``bad-value``, ``unresolved``;
+    ``at`` (start, end) offsets; ``message`` and ``help`` for the diagnostic."""
+
+    kind: str
+    at: tuple[int, int]
+    message: str
+    help: str = ""
+    file: str = ""
+
+
+def engine_argv(cmd: Command) -> tuple[list[Word], Word] | None:
+    """The argument words after the engine program and the program's first word, or None when
+    ``cmd`` is not an engine command."""
+    ws = list(cmd.words)
+    if len(ws) >= 2 and ws[0].text.rsplit("/", 1)[-1] == VLLM_PROGRAM and ws[1].text == "serve":
+        return ws[2:], ws[0]
+    if ws and ws[0].text.rsplit("/", 1)[-1].startswith("python"):
+        for i, w in enumerate(ws[1:-1], start=1):
+            if w.text == "-m" and ws[i + 1].text in API_SERVER_MODULES:
+                return ws[i + 2:], ws[0]
+    return None
+
+
+def typed(arg, text: str):
+    """``text`` as the manifest types argument ``arg``; raises ValueError with the reason."""
+    t = arg.type
+    if t == "int":
+        return int(text)
+    if t == "float":
+        return float(text)
+    if t.startswith("human_readable_int"):
+        if t.endswith("_or_auto") and text == "auto":
+            return "auto"
+        s = text.strip()
+        mult = {"k": 1000, "K": 1024, "m": 10**6, "M": 2**20, "g": 10**9, "G": 2**30}
+        if s and s[-1] in mult:
+            return int(float(s[:-1]) * mult[s[-1]])
+        return int(s)
+    if t == "json" or arg.json:
+        return json.loads(text)
+    if t == "json_or_str":
+        try:
+            return json.loads(text)
+        except ValueError:
+            return text
+    if t == "bool":
+        low = text.lower()
+        if low in ("true", "1", "yes"):
+            return True
+        if low in ("false", "0", "no"):
+            return False
+        raise ValueError(f"`{text}` is not a boolean")
+    return text
+
+
+def _suggest(manifest, option: str) -> str:
+    names = ["--" + n for n in manifest.arguments]
+    close = difflib.get_close_matches(option.split("=", 1)[0], names, n=1, cutoff=0.8)
+    return f"did you mean `{close[0]}`?" if close else ""
+
+
+def parse_args(words: list[Word], manifest, file: str, version_label: str,
+               extra_choices=None) -> tuple[list[Option], list[Problem]]:
+    """Parse engine argument ``words`` against ``manifest``: (options in order, problems).
+
+    ``extra_choices`` (``{"--quantization": ["ascend"]}``) are the values a platform plugin adds to
+    vLLM's parser (the plugin manifest's ``parser_choices_added``).  The positional model becomes an option named ``model``.  A value word that is unresolved
+    (:attr:`Word.unresolved`) gives an ``unresolved`` problem and no option."""
+    opts: list[Option] = []
+    probs: list[Problem] = []
+    i = 0
+    while i < len(words):
+        w = words[i]
+        text = w.text
+        if not text.startswith("-") or text == "-":
+            if w.unresolved:
+                probs.append(Problem("unresolved", (w.start, w.end), f"the model: {w.unresolved}", file=file))
+            else:
+                opts.append(Option("model", text, (w.start, w.end), (w.start, w.end), file, text))
+            i += 1
+            continue
+        key, eq, inline = text.partition("=")
+        if not manifest.has_arg(key):
+            hint = _suggest(manifest, key)
+            probs.append(Problem("unknown", (w.start, w.start + len(key)),
+                                 f"`{key}` is no `vllm serve` option of {version_label}",
+                                 hint or "remove it, or pick the engine release it belongs to (--engine-version)", file))
+            i += 1
+            if not eq and i < len(words) and not words[i].text.startswith("-") and any(o.name == "model" for o in opts):
+                i += 1   # its value, as far as one can tell without the option's arity
+            continue
+        arg = manifest.arg(key)
+        negative = arg.negative is not None and key == arg.negative
+        if arg.boolean or arg.flag or arg.nargs == 0:
+            if eq:
+                try:
+                    val = typed(type("B", (), {"type": "bool", "json": False})(), inline)
+                except ValueError as e:
+                    probs.append(Problem("bad-value", (w.start, w.end), f"`{key}`: {e}", file=file))
+                    i += 1
+                    continue
+            else:
+                val = True
+            opts.append(Option(arg.name, (not val) if negative else val, (w.start, w.start + len(key)),
+                               (w.start, w.end), file, text))
+            i += 1
+            continue
+        if eq:
+            vals = [Word(inline, w.start + len(key) + 1, w.end, w.unresolved)]
+            i += 1
+        else:
+            vals = []
+            i += 1
+            many = arg.nargs in ("+", "*") or isinstance(arg.nargs, int) and arg.nargs > 1
+            while i < len(words) and not words[i].text.startswith("--"):
+                vals.append(words[i])
+                i += 1
+                if not many:
+                    break
+        if not vals:
+            probs.append(Problem("bad-value", (w.start, w.end), f"`{key}` needs a value", file=file))
+            continue
+        for v in vals:
+            if not v.unresolved and len(v.text) > 2 and v.text[0] == "<" and v.text[-1] == ">":
+                vals[vals.index(v)] = Word(v.text, v.start, v.end, f"`{v.text}` is a placeholder of the source")
+        bad = next((v for v in vals if v.unresolved), None)
+        if bad is not None:
+            probs.append(Problem("unresolved", (bad.start, bad.end), f"`{key}`: {bad.unresolved}",
+                                 "assign the variable before the command, or write the value", file))
+            continue
+        try:
+            parsed = [typed(arg, v.text) for v in vals]
+        except ValueError as e:
+            probs.append(Problem("bad-value", (vals[0].start, vals[-1].end),
+                                 f"`{key}` takes {arg.type}: `{' '.join(v.text for v in vals)}` ({e})", file=file))
+            continue
+        choices = None if arg.choices is None else tuple(arg.choices) + tuple((extra_choices or {}).get("--" + arg.name, ()))
+        if choices is not None and any(p not in choices for p in parsed):
+            probs.append(Problem("bad-value", (vals[0].start, vals[-1].end),
+                                 f"`{key}` takes one of {', '.join(map(str, choices))}, not `{vals[0].text}`", file=file))
+            continue
+        value = parsed if len(parsed) > 1 or arg.nargs in ("+", "*") else parsed[0]
+        opts.append(Option(arg.name, value, (w.start, w.start + len(key)), (vals[0].start, vals[-1].end), file, text))
+    return opts, probs
