@@ -113,6 +113,14 @@ def _method_alias(method: str) -> str:
     return "mtp" if suffix and method.endswith(suffix) else method
 
 
+def _require_names(got, keys: tuple[str, ...], what: str) -> None:
+    """Raise :class:`Unrepresented` when a JSON key in ``keys`` holds something other than a
+    string (``{"method": 1}``): the plan key takes a name."""
+    for (k, *_), x in got:
+        if k in keys and not isinstance(x, str):
+            raise Unrepresented(f"{what} `{k}` = {x!r} is not a name")
+
+
 def plan_values(opt, model_text: str, speculative_methods: dict[str, str]) -> list[tuple[tuple[str, ...], object, str]]:
     """``[(plan path, value, note)]`` for option ``opt``; [] for arguments sncc sets itself or
     ignores.  Raises :class:`Unrepresented` (SN8004) for an argument or value without a plan key.
@@ -159,12 +167,14 @@ def plan_values(opt, model_text: str, speculative_methods: dict[str, str]) -> li
         back = {eng: plan for plan, eng in speculative_methods.items()}
         got = _json_block(v, {"method": "method", "num_speculative_tokens": "draft_tokens", "model": "model"},
                           "--speculative-config")
+        _require_names(got, ("method",), "--speculative-config")
         return Partial([(path + (k,), _method_alias(back.get(x, x)) if k == "method" else x,
                          f"--speculative-config method {x}" if k == "method" and _method_alias(back.get(x, x)) != x else "")
                         for (k,), x in got], got.dropped)
     if how == "graph":
         got = _json_block(v, {"cudagraph_mode": "cudagraph_mode", "cudagraph_capture_sizes": "capture_sizes"},
                           "--compilation-config")
+        _require_names(got, ("cudagraph_mode",), "--compilation-config")
         return Partial([(path + (k,), x.lower() if k == "cudagraph_mode" else x, "") for (k,), x in got], got.dropped)
     if how == "eplb":
         got = _json_block(v, {"num_redundant_experts": "redundant_experts", "step_interval": "interval",
