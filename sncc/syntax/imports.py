@@ -27,19 +27,108 @@ from sncc.diagnostics.model import Diagnostic, Related, diag
 from sncc.source import SourceFile, Span
 from sncc.syntax import ast
 
-#: reads a path and returns its text; raises OSError or UnicodeDecodeError
+#: reads a path and returns its text; raises OSError (UnreadableFile) or UnicodeDecodeError
 Reader = Callable[[str], str]
-
-
-def _read_utf8(path: str) -> str:
-    from sncc.source import read_bytes_limited
-
-    return read_bytes_limited(path, regular_only=True).decode("utf-8")
-
 
 #: folders of kernel pseudo-files and devices: their entries are not plans, and some
 #: (``/proc/self/environ``) stat as regular files while holding the process's secrets
 _PSEUDO_ROOTS = ("/proc", "/sys", "/dev")
+
+
+class UnreadableFile(OSError):
+    """A plan input (import, trace, config.json) that sncc refuses or fails to read.
+
+    ``path`` is the path as given, ``reason`` a lower-case phrase for a message
+    ("is a FIFO (named pipe)", "larger than 64 MiB, the most sncc reads",
+    "is not valid UTF-8 (byte 0xff)"); ``offset`` is the code-point offset of the first
+    undecodable byte for an encoding error, else None.  ``str(e)`` is ``"path: reason"``.
+    A subclass of :class:`OSError`, so callers that catch ``OSError`` keep working.
+    """
+
+    def __init__(self, path: str, reason: str, offset: int | None = None) -> None:
+        super().__init__(reason)
+        self.path, self.reason, self.offset = path, reason, offset
+        self.strerror = reason
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.reason}"
+
+
+def _file_kind(mode: int) -> str:
+    import stat
+
+    return ("a directory" if stat.S_ISDIR(mode) else "a FIFO (named pipe)" if stat.S_ISFIFO(mode)
+            else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+            else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
+
+
+def pseudo_root(path: str) -> str | None:
+    """The kernel pseudo-file folder (``/proc``, ``/sys``, ``/dev``) that ``path`` resolves
+    into (symlinks followed), or None.  A path with a NUL byte returns None (no file has it)."""
+    try:
+        real = os.path.realpath(path)
+    except (OSError, ValueError):
+        return None
+    for root in _PSEUDO_ROOTS:
+        if real == root or real.startswith(root + "/"):
+            return root
+    return None
+
+
+def read_bounded(path: str, limit: int) -> str:
+    """The UTF-8 text of the regular file at ``path``, of at most ``limit`` bytes.
+
+    Refuses, by raising :class:`UnreadableFile` before reading a byte: a path with a NUL
+    byte; a path resolving under ``/proc``, ``/sys`` or ``/dev`` (``/dev/stdin``, or
+    ``/proc/self/environ``, which stats as a regular file and holds the environment); a
+    directory, FIFO, device or socket (the file is opened non-blocking and checked with
+    ``fstat``, so a FIFO never blocks).  Also raises it for a file that does not exist
+    or cannot be opened (``reason`` = the system's message), that holds more than
+    ``limit`` bytes, or that is not valid UTF-8 (``offset`` set).  Reads at most
+    ``limit + 1`` bytes, so memory is bounded whatever the file.
+    """
+    import stat
+
+    if "\x00" in path:
+        raise UnreadableFile(path, "the path holds a NUL byte")
+    root = pseudo_root(path)
+    if root is not None:
+        raise UnreadableFile(path, f"is under {root}, a folder of kernel pseudo-files and devices")
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as e:
+        raise UnreadableFile(path, e.strerror or str(e)) from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise UnreadableFile(path, f"is {_file_kind(mode)}")
+        with os.fdopen(fd, "rb") as f:
+            fd = -1
+            data = f.read(limit + 1)
+    except OSError as e:
+        if isinstance(e, UnreadableFile):
+            raise
+        raise UnreadableFile(path, e.strerror or str(e)) from None
+    finally:
+        if fd >= 0:
+            os.close(fd)
+    if len(data) > limit:
+        raise UnreadableFile(path, f"larger than {_size(limit)}, the most sncc reads")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        offset = len(data[: e.start].decode("utf-8", errors="replace"))
+        raise UnreadableFile(path, f"is not valid UTF-8 (byte 0x{data[e.start]:02x})", offset) from None
+
+
+def _size(n: int) -> str:
+    return f"{n / 2**20:g} MiB" if n >= 2**20 else f"{n:,} bytes"
+
+
+def _read_utf8(path: str) -> str:
+    from sncc.source import MAX_FILE_BYTES
+
+    return read_bounded(path, MAX_FILE_BYTES)
 
 
 def not_importable(path: str) -> str | None:
@@ -51,26 +140,24 @@ def not_importable(path: str) -> str | None:
     pseudo-files.  A path that does not exist returns None (the reader reports it, and
     the language server may hold an unsaved buffer of that name).
     """
-    import stat
-
     if not path.endswith(".sn"):
         # a plan imports plan definitions only; reading another file (`.env`, a key file)
         # would print its offending line, secrets included, in the syntax error
         return "is not a `.sn` file (imports bring in plan definitions only)"
-    real = os.path.realpath(path)
-    for root in _PSEUDO_ROOTS:
-        if real == root or real.startswith(root + "/"):
-            return f"is under {root}, a folder of kernel pseudo-files and devices"
+    if "\x00" in path:
+        return "holds a NUL byte in its path"
+    root = pseudo_root(path)
+    if root is not None:
+        return f"is under {root}, a folder of kernel pseudo-files and devices"
+    import stat
+
     try:
         st = os.stat(path)
     except (OSError, ValueError):
         return None
     if stat.S_ISREG(st.st_mode):
         return None
-    kind = ("a directory" if stat.S_ISDIR(st.st_mode) else "a FIFO (named pipe)" if stat.S_ISFIFO(st.st_mode)
-            else "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode)
-            else "a socket" if stat.S_ISSOCK(st.st_mode) else "not a regular file")
-    return f"is {kind}"
+    return f"is {_file_kind(st.st_mode)}"
 
 
 @dataclass
