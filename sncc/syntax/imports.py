@@ -218,6 +218,19 @@ def _merge_defs(defs: list[ast.Block], blk: ast.Block) -> None:
     defs.append(blk)
 
 
+#: Longest chain of imports followed (file → file → ...).  Shared definitions need two or
+#: three levels (site → cluster → plan); the bound keeps a generated 1,000-deep chain from
+#: exhausting the Python stack.
+MAX_IMPORT_DEPTH = 64
+
+
+def _real(path: str) -> str:
+    try:
+        return os.path.realpath(path)
+    except (OSError, ValueError):
+        return path
+
+
 def resolve_imports(
     module: ast.Module, source: SourceFile, parse: Callable, reader: Reader = _read_utf8
 ) -> tuple[ast.Module, ImportGraph, list[Diagnostic]]:
@@ -226,57 +239,83 @@ def resolve_imports(
     ``parse(SourceFile) -> (Module | None, diagnostics)`` parses imported files.
     Returns the merged module, the import graph (for rendering and the LSP) and
     the diagnostics of the imported files and of the imports themselves.
+
+    Files are identified by their real path (symlinks resolved): each is read, parsed and
+    resolved once, however many paths of the graph reach it (a diamond lattice costs one
+    parse per file, not one per path), and a folder symlinked into itself is an import
+    cycle (SN2013).  A chain deeper than :data:`MAX_IMPORT_DEPTH` files is SN2012.
     """
     graph = ImportGraph({source.name: source})
     diags: list[Diagnostic] = []
     if not module.imports:
         return module, graph, diags
+    #: real path → the definitions that file provides (its imports merged, then its blocks)
+    provided: dict[str, list[ast.Block]] = {}
 
-    def load(mod: ast.Module, src: SourceFile, stack: tuple[str, ...]) -> list[ast.Block]:
-        """Definitions (merged top-level blocks) that ``mod``'s imports provide."""
+    def load(mod: ast.Module, src: SourceFile, stack: tuple[tuple[str, str], ...]) -> list[ast.Block]:
+        """Definitions (merged top-level blocks) that ``mod``'s imports provide.
+        ``stack`` holds (real path, display path) of the files being loaded, outermost first."""
         defs: list[ast.Block] = []
         base_dir = os.path.dirname(src.name) if src.name not in ("<stdin>", "-") else ""
         for imp in mod.imports:
             rel = imp.path.value
             path = os.path.normpath(os.path.join(base_dir, rel)) if not os.path.isabs(rel) else rel
-            if path in stack:
-                cycle = " → ".join(list(stack[stack.index(path):]) + [path])
+            why = not_importable(path)
+            if why is not None:
+                diags.append(diag(codes.IMPORT_NOT_FOUND, f"cannot import `{_shown(rel)}`: it {why}", imp.path.span,
+                                  notes=[f"looked for {_shown(path)}"], help="an import names a plan file (`.sn`) holding shared definitions"))
+                continue
+            real = _real(path)
+            reals = [r for r, _ in stack]
+            if real in reals:
+                cycle = " → ".join([shown for _, shown in stack[reals.index(real):]] + [path])
                 diags.append(diag(codes.IMPORT_CYCLE, f"import cycle: {cycle}", imp.path.span,
                                   help="move the shared definitions into a file that imports neither"))
                 continue
-            why = not_importable(path)
-            if why is not None:
-                diags.append(diag(codes.IMPORT_NOT_FOUND, f"cannot import `{rel}`: it {why}", imp.path.span,
-                                  notes=[f"looked for {path}"], help="an import names a plan file (`.sn`) holding shared definitions"))
-                continue
-            try:
-                text = reader(path)
-            except UnicodeDecodeError:
-                diags.append(diag(codes.IMPORT_NOT_FOUND, f"`{rel}` is not valid UTF-8", imp.path.span))
-                continue
-            except (OSError, ValueError) as e:  # ValueError: a NUL byte in the path
-                diags.append(diag(codes.IMPORT_NOT_FOUND, f"cannot read `{rel}`: {getattr(e, 'strerror', None) or e}", imp.path.span,
-                                  notes=[f"looked for {path}"], help="paths are relative to the importing file's folder"))
-                continue
-            sub_src = graph.sources.get(path) or SourceFile(path, text)
-            graph.sources.setdefault(path, sub_src)
-            graph.imported_by.setdefault(path, imp.span)
-            sub, sub_diags = parse(sub_src)
-            diags.extend(sub_diags)
-            if sub is None:
-                continue
-            for d in load(sub, sub_src, stack + (path,)):
-                _merge_defs(defs, d)
-            for blk in sub.blocks:
-                if blk.name == "plan":
-                    diags.append(diag(codes.IMPORT_HOLDS_PLAN, f"`{rel}` holds a `plan` block; imported files hold definitions",
-                                      imp.path.span, related=[Related(blk.name_span, "`plan` block here")],
-                                      help="write its blocks at the top level of the file, without `plan`"))
+            if real not in provided:
+                if len(stack) > MAX_IMPORT_DEPTH:
+                    diags.append(diag(codes.IMPORT_NOT_FOUND,
+                                      f"cannot import `{rel}`: imports nest more than {MAX_IMPORT_DEPTH} files deep",
+                                      imp.path.span, help="import the shared definitions from fewer levels of files"))
                     continue
-                _merge_defs(defs, blk)
+                provided[real] = list(read_and_load(imp, rel, path, real, stack))
+            for d in provided[real]:
+                _merge_defs(defs, d)
         return defs
 
-    defs = load(module, source, (os.path.normpath(source.name),))
+    def read_and_load(imp: ast.Import, rel: str, path: str, real: str, stack) -> list[ast.Block]:
+        try:
+            text = reader(path)
+        except UnicodeDecodeError:
+            diags.append(diag(codes.IMPORT_NOT_FOUND, f"`{rel}` is not valid UTF-8", imp.path.span))
+            return []
+        except UnreadableFile as e:
+            diags.append(diag(codes.IMPORT_NOT_FOUND, f"cannot import `{_shown(rel)}`: {_phrase(e.reason)}", imp.path.span,
+                              notes=[f"looked for {_shown(path)}"], help="paths are relative to the importing file's folder"))
+            return []
+        except (OSError, ValueError) as e:  # ValueError: a NUL byte in the path
+            diags.append(diag(codes.IMPORT_NOT_FOUND, f"cannot read `{_shown(rel)}`: {getattr(e, 'strerror', None) or e}", imp.path.span,
+                              notes=[f"looked for {_shown(path)}"], help="paths are relative to the importing file's folder"))
+            return []
+        sub_src = graph.sources.get(path) or SourceFile(path, text)
+        graph.sources.setdefault(path, sub_src)
+        graph.imported_by.setdefault(path, imp.span)
+        sub, sub_diags = parse(sub_src)
+        diags.extend(sub_diags)
+        if sub is None:
+            return []
+        defs = load(sub, sub_src, stack + ((real, path),))
+        for blk in sub.blocks:
+            if blk.name == "plan":
+                diags.append(diag(codes.IMPORT_HOLDS_PLAN, f"`{rel}` holds a `plan` block; imported files hold definitions",
+                                  imp.path.span, related=[Related(blk.name_span, "`plan` block here")],
+                                  help="write its blocks at the top level of the file, without `plan`"))
+                continue
+            _merge_defs(defs, blk)
+        return defs
+
+    root = os.path.normpath(source.name)
+    defs = load(module, source, ((_real(root) if source.name not in ("<stdin>", "-") else root, root),))
     blocks = []
     for blk in module.blocks:
         if blk.name == "plan" and defs:
@@ -284,3 +323,15 @@ def resolve_imports(
             blk = merge_block(base, blk)
         blocks.append(blk)
     return ast.Module(tuple(blocks), module.span, module.imports), graph, diags
+
+
+def _phrase(reason: str) -> str:
+    """``reason`` of :class:`UnreadableFile` as the rest of "cannot import `x`: ..."."""
+    return ("it " + reason) if reason.startswith(("is ", "larger ")) else reason
+
+
+def _shown(text: str) -> str:
+    """A path as printed in a message: control characters (a NUL byte) escaped."""
+    import re
+
+    return re.sub(r"[\x00-\x1f\x7f]", lambda m: repr(m.group())[1:-1], text)
