@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import bisect
 import errno
+import re
 from dataclasses import dataclass, field
 
 #: Largest file sncc reads as a plan, an imported plan, a trace or a config.json, in
@@ -57,6 +58,10 @@ def read_bytes_limited(path: str, limit: int = MAX_FILE_BYTES, *, regular_only: 
     return data
 
 
+#: a line break: ``\r\n``, a lone ``\r`` or ``\n`` (the grammar ends comments and strings at
+#: the same characters, grammar/sncc.lark)
+LINE_BREAK = re.compile(r"\r\n?|\n")
+
 #: the byte-order mark as a decoded character; a leading one is not counted as a column
 BOM = "\ufeff"
 
@@ -91,22 +96,8 @@ class SourceFile:
     _line_starts: list[int] = field(default_factory=list, init=False, repr=False)
 
     def __post_init__(self) -> None:
-        starts = [0]
-        text = self.text
-        i = 0
-        n = len(text)
-        while True:
-            j = text.find("\n", i)
-            k = text.find("\r", i)
-            if j < 0 and k < 0:
-                break
-            if k >= 0 and (j < 0 or k < j):
-                nxt = k + 2 if k + 1 < n and text[k + 1] == "\n" else k + 1
-            else:
-                nxt = j + 1
-            starts.append(nxt)
-            i = nxt
-        self._line_starts = starts
+        # one C-speed scan: a `\r\n` pair is one break, a lone `\r` or `\n` another
+        self._line_starts = [0] + [m.end() for m in LINE_BREAK.finditer(self.text)]
 
     def clamp(self, offset: int) -> int:
         """Clamp ``offset`` into ``[0, len(text)]``."""
