@@ -19,7 +19,11 @@ EXIT_OK, EXIT_PROBLEMS, EXIT_FAILURE = 0, 1, 2
 
 
 class ReadFailure(Exception):
-    """A plan file could not be read at all (exit 2)."""
+    """A plan file could not be read at all (exit 2): ``path`` as given and ``reason``."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path, self.reason = path, reason
 
 
 def read_source(path: str, stdin_name: str | None = None):
@@ -27,7 +31,10 @@ def read_source(path: str, stdin_name: str | None = None):
 
     Returns ``(SourceFile, [diagnostics])``; invalid UTF-8 becomes an SN1004
     diagnostic on a file decoded with replacement characters.  Raises
-    :class:`ReadFailure` when the file cannot be read.
+    :class:`ReadFailure` when the file cannot be read: it does not exist, is not a
+    regular file (a directory, a FIFO, which would block, a device), lies under
+    ``/proc``, ``/sys`` or ``/dev``, or is larger than
+    :data:`sncc.source.MAX_FILE_BYTES`.  A pipe is read through ``-``.
     """
     from sncc.diagnostics import codes
     from sncc.diagnostics.model import diag
@@ -36,15 +43,33 @@ def read_source(path: str, stdin_name: str | None = None):
     if path == "-":
         data = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
         if len(data) > MAX_FILE_BYTES:
-            raise ReadFailure(f"{stdin_name or '<stdin>'}: larger than {MAX_FILE_BYTES / 2**20:g} MiB, the most sncc reads")
+            raise ReadFailure(stdin_name or "<stdin>", f"larger than {MAX_FILE_BYTES / 2**20:g} MiB, the most sncc reads")
         name = stdin_name or "<stdin>"
     else:
+        from sncc.syntax.imports import pseudo_root
+
+        root = pseudo_root(path)
+        if root is not None:
+            raise ReadFailure(path, f"is under {root}, a folder of kernel pseudo-files and devices; "
+                                    "pipe a plan through stdin with `-`")
         try:
-            data = read_bytes_limited(path)
+            data = read_bytes_limited(path, regular_only=True)
         except IsADirectoryError:
-            raise ReadFailure(f"{path}: is a directory") from None
+            raise ReadFailure(path, "is a directory") from None
         except OSError as e:
-            raise ReadFailure(f"{path}: {e.strerror or e}") from None
+            reason = e.strerror or str(e)
+            if reason == "not a regular file":
+                import stat
+
+                try:
+                    fifo = stat.S_ISFIFO(os.stat(path).st_mode)
+                except OSError:
+                    fifo = False
+                reason = ("is a FIFO (named pipe)" if fifo else "is not a regular file") + \
+                    "; pipe a plan through stdin with `-`"
+            raise ReadFailure(path, reason) from None
+        except ValueError:
+            raise ReadFailure(path.replace("\x00", "\\x00"), "the path holds a NUL byte") from None
         name = path
     try:
         return SourceFile(name, data.decode("utf-8")), []
@@ -137,11 +162,15 @@ def check(plans: tuple[str, ...], fmt: str, stdin_filename: str | None, color: b
         raise click.BadParameter(str(e), param_hint="--select/--ignore") from None
     all_diags, sources = [], {}
     failed = False
+    unread = 0
     for path in _unique_paths(plans):
         try:
             comp, src, extra = _compile(path, stdin_filename)
         except ReadFailure as e:
-            click.echo(f"sncc: error: {e}", err=True)
+            # a located error in every format (the file, no line): JSON `valid: false`,
+            # a GitHub annotation on the file, a SARIF result; exit 2 all the same
+            all_diags.append(_unreadable(e))
+            unread += 1
             failed = True
             continue
         diags, srcs = _diagnostics(comp, src, extra)
@@ -149,13 +178,23 @@ def check(plans: tuple[str, ...], fmt: str, stdin_filename: str | None, color: b
         all_diags += select(diags, selected, ignored)
     if color is None:
         color = sys.stdout.isatty()
-    if sources or fmt not in ("text", "concise"):  # nothing was read: the error above is the whole story
-        _emit_diagnostics(all_diags, sources, len(sources), fmt, color)
+    _emit_diagnostics(all_diags, sources, len(sources) + unread, fmt, color)
     internal = any(d.code.code == "SN9001" for d in all_diags)
     if failed or internal:
         sys.exit(EXIT_FAILURE)
     problems = any(d.is_error or (strict and d.severity == "warning") for d in all_diags)
     sys.exit(EXIT_PROBLEMS if problems and not exit_zero else EXIT_OK)
+
+
+def _unreadable(e: ReadFailure):
+    """SN1060 on the file ``e.path`` (a span with no text behind it: renderers print the
+    file alone) saying why it cannot be read."""
+    from sncc.diagnostics import codes
+    from sncc.diagnostics.model import diag
+    from sncc.source import Span
+
+    return diag(codes.UNREADABLE_FILE, f"cannot read `{e.path}`: {e.reason}", Span(e.path, 0, 0),
+                help="give the path of a plan file (`.sn`), or `-` to read one from stdin")
 
 
 def _unique_paths(plans: tuple[str, ...]) -> list[str]:
