@@ -138,9 +138,13 @@ class _Builder:
         self.diags.append(diag(code, message, span, **kw))
 
     # --- values ---------------------------------------------------------
-    def convert(self, kind: str, info, v: ast.Value, where: str, key: str) -> Any:
-        """Interpret literal ``v`` for a field of ``kind``; returns a marker on failure."""
+    def convert(self, kind: str, info, v: ast.Value, where: str, key: str, unit: str | None = None) -> Any:
+        """Interpret literal ``v`` for a field of ``kind``; returns a marker on failure.
+
+        ``unit`` (or the field's declared ``unit``) is the natural unit a bare number is
+        hinted with (``ms`` for TPOT); the kind's canonical unit otherwise."""
         extra = info.json_schema_extra if info is not None and isinstance(info.json_schema_extra, dict) else {}
+        unit = unit or extra.get("unit")
         if isinstance(v, ast.Number) and self.too_big(v, v.value, key):
             return _BAD
         if kind in ("count", "int"):
@@ -165,7 +169,7 @@ class _Builder:
             if isinstance(v, ast.QuantityLit):
                 return self.quantity(v, kind, where, key)
             if isinstance(v, ast.Number):
-                unit = {"duration": "s", "bytes": "GiB", "bandwidth": "GB/s"}[kind]
+                unit = unit or {"duration": "s", "bytes": "GiB", "bandwidth": "GB/s"}[kind]
                 self.error(
                     codes.WRONG_UNIT, f"`{key}` needs {KIND_NOUN[kind]} with a unit, found the bare number `{v.text}`",
                     v.span, help=f"write e.g. `{v.text}{unit}`; units: {', '.join(KIND_UNITS[kind])}",
@@ -476,7 +480,7 @@ class _Builder:
                 continue
             seen[label] = item.key.span
             kind = m.SLO_METRICS[metric][0]
-            val = self.convert(kind, None, item.value, "slo", metric)
+            val = self.convert(kind, None, item.value, "slo", metric, unit=m.SLO_UNITS.get(metric))
             if val is _BAD:
                 continue
             if item.op == "==":

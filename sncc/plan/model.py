@@ -287,6 +287,9 @@ SLO_METRICS = {
     "tokens_per_s_per_user": ("float", "output tokens per second seen by one request (1/TPOT)"),
 }
 SLO_STATS = ("mean", "p50", "p90", "p99")
+#: the unit each latency SLO is usually written in, for hints on a bare number (`tpot < 50`
+#: means 50 ms: TPOTs are tens of milliseconds, TTFTs and end-to-end latencies seconds)
+SLO_UNITS = {"ttft": "s", "tpot": "ms", "e2e": "s"}
 
 
 class Retry(Node):
