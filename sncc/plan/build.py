@@ -333,7 +333,8 @@ class _Builder:
         """
         if value.is_zero() or value.adjusted() < 15 or value.adjusted() == 15 and abs(value) <= MAX_MAGNITUDE:
             return False
-        shown = v.text if len(getattr(v, "text", "")) <= 24 else v.text[:12] + "…" + v.text[-6:]
+        raw = getattr(v, "text", None) or f'"{getattr(v, "value", "")}"'
+        shown = raw if len(raw) <= 24 else raw[:12] + "…" + raw[-6:]
         self.error(codes.OUT_OF_RANGE, f"`{key}` = `{shown}` is too large: values are limited to 2^53 - 1 "
                    f"({MAX_MAGNITUDE:,}) in their base unit", v.span,
                    help="check for extra digits or a wrong unit")
@@ -516,14 +517,20 @@ class _Builder:
                 continue
             v = item.value
             if isinstance(v, ast.Number):
+                if self.too_big(v, v.value, name):  # the checks read numeric env values as numbers
+                    continue
                 data[name] = v.text
             elif isinstance(v, ast.Str):
                 self.scan_secret(v, name)
+                if _NUMERIC.fullmatch(v.value.strip()) and self.too_big(v, parse_number(v.value.strip()), name):
+                    continue  # `"1000…0"` is read as a number by the checks, like `1000…0`
                 data[name] = v.value
             elif isinstance(v, ast.Ident):
                 self.scan_secret(v, name)  # `KEY = sk-abc…` unquoted is a NAME token
                 data[name] = v.name
             elif isinstance(v, ast.QuantityLit):
+                if self.too_big(v, parse_number(re.match(r"[+-]?[\d_]+(\.\d+)?", v.text).group(0)), name):
+                    continue
                 data[name] = v.text
             else:
                 self.error(codes.INVALID_VALUE, f"`{name}` takes a number or a string", v.span)
@@ -534,6 +541,8 @@ class _Builder:
 
 
 _BAD = object()
+#: a plain number (the grammar's NUMBER), as a string env value may hold one
+_NUMERIC = re.compile(r"[+-]?\d[\d_]*(\.\d+)?")
 _HIDDEN = {"slo", "env"}
 
 
