@@ -682,7 +682,8 @@ def build_plan(module: ast.Module) -> tuple[m.Plan | None, list[Diagnostic]]:
                     b.error(codes.OUT_OF_RANGE, f"`{fname}` in `{where}` must be {bound}, found `{err.get('input')}`",
                             span or where_meta.name_span)
                 else:
-                    b.error(codes.INVALID_VALUE, f"invalid `{fname}` in `{where}`: {err['msg']}", span or where_meta.name_span)
+                    msg = err["msg"].removeprefix("Value error, ")  # a model validator's own sentence
+                    b.error(codes.INVALID_VALUE, f"invalid `{fname}` in `{where}`: {msg}", span or where_meta.name_span)
                 if _drop(data, loc):
                     dropped.add(loc)
                     progressed = True

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
 from sncc.source import Span
 
@@ -208,6 +208,23 @@ class Graph(Node):
     decode_gears: Optional[list[int]] = F(None, kind="int-list", doc="Omni-Infer `decode_gear_list`: at most 6 gears, the largest max_num_seqs × (1 + draft_tokens)")
 
 
+    @field_validator("capture_sizes", "decode_gears")
+    @classmethod
+    def _batch_sizes(cls, v: Optional[list[int]]) -> Optional[list[int]]:
+        """Batch sizes are positive and distinct (the engines' capture lists are sets:
+        vLLM's ``cudagraph_capture_sizes`` schema is ``uniqueItems`` with items >= 1)."""
+        if v is None:
+            return v
+        seen: set[int] = set()
+        for n in v:
+            if n < 1:
+                raise ValueError(f"batch sizes are at least 1, found {n}")
+            if n in seen:
+                raise ValueError(f"{n} is listed twice; each batch size is captured once")
+            seen.add(n)
+        return v
+
+
 class Software(Node):
     """``software { ... }``: the Python packages installed beside the engine."""
 
@@ -312,6 +329,20 @@ class Gateway(Node):
     stream: bool = F(True, kind="bool", doc="stream tokens")
     local_endpoint: Optional[str] = F(None, doc="URL of the local inference server (settings.json local_inference.endpoint)")
     retry: Optional[Retry] = None
+
+    @field_validator("base_url", "local_endpoint")
+    @classmethod
+    def _http_url(cls, v: Optional[str]) -> Optional[str]:
+        """An ``http://`` or ``https://`` URL with a host (settings.json's schema pattern
+        ``^https?://``; a URL without a scheme is read as a relative path by HTTP clients)."""
+        if v is None:
+            return v
+        scheme, sep, rest = v.partition("://")
+        if not sep or scheme.lower() not in ("http", "https"):
+            raise ValueError(f"`{v}` is not an http(s) URL: write it with its scheme, e.g. `https://{rest if sep else v}`")
+        if not rest.split("/", 1)[0] or any(c.isspace() for c in v):
+            raise ValueError(f"`{v}` names no host: write e.g. `{scheme}://localhost:8000/v1`")
+        return v
 
 
 class Plan(Node):
