@@ -16,6 +16,7 @@ from __future__ import annotations
 import unicodedata
 
 from sncc.diagnostics.model import Diagnostic
+from sncc.diagnostics.secrets import mask
 from sncc.source import SourceFile, Span
 
 TAB = 4
@@ -42,7 +43,7 @@ def _width(text: str) -> int:
 def _snippet(src: SourceFile, span: Span, label: str, color: bool, mark: str = "^", gutter: int = 0) -> list[str]:
     line, col = src.line_col(span.start)
     end_line, end_col = src.line_col(span.end)
-    raw = src.line_text(line)
+    raw = mask(src.line_text(line))  # a credential in the plan is never printed (SN2007 or not)
     # expand tabs in the code-point prefix first, so the caret lines up with the shown line
     before = raw[: col - 1].expandtabs(TAB)
     upto_end = raw[: end_col - 1].expandtabs(TAB) if end_line == line else raw.expandtabs(TAB)

@@ -22,56 +22,11 @@ from pydantic import BaseModel, ValidationError
 
 from sncc.diagnostics import codes
 from sncc.diagnostics.model import Diagnostic, Edit, Fix, Related, diag
+from sncc.diagnostics.secrets import SECRET_PATTERNS, looks_like_secret, url_with_password  # noqa: F401
 from sncc.plan import model as m
 from sncc.source import Span
 from sncc.syntax import ast
 from sncc.units import KIND_NOUN, KIND_UNITS, UnitError, parse_number, parse_quantity
-
-#: strings that look like credentials: OpenAI/Anthropic/TaoToken-style `sk-…`, bearer tokens,
-#: AWS access key ids, GitHub tokens (classic and fine-grained), Hugging Face tokens, Slack
-#: tokens, Google API keys, PEM private keys (shapes from gitleaks' default rules,
-#: https://github.com/gitleaks/gitleaks/blob/master/config/gitleaks.toml)
-SECRET_PATTERNS = (
-    re.compile(r"\bsk-[A-Za-z0-9_\-]{8,}"),
-    re.compile(r"\bBearer\s+[A-Za-z0-9._\-]{16,}"),
-    re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
-    re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}"),
-    re.compile(r"\bgithub_pat_[A-Za-z0-9_]{22,}"),
-    re.compile(r"\bhf_[A-Za-z0-9]{30,}"),
-    re.compile(r"\bxox[baprs]-[A-Za-z0-9\-]{10,}"),
-    re.compile(r"\bAIza[0-9A-Za-z_\-]{35}"),
-    re.compile(r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----"),
-)
-
-
-_URL_SCHEME_CHAR = re.compile(r"[a-z0-9+.-]")
-_URL_AUTHORITY = re.compile(r"[^/\s]*")
-
-
-def url_with_password(text: str) -> bool:
-    """True when ``text`` holds a URL with a ``user:password@`` part, e.g.
-    ``https://alice:s3cret@host/path`` (RFC 3986 §3.2.1 userinfo; a scheme of
-    ``[a-z][a-z0-9+.-]*``, a non-empty user without ``:``, a non-empty password).
-
-    Linear in ``len(text)``: each ``://`` is looked at once, and the authority
-    scanned after it stops at the next ``/``, so scans never overlap.  (A regex
-    with an unanchored scheme part backtracks quadratically on long strings.)
-    """
-    at = text.find("://")
-    while at != -1:
-        # a scheme: a letter followed by letters, digits, `+`, `.`, `-`, ending right before `://`
-        i = at
-        while i > 0 and _URL_SCHEME_CHAR.match(text, i - 1):
-            i -= 1
-        scheme = text[i:at]
-        if any("a" <= c <= "z" for c in scheme):
-            auth = _URL_AUTHORITY.match(text, at + 3).group(0)
-            colon, amp = auth.find(":"), auth.find("@")
-            if 0 < colon and colon + 1 < amp:
-                return True
-        at = text.find("://", at + 3)
-    return False
-
 
 #: C0 controls, DEL and C1 controls: never part of a name, id, path or URL
 _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
@@ -147,6 +102,8 @@ class _Builder:
         unit = unit or extra.get("unit")
         if isinstance(v, ast.Number) and self.too_big(v, v.value, key):
             return _BAD
+        if kind != "secret" and isinstance(v, (ast.Str, ast.Ident)) and self.scan_secret(v, key):
+            return _BAD  # dropped: no later message (an invalid enum, a mismatch) may repeat it
         if kind in ("count", "int"):
             if isinstance(v, ast.Number) and v.value == v.value.to_integral_value():
                 return int(v.value)
@@ -246,7 +203,6 @@ class _Builder:
             return v.value
         # string
         if isinstance(v, ast.Str):
-            self.scan_secret(v, key)
             return v.value
         if isinstance(v, ast.Call) and v.name == "env":
             self.error(codes.INVALID_VALUE, f"`{key}` takes a literal string, not an environment reference", v.span,
@@ -272,17 +228,17 @@ class _Builder:
                                 "(`\\n`, `\\t`, ...)")
         return True
 
-    def scan_secret(self, v: ast.Str | ast.Ident, key: str) -> None:
-        """Report SN2007 when the string (or bare identifier) ``v`` looks like a credential."""
+    def scan_secret(self, v: ast.Str | ast.Ident, key: str, what: str = "the value of") -> bool:
+        """Report SN2007 and return True when the string (or bare identifier) ``v`` looks
+        like a credential (:func:`looks_like_secret`); the message never repeats it."""
         text = v.value if isinstance(v, ast.Str) else v.name
-        for pat in (url_with_password, *(p.search for p in SECRET_PATTERNS)):
-            mt = pat(text)
-            if mt:
-                self.error(
-                    codes.LITERAL_SECRET, f"the value of `{key}` looks like a credential",
-                    v.span, help='keep credentials out of plans; use `env("NAME")` where a key is needed',
-                )
-                return
+        if not looks_like_secret(text):
+            return False
+        self.error(
+            codes.LITERAL_SECRET, f"{what} `{key}` looks like a credential",
+            v.span, help='keep credentials out of plans; use `env("NAME")` where a key is needed',
+        )
+        return True
 
     def env_ref(self, v: ast.Call, where: str, key: str):
         if len(v.args) != 1 or not isinstance(v.args[0], ast.Str):
@@ -290,6 +246,8 @@ class _Builder:
                        help='write `env("GATEWAY_API_KEY")`')
             return _BAD
         name = v.args[0].value
+        if self.scan_secret(v.args[0], key, "the variable name of"):
+            return _BAD  # the key itself written where its variable's name belongs
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
             self.error(codes.INVALID_VALUE, f"`{name}` is not a valid environment variable name", v.args[0].span,
                        help="names are letters, digits and `_`, not starting with a digit")
@@ -508,6 +466,10 @@ class _Builder:
                 self.error(codes.INVALID_VALUE, "`env` holds `NAME = value` lines", getattr(item, "span", b.span))
                 continue
             name = item.key.text
+            if looks_like_secret(name):
+                self.error(codes.LITERAL_SECRET, "an `env` variable name looks like a credential", item.key.span,
+                           help="name the variable (`GATEWAY_API_KEY`), and keep its value out of the plan")
+                continue
             if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
                 self.error(codes.INVALID_VALUE, f"`{name}` is not a valid environment variable name", item.key.span)
                 continue
@@ -521,12 +483,14 @@ class _Builder:
                     continue
                 data[name] = v.text
             elif isinstance(v, ast.Str):
-                self.scan_secret(v, name)
+                if self.scan_secret(v, name):
+                    continue
                 if _NUMERIC.fullmatch(v.value.strip()) and self.too_big(v, parse_number(v.value.strip()), name):
                     continue  # `"1000…0"` is read as a number by the checks, like `1000…0`
                 data[name] = v.value
             elif isinstance(v, ast.Ident):
-                self.scan_secret(v, name)  # `KEY = sk-abc…` unquoted is a NAME token
+                if self.scan_secret(v, name):  # `KEY = sk-abc…` unquoted is a NAME token
+                    continue
                 data[name] = v.name
             elif isinstance(v, ast.QuantityLit):
                 if self.too_big(v, parse_number(re.match(r"[+-]?[\d_]+(\.\d+)?", v.text).group(0)), name):
@@ -692,7 +656,45 @@ def build_plan(module: ast.Module) -> tuple[m.Plan | None, list[Diagnostic]]:
     if plan is None:
         return None, b.diags
     _attach(plan, meta)
+    _check_secret_env(b, plan, meta)
     return plan, b.diags
+
+
+def _secret_refs(node: BaseModel, out: dict[str, Span]) -> dict[str, Span]:
+    """``{variable: span}`` of every ``env("NAME")`` a secret field (kind ``secret``) of
+    ``node`` or its sub-blocks reads."""
+    for name, info in type(node).model_fields.items():
+        value = getattr(node, name, None)
+        if isinstance(value, m.EnvRef) and _field_kind(info) == "secret" and isinstance(node, m.Node):
+            out.setdefault(value.name, node.span_of(name))
+        elif isinstance(value, BaseModel):
+            _secret_refs(value, out)
+    return out
+
+
+def _env_keys(meta: Meta, out: list[Span]) -> list[tuple[str, Span]]:
+    """(name, key span) of every ``env { }`` entry in ``meta``'s tree (plan and role env blocks)."""
+    found: list[tuple[str, Span]] = []
+    for child_name, child in meta.children.items():
+        if child_name == "env":
+            found += list(child.keys.items())
+        else:
+            found += _env_keys(child, out)
+    return found
+
+
+def _check_secret_env(b: _Builder, plan: m.Plan, meta: Meta) -> None:
+    """SN2007 on an ``env`` entry that sets a variable a secret reference reads: the plan
+    would carry the secret's literal value, and env.sh would export it."""
+    refs = _secret_refs(plan, {})
+    if not refs:
+        return
+    for name, span in _env_keys(meta, []):
+        if name in refs:
+            b.error(codes.LITERAL_SECRET, f"`env` sets `{name}`, the variable a secret is read from",
+                    span, related=[Related(refs[name], "the secret reference")],
+                    help=f"remove `{name}` from `env` and export it in the serving environment, outside the plan",
+                    notes=["the plan and env.sh would hold the secret's literal value"])
 
 
 _MISSING_HELP = {

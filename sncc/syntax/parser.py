@@ -97,7 +97,11 @@ def _expected(names) -> str:
 def _found(tok) -> str:
     if tok.type == "$END":
         return "end of file"
+    from sncc.diagnostics.secrets import looks_like_secret
+
     text = str(tok)
+    if looks_like_secret(text):
+        return "a credential-like token (not shown)"
     if len(text) > 30:
         text = text[:27] + "..."
     return f"`{text}`"
