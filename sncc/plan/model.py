@@ -19,6 +19,13 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
 from sncc.source import Span
 
+#: Largest token or sequence count an engine accepts: vLLM's v1 ``InputBatch``
+#: (vllm/v1/worker/gpu_input_batch.py) holds per-request token ids and counts
+#: (``num_tokens``, ``num_prompt_tokens``, ``token_ids_cpu``) as int32 arrays, so a
+#: ``max_model_len``, ``max_num_batched_tokens``, ``max_num_seqs`` or draft-token count above
+#: 2^31 - 1 cannot be represented by the engine.  Larger values are SN2009.
+INT32_MAX = 2**31 - 1
+
 #: Value kinds a field can declare (``json_schema_extra={"kind": ...}``).
 KINDS = (
     "count", "int", "tokens", "tokens-or-off", "duration", "bytes", "bandwidth",
@@ -102,7 +109,7 @@ class Model(Node):
     quant: Optional[str] = F(None, kind="enum", doc="weight quantization of the checkpoint as served",
                              choices=("bf16", "fp16", "w8a8", "w8a16", "w4a8", "w4a16", "w4a4", "fp8", "mxfp8", "mxfp4", "fp4", "int4-moe"))
     served_name: Optional[str] = F(None, doc="name the server registers (`--served-model-name`); defaults to the model id")
-    max_model_len: Optional[int] = F(None, kind="tokens", doc="longest sequence (input + output); defaults to the workload's max input + max output", ge=1)
+    max_model_len: Optional[int] = F(None, kind="tokens", doc="longest sequence (input + output); defaults to the workload's max input + max output", ge=1, le=INT32_MAX)
     rope_scaling: Optional[float] = F(None, kind="float", doc="rope-scaling (YaRN) factor the engine applies (`--hf-overrides` `rope_parameters.factor`); positions become max_position_embeddings × factor", gt=0)
 
 
@@ -138,9 +145,9 @@ class Role(Node):
     tp: int = F(1, kind="count", doc="tensor-parallel size of attention", ge=1)
     ep: int = F(1, kind="count", doc="expert-parallel groups (vLLM data-parallel attention size); experts spread over tp × ep devices", ge=1)
     pp: int = F(1, kind="count", doc="pipeline-parallel stages", ge=1)
-    max_num_batched_tokens: int = F(8192, kind="tokens", doc="token budget of one engine step (`max_num_batched_tokens`); sncc default 8k", ge=1)
-    chunked_prefill: Optional[int] = F(None, kind="tokens-or-off", doc="chunked-prefill chunk size in tokens, or `off` (the default)", ge=1)
-    max_num_seqs: int = F(256, kind="count", doc="sequences per attention group (per DP rank) in one step (`max_num_seqs`; vLLM default 256)", ge=1)
+    max_num_batched_tokens: int = F(8192, kind="tokens", doc="token budget of one engine step (`max_num_batched_tokens`); sncc default 8k", ge=1, le=INT32_MAX)
+    chunked_prefill: Optional[int] = F(None, kind="tokens-or-off", doc="chunked-prefill chunk size in tokens, or `off` (the default)", ge=1, le=INT32_MAX)
+    max_num_seqs: int = F(256, kind="count", doc="sequences per attention group (per DP rank) in one step (`max_num_seqs`; vLLM default 256)", ge=1, le=INT32_MAX)
     memory_utilization: Optional[float] = F(None, kind="ratio", doc="overrides hardware.memory_utilization for this role", gt=0, le=1)
     graph_mode: Optional[bool] = F(None, kind="bool", doc="run captured graphs (true) or eager (false); default: graph for decode and serve, eager for prefill")
     scheduler: str = F("default", kind="enum", doc="`ascend` = vllm-ascend's Ascend scheduler (`additional_config.ascend_scheduler_config`, v0.9.1 to v0.11.x), which runs without chunked prefill", choices=("default", "ascend"))
@@ -151,7 +158,7 @@ class KVCache(Node):
 
     dtype: str = F("auto", kind="enum", doc="KV-cache element type; `auto` follows the model's activations (bf16)",
                    choices=("auto", "bf16", "fp16", "int8", "fp8"))
-    block_size: int = F(128, kind="tokens", doc="tokens per KV block (vllm-ascend default 128)", ge=1)
+    block_size: int = F(128, kind="tokens", doc="tokens per KV block (vllm-ascend default 128)", ge=1, le=INT32_MAX)
 
 
 class OmniPlacement(Node):
@@ -191,7 +198,7 @@ class Speculative(Node):
     """``speculative { ... }``: speculative decoding (MTP, EAGLE, n-gram)."""
 
     method: str = F("mtp", kind="enum", doc="speculative method (`draft_model` = a separate small model)", choices=("mtp", "eagle", "eagle3", "ngram", "draft_model"))
-    draft_tokens: int = F(1, kind="count", doc="draft tokens proposed per step (`num_speculative_tokens`)", ge=1)
+    draft_tokens: int = F(1, kind="count", doc="draft tokens proposed per step (`num_speculative_tokens`)", ge=1, le=INT32_MAX)
     model: Optional[str] = F(None, kind="string", doc="draft model path or Hugging Face id (method draft_model / eagle / eagle3)")
     acceptance: float = F(kind="ratio", doc="mean acceptance rate of draft tokens (required: measure it)", ge=0, le=1)
     draft_cost: Optional[float] = F(None, kind="ratio", doc="time of one draft token as a fraction of one target decode step; default: the simulator's MTP/EAGLE layer cost, 0 for n-gram", ge=0, le=1)
@@ -258,9 +265,9 @@ class Proxy(Node):
 class LengthDist(Node):
     """``input``/``output { ... }``: a length distribution in tokens."""
 
-    mean: int = F(kind="tokens", doc="mean length", ge=1)
-    max: int = F(kind="tokens", doc="maximum length", ge=1)
-    min: int = F(1, kind="tokens", doc="minimum length", ge=1)
+    mean: int = F(kind="tokens", doc="mean length", ge=1, le=INT32_MAX)
+    max: int = F(kind="tokens", doc="maximum length", ge=1, le=INT32_MAX)
+    min: int = F(1, kind="tokens", doc="minimum length", ge=1, le=INT32_MAX)
     dist: str = F("lognormal", kind="enum", doc="distribution shape", choices=("lognormal", "uniform", "fixed"))
 
 
@@ -323,7 +330,7 @@ class Gateway(Node):
     api_key: Optional[EnvRef] = F(None, kind="secret", doc='API key, only as `env("NAME")`')
     model_id: Optional[str] = F(None, doc="model name clients send; must equal the served model name")
     timeout: Optional[float] = F(None, kind="duration", doc="request timeout of the gateway", gt=0)
-    max_tokens: Optional[int] = F(None, kind="tokens", doc="client max_tokens; defaults to the workload's max output", ge=1)
+    max_tokens: Optional[int] = F(None, kind="tokens", doc="client max_tokens; defaults to the workload's max output", ge=1, le=INT32_MAX)
     temperature: float = F(0.7, kind="float", doc="sampling temperature", ge=0)
     top_p: float = F(0.95, kind="ratio", doc="nucleus sampling threshold", gt=0, le=1)
     stream: bool = F(True, kind="bool", doc="stream tokens")
