@@ -36,9 +36,7 @@ def read_source(path: str, stdin_name: str | None = None):
     ``/proc``, ``/sys`` or ``/dev``, or is larger than
     :data:`sncc.source.MAX_FILE_BYTES`.  A pipe is read through ``-``.
     """
-    from sncc.diagnostics import codes
-    from sncc.diagnostics.model import diag
-    from sncc.source import MAX_FILE_BYTES, SourceFile, read_bytes_limited
+    from sncc.source import MAX_FILE_BYTES, read_bytes_limited
 
     if path == "-":
         data = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
@@ -71,6 +69,16 @@ def read_source(path: str, stdin_name: str | None = None):
         except ValueError:
             raise ReadFailure(path.replace("\x00", "\\x00"), "the path holds a NUL byte") from None
         name = path
+    return source_from_bytes(name, data)
+
+
+def source_from_bytes(name: str, data: bytes):
+    """``(SourceFile, [diagnostics])`` of plan bytes read from ``name``: UTF-8 text, or an
+    SN1004 diagnostic at the first invalid byte on the text decoded with replacement characters."""
+    from sncc.diagnostics import codes
+    from sncc.diagnostics.model import diag
+    from sncc.source import SourceFile
+
     try:
         return SourceFile(name, data.decode("utf-8")), []
     except UnicodeDecodeError as e:
