@@ -376,7 +376,7 @@ def model_plan(rng: random.Random) -> str:
 
 # --------------------------------------------------------------------------- mutations
 
-_TOKEN = re.compile(r'"(?:[^"\\\r\n]|\\[^\r\n])*"?|#[^\r\n]*|[A-Za-z_][\w\-]*|[+-]?\d[\d_]*(?:\.\d+)?[A-Za-z%/]*|\s+|.', re.S)
+_TOKEN = re.compile(r'"[^"\\\r\n]*(?:\\[^\r\n][^"\\\r\n]*)*"?|#[^\r\n]*|[A-Za-z_][\w\-]*|[+-]?\d[\d_]*(?:\.\d+)?[A-Za-z%/]*|\s+|.', re.S)
 _NUMBER_TOKEN = re.compile(r"[+-]?\d[\d_]*(?:\.\d+)?[A-Za-z%/]*")
 _GRAMMAR_TERMINALS = ("NAME", "STRING", "NUMBER", "QUANTITY", "COMPARE", "LBRACE", "RBRACE", "EQUAL", "LSQB", "RSQB",
                       "LPAR", "RPAR", "COMMA", "DOT", "_SEP")

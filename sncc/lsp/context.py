@@ -27,7 +27,7 @@ _TOKEN = re.compile(
     r"""
     (?P<comment>\#[^\r\n]*)
   | (?P<ws>[ \t\f\r\n\ufeff]+)
-  | (?P<string>"(?:[^"\\\r\n]|\\[^\r\n])*"?)
+  | (?P<string>"[^"\\\r\n]*(?:\\[^\r\n][^"\\\r\n]*)*"?)
   | (?P<quantity>[+-]?\d[\d_]*(?:\.\d+)?[A-Za-z%][A-Za-z%/]*)
   | (?P<number>[+-]?\d[\d_]*(?:\.\d+)?)
   | (?P<name>[A-Za-z_][A-Za-z0-9_\-]*)
@@ -49,7 +49,7 @@ class Token:
     end: int
 
 
-_CLOSED = re.compile(r'"(?:[^"\\\r\n]|\\[^\r\n])*"')
+_CLOSED = re.compile(r'"[^"\\\r\n]*(?:\\[^\r\n][^"\\\r\n]*)*"')
 
 
 def tokens(text: str) -> list[Token]:

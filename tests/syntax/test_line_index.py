@@ -33,11 +33,11 @@ def test_index_is_linear():
     """2 MiB of newlines (39 s before the fix) builds its index in well under a second."""
     t0 = time.perf_counter()
     src = SourceFile("x", "\n" * (2 * 2**20))
-    assert time.perf_counter() - t0 < 1.5
+    assert time.perf_counter() - t0 < 3  # quadratic: 39 s
     assert src.line_count == 2 * 2**20 + 1
     t0 = time.perf_counter()
     src = SourceFile("x", "\r" * 2**20 + "x")
-    assert time.perf_counter() - t0 < 1.5
+    assert time.perf_counter() - t0 < 3  # quadratic: 39 s
     assert src.line_col(2**20) == (2**20 + 1, 1)
 
 
