@@ -52,8 +52,19 @@ class Meta:
     failed: set[str] = field(default_factory=set)
 
 
+#: longest name "did you mean" compares (difflib is quadratic in the lengths; keys are short)
+_SUGGEST_MAX = 64
+
+
 def _suggest(name: str, candidates: list[str]) -> list[str]:
+    if len(name) > _SUGGEST_MAX:
+        return []
     return difflib.get_close_matches(name, candidates, n=3, cutoff=0.7)
+
+
+def _clip(text: str, limit: int = 40) -> str:
+    """``text`` as quoted in a message: at most ``limit`` characters (a 300 kB key is not echoed)."""
+    return text if len(text) <= limit else text[: limit - 8] + "…" + text[-6:]
 
 
 def _field_kind(info) -> str:
@@ -164,7 +175,7 @@ class _Builder:
                 help_ = f"did you mean `{best}`? " + help_
                 if len(close) == 1:
                     fixes = [Fix(f"replace with `{best}`", (Edit(v.span, best),), "safe")]
-            self.error(codes.INVALID_VALUE, f"`{name}` is not a valid `{key}` in `{where}`", v.span, help=help_, fixes=fixes)
+            self.error(codes.INVALID_VALUE, f"`{_clip(name)}` is not a valid `{key}` in `{where}`", v.span, help=help_, fixes=fixes)
             return _BAD
         if kind == "secret":
             if isinstance(v, ast.Call) and v.name == "env":
@@ -351,7 +362,7 @@ class _Builder:
                     data["env"], meta.children["env"] = self.env_block(item)
                 continue
             if name not in fields or name in _HIDDEN or name == cls.label_field:
-                self.unknown(name, span, where, settable, isinstance(item, ast.Block))
+                self.unknown(name, span, where, settable, isinstance(item, ast.Block), cls=cls, meta=meta)
                 continue
             info = fields[name]
             sub = _submodel(info)
@@ -369,7 +380,7 @@ class _Builder:
                 self.error(codes.SYNTAX_ERROR, f"use `=` to set `{name}`; comparisons belong in `slo`", item.op_span,
                            fixes=[Fix("use `=`", (Edit(item.op_span, "="),), "safe")])
             if len(item.key.parts) > 1:
-                self.unknown(name, span, where, settable, False)
+                self.unknown(name, span, where, settable, False, cls=cls, meta=meta)
                 continue
             val = self.convert(_field_kind(info), info, item.value, where, name)
             if val is not _BAD:
@@ -380,13 +391,28 @@ class _Builder:
                 meta.failed.add(name)
         return data, meta
 
-    def unknown(self, name: str, span: Span, where: str, candidates: list[str], is_block: bool) -> None:
-        close = _suggest(name, candidates)
-        fixes = [Fix(f"rename to `{close[0]}`", (Edit(span, close[0]),), "safe")] if len(close) == 1 else []
-        help_ = f"did you mean `{close[0]}`?" if close else "known keys: " + ", ".join(f"`{c}`" for c in candidates)
+    def unknown(self, name: str, span: Span, where: str, candidates: list[str], is_block: bool,
+                cls: type[m.Node] | None = None, meta: Meta | None = None) -> None:
+        """SN2001 (SN2006 for a plan-level block) for ``name``, which the block does not define.
+
+        An engine's spelling of a plan key (:func:`engine_alias`, ``tensor_parallel_size``) is
+        named as such; a close misspelling is suggested.  Either way the key it stands for, when
+        this block has it, joins ``meta.failed``: it is poisoned (:meth:`sncc.plan.model.Node.poison`),
+        so no check reasons from its default."""
         code = codes.UNKNOWN_BLOCK if (is_block and where == "plan") else codes.UNKNOWN_KEY
         what = "block" if is_block else "key"
-        self.error(code, f"unknown {what} `{name}` in `{where}`", span, help=help_, fixes=fixes)
+        alias = None if is_block else engine_alias(name)
+        if alias is not None:
+            help_, target = _alias_help(name, alias, cls, candidates)
+            fixes = [Fix(f"rename to `{target}`", (Edit(span, target),), "safe")] if target else []
+        else:
+            close = _suggest(name, candidates)
+            target = close[0] if len(close) == 1 and not is_block else None
+            fixes = [Fix(f"rename to `{close[0]}`", (Edit(span, close[0]),), "safe")] if len(close) == 1 else []
+            help_ = f"did you mean `{close[0]}`?" if close else "known keys: " + ", ".join(f"`{c}`" for c in candidates)
+        if target and meta is not None and cls is not None and _submodel(cls.model_fields[target]) is None:
+            meta.failed.add(target)  # the file meant to set it: no check runs on its default
+        self.error(code, f"unknown {what} `{_clip(name)}` in `{where}`", span, help=help_, fixes=fixes)
 
     def slo(self, b: ast.Block) -> tuple[list[dict], Meta]:
         targets: list[dict] = []
@@ -504,6 +530,51 @@ class _Builder:
         return data, meta
 
 
+def _aliases() -> dict:
+    """``sncc/plan/data/engine_aliases.toml``'s table, read once (on the first unknown key)."""
+    global _ALIASES
+    if _ALIASES is None:
+        from importlib.resources import files
+
+        try:
+            import tomllib as toml
+        except ImportError:  # Python 3.10
+            import tomli as toml  # type: ignore[no-redef]
+        _ALIASES = toml.loads(files("sncc.plan").joinpath("data", "engine_aliases.toml").read_text("utf-8"))["aliases"]
+    return _ALIASES
+
+
+_ALIASES: dict | None = None
+
+
+def engine_alias(name: str) -> dict | None:
+    """The alias entry of an engine's spelling ``name`` (dashes read as underscores), or None."""
+    key = name.replace("-", "_")
+    entry = _aliases().get(key)
+    if entry is None and key != name:
+        return {"key": key, "engine": "the engine", "dashed": True}
+    return entry
+
+
+def _alias_help(name: str, alias: dict, cls, candidates: list[str]) -> tuple[str, str | None]:
+    """(help text, the key of this block to rename to or None) for an engine alias."""
+    keys = [alias["key"], *alias.get("also", [])]
+    block = alias.get("block")
+    here = block is None or (block == "role" and cls is m.Role) or (cls is not None and cls.__name__.lower() == block.replace("_", ""))
+    target = next((k for k in keys if k in candidates), None) if here else None
+    engine = alias["engine"]
+    if alias.get("dashed"):
+        help_ = f"keys are spelt with underscores: `{alias['key']}`" if target else f"`{name}` is not a key here either"
+    elif target:
+        help_ = f"{engine}'s `{name}` is `{target}` here"
+    else:
+        where = {"role": "a `prefill`, `decode` or `serve` block", None: "another block"}.get(block, f"`{block} {{ }}`")
+        help_ = f"{engine}'s `{name}` is `{alias['key']}` in {where}"
+    if alias.get("note"):
+        help_ += f" ({alias['note']})"
+    return help_, target
+
+
 _BAD = object()
 #: a plain number (the grammar's NUMBER), as a string env value may hold one
 _NUMERIC = re.compile(r"[+-]?\d[\d_]*(\.\d+)?")
@@ -543,6 +614,8 @@ def _attach(node: BaseModel, meta: Meta) -> None:
         node._value_spans = dict(meta.values)
         node._key_spans = dict(meta.keys)
         node._invalid = frozenset(meta.failed)
+        for name in meta.failed:
+            node.poison(name)
     for name, child_meta in meta.children.items():
         child = getattr(node, name, None)
         if isinstance(child, BaseModel):
@@ -653,6 +726,8 @@ def build_plan(module: ast.Module) -> tuple[m.Plan | None, list[Diagnostic]]:
                 if _drop(data, loc):
                     dropped.add(loc)
                     progressed = True
+                    if fname:
+                        where_meta.failed.add(fname)  # written but rejected: poisoned (Node.poison)
             if not progressed:
                 break
     if plan is None:

@@ -13,6 +13,7 @@ language server uses the descriptions for hover.
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from typing import Any, ClassVar, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
@@ -54,8 +55,20 @@ class EnvRef(BaseModel):
     name: str
 
 
+#: reads of poisoned fields (see :meth:`Node.poison`) are appended here while a check runs
+#: (:func:`run_unpoisoned`); None outside
+POISON_READS: ContextVar[Optional[list]] = ContextVar("sncc_poison_reads", default=None)
+
+
 class Node(BaseModel):
-    """Base of every plan block: keeps the spans of the block and its values."""
+    """Base of every plan block: keeps the spans of the block and its values.
+
+    A *poisoned* field (:meth:`poison`) is one the file wrote but the builder rejected (a
+    value out of range, of the wrong kind, or a misspelt or engine-spelt key that names it):
+    it still reads as its default, but every read is recorded while a check runs, so that
+    :func:`run_unpoisoned` drops what a check concluded from a default the user never meant
+    (rustc's error recovery: no cascade of errors from one rejected value).
+    """
 
     model_config = ConfigDict(extra="forbid", validate_assignment=False)
 
@@ -67,6 +80,27 @@ class Node(BaseModel):
     _value_spans: dict = PrivateAttr(default_factory=dict)
     _key_spans: dict = PrivateAttr(default_factory=dict)
     _invalid: frozenset = PrivateAttr(default=frozenset())
+    _poisoned: dict = PrivateAttr(default_factory=dict)
+
+    def __getattr__(self, name: str) -> Any:
+        # reached only for names missing from the instance: a poisoned field's default lives
+        # in `_poisoned`, away from __dict__, so that its reads can be seen
+        try:
+            private = object.__getattribute__(self, "__pydantic_private__") or {}
+        except AttributeError:
+            private = {}
+        poisoned = private.get("_poisoned") or {}
+        if name in poisoned:
+            reads = POISON_READS.get()
+            if reads is not None:
+                reads.append((type(self).__name__, name))
+            return poisoned[name]
+        return super().__getattr__(name)
+
+    def poison(self, field: str) -> None:
+        """Mark ``field`` (left at its default after a rejected value) as poisoned."""
+        if field in self.__dict__ and field not in self.model_fields_set:
+            self._poisoned = {**self._poisoned, field: self.__dict__.pop(field)}
 
     def span_of(self, field: str) -> Optional[Span]:
         """Span of ``field``'s value in the file, or of the block when the value is a default."""
@@ -394,3 +428,22 @@ class Plan(Node):
     def env_span(self, name: str) -> Optional[Span]:
         """Span of an ``env { NAME = ... }`` value, or None."""
         return self._env_spans.get(name)
+
+
+def run_unpoisoned(check, *args) -> list:
+    """The diagnostics of ``check(*args)`` (an iterable of diagnostics), less those it yielded
+    after reading a poisoned field (:meth:`Node.poison`) since its previous diagnostic: a
+    check that reasons from a default the file tried to change would report a cascade of
+    the builder's error (`tensor_parallel_size = 8` read as `tp = 1`: "1 × 1 × 1 = 1")."""
+    reads: list = []
+    token = POISON_READS.set(reads)
+    out = []
+    try:
+        for d in check(*args):
+            if not reads:
+                out.append(d)
+            reads.clear()
+    finally:
+        POISON_READS.reset(token)
+    return out
+
