@@ -81,3 +81,26 @@ def test_alias_table_names_real_keys():
     for name, a in _aliases().items():
         fields = blocks[a["block"]].model_fields if a.get("block") else every
         assert any(k in fields for k in [a["key"], *a.get("also", [])]), name
+
+
+def _facts_probe(text: str) -> list:
+    """What a check that reads only the role's facts (not the plan) reports through run_unpoisoned."""
+    from sncc.compiler import compile_file
+    from sncc.plan.model import run_unpoisoned
+    from sncc.source import SourceFile
+
+    comp = compile_file(SourceFile("p.sn", text))
+
+    def check(plan, facts):
+        if facts.roles["serve"].max_num_seqs > 128:
+            yield "max_num_seqs over 128"
+
+    return run_unpoisoned(check, comp.plan, comp.facts)
+
+
+def test_facts_derived_from_a_rejected_key_do_not_cascade():
+    """Checks read the facts layer (RoleFacts), derived before any check runs: a fact computed
+    from a poisoned default is poisoned too."""
+    assert _facts_probe(M.replace("ROLE", "tp = 8")) == ["max_num_seqs over 128"]  # the default 256
+    assert _facts_probe(M.replace("ROLE", "tp = 8  max_num_seq = 16")) == []
+    assert _facts_probe(M.replace("ROLE", "tp = 8  max_num_seqs = 0")) == []
