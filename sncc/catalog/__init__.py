@@ -389,7 +389,8 @@ class ChipSupport:
 
     ``first_version`` None with ``never`` True = never supported.  ``warn_versions``: earlier
     releases accepted with a warning.  ``product`` narrows a row to one chip id (e.g. 950PR).
-    Source: domain-facts §2.3.
+    ``unknown_before``: ``first_version`` is only the first release a source was found for, so
+    earlier ones are "unknown", not "unsupported".  Source: domain-facts §2.3.
     """
 
     engine: str
@@ -401,6 +402,7 @@ class ChipSupport:
     status: str
     source: tuple[str, ...]
     notes: str = ""
+    unknown_before: bool = False
 
 
 @dataclass(frozen=True)
@@ -896,6 +898,7 @@ def chip_support() -> tuple[ChipSupport, ...]:
                 status=_status(d, where),
                 source=_sources(d, where),
                 notes=d.get("notes", ""),
+                unknown_before=bool(d.get("unknown_before", False)),
             )
         )
     return tuple(rows)
@@ -927,7 +930,8 @@ def first_supported_release(engine: str, device_type: str, product: str | None =
 
 
 def support_status(engine: str, device_type: str, version: str, product: str | None = None) -> str:
-    """"supported", "warn" (accepted with a warning, e.g. A3 on vllm-ascend v0.9.1) or "unsupported"."""
+    """"supported", "warn" (accepted with a warning, e.g. A3 on vllm-ascend v0.9.1), "unknown"
+    (before the first release a source lists, on a row with ``unknown_before``) or "unsupported"."""
     row = _support_row(engine, device_type, product)
     if row.never or row.first_version is None:
         return "unsupported"
@@ -936,7 +940,7 @@ def support_status(engine: str, device_type: str, version: str, product: str | N
         return "supported"
     if any(v == parse_version(w) for w in row.warn_versions):
         return "warn"
-    return "unsupported"
+    return "unknown" if row.unknown_before else "unsupported"
 
 
 @lru_cache(maxsize=None)
