@@ -137,7 +137,10 @@ def test_pre_commit_try_repo_sncc_check(repos):
     assert "Passed" in r.stdout
     r = _try_repo(repos, "sncc-check", "good.sn", "bad.sn")
     assert r.returncode == 1, r.stdout + r.stderr
-    assert "Failed" in r.stdout and "error[SN3001]" in r.stdout and "bad.sn:19:38" in r.stdout
+    from conftest import ROOT, expectations
+
+    (line, col), = [(ln, c) for code, ln, c in expectations(ROOT / "examples" / "broken" / "tp-ep-mismatch.sn") if code == "SN3001"]
+    assert "Failed" in r.stdout and "error[SN3001]" in r.stdout and f"bad.sn:{line}:{col}" in r.stdout
 
 
 def test_pre_commit_try_repo_sncc_build_check(repos):

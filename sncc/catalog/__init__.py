@@ -1143,6 +1143,14 @@ class GridSizes(Sequence):
             yield k * step
         yield from extras[j:]
 
+    def __eq__(self, other) -> bool:
+        """Equal to any sequence of the same sizes (a tuple, a list, another grid)."""
+        if not isinstance(other, Sequence) or isinstance(other, (str, bytes)):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+
+    __hash__ = None  # type: ignore[assignment]  # compares by value, like a list
+
     def __repr__(self) -> str:
         return f"GridSizes(fixed={self._grid.fixed}, step={self._grid.step}, up_to={self._limit})"
 

@@ -52,13 +52,17 @@ def _releases_hint(chip) -> str:
     return f"releases that work with {chip.name}: {pairs}" + (" (newest first)" if len(rows) > 1 else "")
 
 
+def _vllm_ascend_version(plan) -> str | None:
+    """The vllm-ascend release the plan names, or None (another engine, no version)."""
+    eng = plan.engine
+    return eng.version if eng.kind == "vllm-ascend" else None
+
+
 def _engine_row(plan):
     """The vllm-ascend release row the plan names, or None (other engines, unknown release)."""
-    eng = plan.engine
-    if eng.kind != "vllm-ascend" or eng.version is None:
-        return None
+    version = _vllm_ascend_version(plan)
     try:
-        return catalog.vllm_ascend_release(eng.version)
+        return catalog.vllm_ascend_release(version) if version is not None else None
     except KeyError:
         return None
 
@@ -145,7 +149,7 @@ def check_engine_vendor(plan, r):
 def check_engine_release(plan, r):
     """vllm-ascend: the release is known, supports the chip, and pairs with the CANN given (SN4006, SN4007)."""
     eng, hw = plan.engine, plan.hardware
-    if eng.kind != "vllm-ascend" or eng.version is None:
+    if _vllm_ascend_version(plan) is None:
         return
     try:
         row = catalog.vllm_ascend_release(eng.version)

@@ -73,3 +73,14 @@ def test_huge_counts_are_diagnostics(serve, spec, key):
     if key:
         hit = [d for d in diags if d.code.code == "SN2009" and key in d.message]
         assert hit, [(d.code.code, d.message) for d in diags]
+
+
+def test_grid_sizes_compare_equal_to_the_same_sizes():
+    """The simulator compares its gears (a tuple) with the grid: equality is by value."""
+    from sncc import catalog
+
+    grid = catalog.capture_grid("vllm")
+    sizes = grid.sizes_up_to(12)
+    assert sizes == tuple(sizes) and sizes == list(sizes)
+    assert tuple(sizes) == sizes
+    assert sizes != tuple(sizes)[:-1] and sizes != "abc"
