@@ -15,6 +15,11 @@ import click
 
 from sncc import __version__
 
+# sncc's plan models use no pydantic plugin; pydantic looks plugins up (importlib.metadata
+# entry points) when it builds the first model, ~25 ms of every start (issue 14 item 16).
+# Only the sncc process is affected; set PYDANTIC_DISABLE_PLUGINS yourself to override.
+os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+
 EXIT_OK, EXIT_PROBLEMS, EXIT_FAILURE = 0, 1, 2
 
 

@@ -13,8 +13,6 @@ Tabs are expanded to 4 columns on both the source and the caret line.
 
 from __future__ import annotations
 
-import unicodedata
-
 from sncc.diagnostics.model import Diagnostic
 from sncc.diagnostics.secrets import mask
 from sncc.source import SourceFile, Span
@@ -32,6 +30,10 @@ _SEV_COLOR = {"error": "1;31", "warning": "1;33", "info": "1;36", "hint": "1;36"
 def _width(text: str) -> int:
     """Terminal columns of ``text``: East Asian wide/full-width characters and
     most emoji take two columns, combining marks none."""
+    if text.isascii():
+        return len(text)  # (unicodedata, a large table, is loaded only for other text)
+    import unicodedata
+
     w = 0
     for ch in text:
         if unicodedata.combining(ch):
