@@ -502,14 +502,9 @@ def explain(code: str) -> None:
     if ec is None:
         click.echo(f"sncc: error: unknown code `{code}`; codes are SN1001 … {max(REGISTRY)}", err=True)
         sys.exit(EXIT_FAILURE)
-    click.echo(f"{ec.code} ({ec.name}), default severity {ec.severity}\n")
-    click.echo(f"{ec.summary}.\n")
-    click.echo(ec.explanation + "\n")
-    click.echo("Failing example:\n")
-    click.echo("\n".join("    " + ln for ln in ec.bad.splitlines()) + "\n")
-    click.echo("Fixed:\n")
-    click.echo("\n".join("    " + ln for ln in ec.good.splitlines()) + "\n")
-    click.echo(f"See {ec.url}")
+    from sncc.listing import explain_page, show
+
+    show(*explain_page(ec))
 
 
 @main.command()
@@ -607,31 +602,9 @@ def fmt_command(plans: tuple[str, ...], check_only: bool, show_diff: bool, stdin
 @click.argument("kind", type=click.Choice(["systems", "chips", "models", "releases", "connectors"]), default="systems")
 def catalog_cmd(kind: str) -> None:
     """List the catalog ids a plan can name (systems, chips, models, releases, connectors), with their sources."""
-    from sncc import catalog
+    from sncc.listing import catalog_table, show
 
-    def src(entry) -> str:
-        s = getattr(entry, "source", ()) or ()
-        return s[0] if s else ""
-
-    if kind == "systems":
-        for sid, sy in catalog.systems().items():
-            click.echo(f"{sid:<24} {sy.devices_per_node:>3} × {sy.chip:<14} {sy.name}")
-    elif kind == "chips":
-        for cid, c in catalog.chips().items():
-            hbm = f"{c.hbm_bytes / 2**30:.0f} GiB" if c.hbm_bytes else "?"
-            click.echo(f"{cid:<14} {c.device_type:<5} {hbm:>8}  weights: {', '.join(c.weight_formats)}  [{c.status}] {src(c)}")
-    elif kind == "models":
-        for mid, m in catalog.models().items():
-            kind_ = "MoE" if m.is_moe else "dense"
-            click.echo(f"{mid:<18} {kind_:<5} {m.num_hidden_layers:>3} layers  max positions {m.max_position_embeddings}"
-                       f"  aliases: {', '.join(m.aliases[:3]) or '-'}")
-        click.echo("\nany other model: point `model.weights` at a directory with its config.json")
-    elif kind == "releases":
-        for r in catalog.vllm_ascend_releases():
-            click.echo(f"vllm-ascend {r.version:<12} vLLM {r.vllm:<8} CANN {r.cann:<8} torch {r.torch:<7} torch_npu {r.torch_npu}")
-    else:
-        for cid, c in catalog.kv_connectors().items():
-            click.echo(f"{cid:<12} {c.class_name:<26} engines: {', '.join(c.engines)}")
+    show(catalog_table(kind))
 
 
 if __name__ == "__main__":  # pragma: no cover
