@@ -10,7 +10,7 @@ import sys
 import jsonschema
 from click.testing import CliRunner
 
-from conftest import ROOT
+from expect import ROOT
 from sncc.cli import main
 from sncc.resources import schema
 
@@ -30,7 +30,7 @@ def test_check_clean_plan_exits_0():
 
 def _broken_line() -> int:
     """The line of the SN3001 the broken example marks with `# E:`."""
-    from conftest import expectations
+    from expect import expectations
 
     return next(line for code, line, _ in expectations(pathlib.Path(BROKEN)) if code == "SN3001")
 

@@ -14,7 +14,7 @@ import re
 import jsonschema
 from click.testing import CliRunner
 
-from conftest import ROOT, expectations
+from expect import ROOT, expectations
 from sncc import __version__
 from sncc.cli import main
 from sncc.resources import schema

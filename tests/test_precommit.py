@@ -19,7 +19,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from conftest import ROOT
+from expect import ROOT
 from sncc.cli import main
 
 GOOD = ROOT / "examples" / "trillion-supernode-128.sn"  # no diagnostics at all
@@ -179,7 +179,7 @@ def test_pre_commit_try_repo_sncc_check(repos):
     assert "Passed" in r.stdout
     r = _try_repo(repos, "sncc-check", "good.sn", "bad.sn")
     assert r.returncode == 1, r.stdout + r.stderr
-    from conftest import ROOT, expectations
+    from expect import ROOT, expectations
 
     (line, col), = [(ln, c) for code, ln, c in expectations(ROOT / "examples" / "broken" / "tp-ep-mismatch.sn") if code == "SN3001"]
     assert "Failed" in r.stdout and "error[SN3001]" in r.stdout and f"bad.sn:{line}:{col}" in r.stdout

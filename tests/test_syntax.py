@@ -7,7 +7,7 @@ import pytest
 
 from sncc.source import SourceFile
 from sncc.units import UnitError, parse_quantity
-from conftest import compile_text
+from expect import compile_text
 
 
 @pytest.mark.parametrize("text,kind,value", [

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from click.testing import CliRunner
 
-from conftest import ROOT
+from expect import ROOT
 from sncc.cli import main
 from sncc.fmt import WIDTH, format_source
 from sncc.source import SourceFile

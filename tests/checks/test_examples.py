@@ -1,5 +1,6 @@
-"""Every example passes; every broken example fails with its inline-expected
-code at the expected line and column; every corrected twin passes."""
+"""Every example passes; every broken example reports exactly the errors it declares inline
+(``# E: CODE[:COL]``, code and line, as tests/cases does) and the warnings it declares
+(``# W: CODE``); every corrected twin (tests/cases/fixed/) passes."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import pathlib
 
 import pytest
 
-from conftest import ROOT, expectations
+from expect import ROOT, expectations, expectations_with_severity
 
 EXAMPLES = sorted((ROOT / "examples").glob("*.sn"))
 BROKEN = sorted((ROOT / "examples" / "broken").glob("*.sn"))
@@ -39,14 +40,22 @@ def test_every_check_has_a_broken_example():
 
 
 @pytest.mark.parametrize("path", BROKEN, ids=lambda p: p.name)
-def test_broken_example_reports_expected_code(path):
-    expected = expectations(path)
+def test_broken_example_reports_exactly_what_it_declares(path):
+    expected = expectations_with_severity(path)
     assert expected, f"{path.name} has no `# E:` expectation"
     comp = _compile(path)
-    got = {(d.code.code, *comp.source.line_col(d.span.start)) for d in comp.diagnostics if d.is_error and d.span}
-    for code, line, col in expected:
-        matches = [g for g in got if g[0] == code and g[1] == line and (col is None or g[2] == col)]
-        assert matches, f"{path.name}: expected {code} at {line}:{col}, got {sorted(got)}"
+    got = {(d.code.code, comp.source.line_col(d.span.start)[0]) for d in comp.diagnostics if d.is_error and d.span}
+    want = {(c, line) for sev, c, line, _ in expected if sev == "error"}
+    assert got == want, (f"{path.name}: errors differ", sorted(got), sorted(want),
+                         [(d.code.code, d.message) for d in comp.diagnostics if d.is_error])
+    warned = {(d.code.code, comp.source.line_col(d.span.start)[0]) for d in comp.diagnostics
+              if d.severity == "warning" and d.span}
+    assert {(c, line) for sev, c, line, _ in expected if sev == "warning"} <= warned, sorted(warned)
+    for sev, code, line, col in expected:
+        if col is not None:
+            cols = {comp.source.line_col(d.span.start)[1] for d in comp.diagnostics if d.span
+                    and d.code.code == code and comp.source.line_col(d.span.start)[0] == line}
+            assert col in cols, (path.name, code, line, col, cols)
 
 
 @pytest.mark.parametrize("path", BROKEN, ids=lambda p: p.name)
