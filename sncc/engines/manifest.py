@@ -214,8 +214,14 @@ class Manifest:
         return tuple(self.data.get("quantization_methods", ()))
 
     @property
+    def parser_choices_added(self) -> Mapping[str, tuple[Any, ...]]:
+        """Choices the engine's platform appends to vLLM's parser before parsing (vllm-ascend,
+        Omni-Infer: ``{"--quantization": ("ascend",)}``); empty for vLLM itself."""
+        return {k: tuple(v) for k, v in self.data.get("parser_choices_added", {}).items()}
+
+    @property
     def kv_connectors(self) -> frozenset[str]:
-        """KV connectors the release registers (vllm-ascend, Omni-Infer)."""
+        """KV connectors the release registers (vLLM's own factory, or a plugin's ``register_connector``)."""
         return frozenset(self.data.get("kv_connectors", {}))
 
     @property

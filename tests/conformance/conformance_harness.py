@@ -268,7 +268,7 @@ def platform_parser_choices(tree: Tree) -> dict[str, list[Any]]:
     if tree.engine in (None, "vllm") or not tree.engine_version:
         return {}
     try:
-        return dict(M.load(tree.engine, tree.engine_version).data.get("parser_choices_added", {}))
+        return {k: list(v) for k, v in M.load(tree.engine, tree.engine_version).parser_choices_added.items()}
     except M.ManifestError:
         return {}
 

@@ -92,6 +92,10 @@ def test_vllm_ascend_env_and_enums():
     assert "ascend" in m.quantization_methods
     assert "MooncakeConnectorV1" in m.kv_connectors
     assert "FULL_DECODE_ONLY" in m.graph_modes["CUDAGraphMode"]
+    # NPUPlatform.pre_register_and_update appends "ascend" to vLLM's --quantization choices
+    assert m.parser_choices_added == {"--quantization": ("ascend",)}
+    assert M.load("vllm", "0.11.0").parser_choices_added == {}
+    assert "NixlConnector" in M.load("vllm", "0.11.0").kv_connectors
 
 
 def test_omni_infer_tables():
