@@ -250,13 +250,17 @@ def _int_text(rng: random.Random) -> str:
                        "100000001", "4294967296", str(rng.randint(-(2**70), 2**70))])
 
 
+#: the keyword each kind accepts besides its literals (sncc.plan.build convert)
+KEYWORDS = {"tokens-or-off": "off", "tokens-or-auto": "auto"}
+
+
 def value_text(rng: random.Random, kind: str, field: str, choices: list[str]) -> str:
     """Source text of a value for a field of ``kind`` (mostly well-formed for the kind)."""
     if kind in ("count", "int"):
         return _int_text(rng)
-    if kind in ("tokens", "tokens-or-off"):
-        if kind == "tokens-or-off" and rng.random() < 0.2:
-            return "off"
+    if kind in ("tokens", "tokens-or-off", "tokens-or-auto"):
+        if kind in KEYWORDS and rng.random() < 0.2:
+            return KEYWORDS[kind]
         r = rng.random()
         return _int_text(rng) if r < 0.4 else f"{rng.randint(1, 256)}k" if r < 0.85 else rng.choice(
             ["3.5k", "1.2k", "1M", "0k", "-4k", "0.5k", "99999999999999999999k", "1_000"])
@@ -282,6 +286,11 @@ def value_text(rng: random.Random, kind: str, field: str, choices: list[str]) ->
                            f'"{SECRETS[0]}"'])
     if kind == "int-list":
         return "[" + ", ".join(_int_text(rng) for _ in range(rng.randint(0, 8))) + "]"
+    if kind == "address-list":
+        pool = ['"10.0.0.1"', '"node-2.cluster.local"', '"fe80::1"', 'env("NODE1_IP")', 'env("1bad")', '""',
+                f'"{SECRETS[0]}"', '"' + "a" * 300 + '"', "7"]
+        return "[" + ", ".join(rng.choice(pool) if rng.random() < 0.3 else rng.choice(pool[:4])
+                               for _ in range(rng.randint(0, 6))) + "]"
     pool = vocabulary().get(field)
     if pool and rng.random() < 0.8:
         return _quote(rng.choice(pool))
