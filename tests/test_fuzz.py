@@ -405,16 +405,20 @@ def test_very_long_line(workdir):
 
 def test_five_megabyte_file(workdir):
     """A 5 MB plan (a real plan plus 5 MB of comments and env entries) does not crash, and its
-    diagnostics stay inside the file; the 2 s limit applies only under 1 MB, but it must not hang."""
+    diagnostics stay inside the file (it is past the token limit: SN1001); the 2 s limit
+    applies only under 1 MB, but it must not hang: at most 20 s of process CPU time (CPU, not
+    wall time, so other work sharing the machine's cores does not fail it)."""
     base = (ROOT / "examples" / "deepseek-r1-a3-7p1d.sn").read_text(encoding="utf-8")
     env = "".join(f"  SNCC_FILL_{i} = {i}\n" for i in range(100_000))
     filler = ("# " + "z" * 96 + "\n") * 30_000
     text = base.replace("env { HCCL_BUFFSIZE = 1000 }", "env {\n  HCCL_BUFFSIZE = 1000\n" + env + "}") + filler
     data = text.encode()
     assert len(data) > 5_000_000
-    t0 = time.perf_counter()
-    assert check_input(data, workdir) == []
-    assert time.perf_counter() - t0 < 20
+    t0 = time.process_time()
+    assert check_input(data, workdir, time_limit_s=HANG_S) == []
+    took = time.process_time() - t0
+    print(f"5 MB plan: {took:.2f} s CPU")
+    assert took < 20
 
 
 def test_invalid_utf8_everywhere(workdir):

@@ -57,9 +57,9 @@ def test_fixture_is_clean(tmp_path, root):
 ])
 def test_bad_values_are_located_diagnostics(tmp_path, root, edit, field):
     d = _weights(tmp_path, root, edit)
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     diags = compile_plan(PLAN.replace("WEIGHTS", str(d))).diagnostics
-    assert time.perf_counter() - t0 < 5
+    assert time.process_time() - t0 < 5  # CPU seconds: a range(10**12) loop never ends
     codes = [x.code.code for x in diags]
     assert "SN9001" not in codes
     hit = [x for x in diags if x.code.code == "SN2010"]
