@@ -335,7 +335,7 @@ def test_valid_plans_reach_the_checks():
 
 _SEED = "deepseek-r1-a3-7p1d.sn"
 _HUGE = [  # (text in examples/deepseek-r1-a3-7p1d.sn, replacement value)
-    ("devices = 16", "9" * 500), ("nodes  = 11", "9" * 5000), ("max_num_seqs = 48", "99999999999999999999"),
+    ("devices = 16", "9" * 500), ("nodes = 11", "9" * 5000), ("max_num_seqs = 48", "99999999999999999999"),
     ("max = 32k", "99999999999999999999k"), ("max = 16k", "9" * 5000 + "k"), ("timeout = 30min", "9" * 500 + "min"),
     ("redundant_experts = 2", "9" * 500), ("ttft < 2s", "9" * 500 + "s"), ("qpm >= 600", "9" * 400),
     ("block_size = 128", "9007199254740992"), ("compress_ratio = 0.5", "9" * 30 + "%"),
@@ -398,7 +398,8 @@ def test_deep_nesting(workdir, piece):
 def test_very_long_line(workdir):
     """A 900 kB single-line plan (one huge string, then a huge comment) is checked within the limit."""
     base = (ROOT / "examples" / "deepseek-r1-a3-7p1d.sn").read_text(encoding="utf-8")
-    text = base.replace('cann   = "8.2.RC1"', 'cann = "' + "8" * 450_000 + '"').replace("\n", " ; ", 3)
+    assert base.count('cann = "8.2.RC1"') == 1
+    text = base.replace('cann = "8.2.RC1"', 'cann = "' + "8" * 450_000 + '"').replace("\n", " ; ", 3)
     text += "#" + "y" * 450_000
     assert check_input(text.encode(), workdir) == []
 
@@ -411,6 +412,7 @@ def test_five_megabyte_file(workdir):
     base = (ROOT / "examples" / "deepseek-r1-a3-7p1d.sn").read_text(encoding="utf-8")
     env = "".join(f"  SNCC_FILL_{i} = {i}\n" for i in range(100_000))
     filler = ("# " + "z" * 96 + "\n") * 30_000
+    assert base.count("env { HCCL_BUFFSIZE = 1000 }") == 1
     text = base.replace("env { HCCL_BUFFSIZE = 1000 }", "env {\n  HCCL_BUFFSIZE = 1000\n" + env + "}") + filler
     data = text.encode()
     assert len(data) > 5_000_000
