@@ -59,3 +59,17 @@ def test_completion_offers_none_for_a_duration_or_none():
     src, off = _at(text, "read_timeout = n", len("read_timeout = n"))
     labels = [c.label for c in features.complete(src, off)]
     assert "none" in labels
+
+
+@pytest.mark.parametrize("kind", sorted(features.KIND_KEYWORDS))
+def test_every_offered_keyword_is_accepted_by_the_builder(kind):
+    """Completion offers only what the plan builder accepts (both lists name the keywords)."""
+    from sncc.plan.build import _BAD, _Builder
+    from sncc.syntax.parser import parse
+
+    field = next(info for cls in m.Node.__subclasses__() for info in cls.model_fields.values()
+                 if features._kind(info) == kind)
+    for word, _ in features.KIND_KEYWORDS[kind]:
+        tree, diags = parse(SourceFile("k.sn", f'plan "p" {{ x = {word} }}\n'))
+        assert not diags
+        assert _Builder().convert(kind, field, tree.blocks[0].items[0].value, "plan", "x") is not _BAD, word
