@@ -3,9 +3,14 @@
 Prints two figures, both measured on this machine in this run:
 
 (a) cold `sncc check examples/deepseek-r1-a3-7p1d.sn` (a new Python process
-    each time: `python -m sncc.cli check ...`) as a ratio to
-    `python -c "import lark, pydantic, click"` (the floor any sncc start pays),
-    medians of interleaved runs.  Target: <= 1.5x.
+    each time: `python -m sncc.cli check ...`) as a ratio to two floors, medians
+    of interleaved runs: `import lark, pydantic, click` (the packages) and, as
+    sncc uses them, `import lark, click; from pydantic import BaseModel` (issue 14
+    item 16).  Target: <= 1.5x the as-used floor.  Wall and CPU time both; on a
+    shared machine CPU time is the steadier figure.  Then the breakdown of one
+    cold check by phase (CPU ms, minimum over the runs, in a fresh process):
+    the floor's imports, sncc's imports, parse, typed plan (pydantic), facts,
+    checks, rendering.
 (b) the language server's re-check of a 300-line plan after a one-character
     edit, in-process through :func:`sncc.lsp.convert.check_document` (the
     function the server calls on every change), median over the edits, after
@@ -51,18 +56,64 @@ def _run(cmd: list[str]) -> tuple[float, float]:
     return dt, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def cold_check(runs: int) -> tuple[tuple[float, float], tuple[float, float]]:
-    """Median (wall, CPU) seconds of a cold check and of the import floor, interleaved."""
-    check = [sys.executable, "-m", "sncc.cli", "check", str(PLAN.relative_to(ROOT))]
-    floor = [sys.executable, "-c", "import lark, pydantic, click"]
-    _run(check)  # writes .pyc files and the disk cache once, as a first use would
-    _run(floor)
-    a, b = [], []
+FLOORS = {"packages": "import lark, pydantic, click",
+          "as used": "import lark, click; from pydantic import BaseModel"}
+
+
+def cold_check(runs: int) -> dict[str, tuple[float, float]]:
+    """Median (wall, CPU) seconds of a cold check and of each import floor, interleaved:
+    ``{"check": ..., "packages": ..., "as used": ...}``."""
+    cmds = {"check": [sys.executable, "-m", "sncc.cli", "check", str(PLAN.relative_to(ROOT))],
+            **{k: [sys.executable, "-c", v] for k, v in FLOORS.items()}}
+    for cmd in cmds.values():
+        _run(cmd)  # writes .pyc files and the disk cache once, as a first use would
+    got: dict[str, list] = {k: [] for k in cmds}
     for _ in range(runs):
-        a.append(_run(check))
-        b.append(_run(floor))
-    med = lambda xs, i: statistics.median(x[i] for x in xs)  # noqa: E731
-    return (med(a, 0), med(a, 1)), (med(b, 0), med(b, 1))
+        for k, cmd in cmds.items():
+            got[k].append(_run(cmd))
+    return {k: (statistics.median(x[0] for x in v), statistics.median(x[1] for x in v)) for k, v in got.items()}
+
+
+#: one cold check in phases, in a fresh process (CPU ms each, printed as `name=ms`)
+_PHASES = r"""
+import sys, time
+c = time.process_time
+t = [c()]
+import lark, click
+from pydantic import BaseModel
+t.append(c())
+import sncc.cli
+from sncc.cli import read_source
+from sncc.compiler import compile_file
+t.append(c())
+src, pre = read_source(sys.argv[1])
+comp = compile_file(src)
+comp.module
+t.append(c())
+comp.plan
+t.append(c())
+comp.facts
+t.append(c())
+diags = comp.diagnostics
+t.append(c())
+from sncc.diagnostics import render_text
+render_text.render(diags, {src.name: src}, 1, color=False)
+t.append(c())
+names = ["floor imports", "sncc imports", "parse", "typed plan", "facts", "checks", "render"]
+print(" ".join(f"{n.replace(' ', '_')}={(b - a) * 1000:.1f}" for n, a, b in zip(names, t, t[1:])))
+"""
+
+
+def phases(runs: int) -> dict[str, float]:
+    """Minimum CPU ms of each phase of a cold check over ``runs`` fresh processes."""
+    best: dict[str, float] = {}
+    for _ in range(runs):
+        out = subprocess.run([sys.executable, "-c", _PHASES, str(PLAN.relative_to(ROOT))], cwd=ROOT, env=CHILD_ENV,
+                             capture_output=True, text=True, check=True).stdout.split()
+        for kv in out:
+            k, v = kv.split("=")
+            best[k] = min(best.get(k, float("inf")), float(v))
+    return best
 
 
 def plan_300_lines() -> str:
@@ -144,13 +195,20 @@ def main() -> None:
     ap.add_argument("--edits", type=int, default=60, help="one-character edits to re-check (>= 50)")
     args = ap.parse_args()
     runs, edits = max(args.runs, 7), max(args.edits, 50)
-    (check, check_cpu), (floor, floor_cpu) = cold_check(runs)
-    ratio = check / floor
-    print(f"(a) cold `sncc check {PLAN.relative_to(ROOT)}`: {check * 1000:.0f} ms median of {runs}; "
-          f"`python -c \"import lark, pydantic, click\"`: {floor * 1000:.0f} ms; "
-          f"ratio {ratio:.2f}x (target <= 1.5x) {'OK' if ratio <= 1.5 else 'OVER'}")
-    print(f"    CPU time (user + system, steadier on a busy machine): {check_cpu * 1000:.0f} ms vs "
-          f"{floor_cpu * 1000:.0f} ms, ratio {check_cpu / floor_cpu:.2f}x; load average {os.getloadavg()[0]:.2f}")
+    got = cold_check(runs)
+    check, check_cpu = got["check"]
+    print(f"(a) cold `sncc check {PLAN.relative_to(ROOT)}`: {check * 1000:.0f} ms wall, {check_cpu * 1000:.0f} ms CPU "
+          f"(medians of {runs}; load average {os.getloadavg()[0]:.2f})")
+    for name, code in FLOORS.items():
+        wall, cpu = got[name]
+        ok = "OK" if check_cpu / cpu <= 1.5 else "OVER"
+        print(f"    floor `{code}` ({name}): {wall * 1000:.0f} ms wall, {cpu * 1000:.0f} ms CPU; "
+              f"ratio {check / wall:.2f}x wall, {check_cpu / cpu:.2f}x CPU"
+              + (f" (target <= 1.5x) {ok}" if name == "as used" else ""))
+    best = phases(runs)
+    total = sum(best.values())
+    print("    breakdown of one cold check (CPU ms, minimum of each phase over the runs): "
+          + ", ".join(f"{k.replace('_', ' ')} {v:.0f}" for k, v in best.items()) + f"; sum {total:.0f}")
     try:
         med, p90, n = lsp_recheck(edits)
     except ImportError as e:

@@ -12,4 +12,4 @@ Importing this package is cheap on purpose: heavy modules are imported by the
 phase that needs them.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -16,11 +16,20 @@ import click
 from sncc import __version__
 from sncc.importer.command import import_options
 
+# sncc's plan models use no pydantic plugin; pydantic looks plugins up (importlib.metadata
+# entry points) when it builds the first model, ~25 ms of every start (issue 14 item 16).
+# Only the sncc process is affected; set PYDANTIC_DISABLE_PLUGINS yourself to override.
+os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+
 EXIT_OK, EXIT_PROBLEMS, EXIT_FAILURE = 0, 1, 2
 
 
 class ReadFailure(Exception):
-    """A plan file could not be read at all (exit 2)."""
+    """A plan file could not be read at all (exit 2): ``path`` as given and ``reason``."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path, self.reason = path, reason
 
 
 def read_source(path: str, stdin_name: str | None = None):
@@ -28,25 +37,54 @@ def read_source(path: str, stdin_name: str | None = None):
 
     Returns ``(SourceFile, [diagnostics])``; invalid UTF-8 becomes an SN1004
     diagnostic on a file decoded with replacement characters.  Raises
-    :class:`ReadFailure` when the file cannot be read.
+    :class:`ReadFailure` when the file cannot be read: it does not exist, is not a
+    regular file (a directory, a FIFO, which would block, a device), lies under
+    ``/proc``, ``/sys`` or ``/dev``, or is larger than
+    :data:`sncc.source.MAX_FILE_BYTES`.  A pipe is read through ``-``.
     """
-    from sncc.diagnostics import codes
-    from sncc.diagnostics.model import diag
-    from sncc.source import MAX_FILE_BYTES, SourceFile, read_bytes_limited
+    from sncc.source import MAX_FILE_BYTES, read_bytes_limited
 
     if path == "-":
         data = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
         if len(data) > MAX_FILE_BYTES:
-            raise ReadFailure(f"{stdin_name or '<stdin>'}: larger than {MAX_FILE_BYTES / 2**20:g} MiB, the most sncc reads")
+            raise ReadFailure(stdin_name or "<stdin>", f"larger than {MAX_FILE_BYTES / 2**20:g} MiB, the most sncc reads")
         name = stdin_name or "<stdin>"
     else:
+        from sncc.syntax.imports import pseudo_root
+
+        root = pseudo_root(path)
+        if root is not None:
+            raise ReadFailure(path, f"is under {root}, a folder of kernel pseudo-files and devices; "
+                                    "pipe a plan through stdin with `-`")
         try:
-            data = read_bytes_limited(path)
+            data = read_bytes_limited(path, regular_only=True)
         except IsADirectoryError:
-            raise ReadFailure(f"{path}: is a directory") from None
+            raise ReadFailure(path, "is a directory") from None
         except OSError as e:
-            raise ReadFailure(f"{path}: {e.strerror or e}") from None
+            reason = e.strerror or str(e)
+            if reason == "not a regular file":
+                import stat
+
+                try:
+                    fifo = stat.S_ISFIFO(os.stat(path).st_mode)
+                except OSError:
+                    fifo = False
+                reason = ("is a FIFO (named pipe)" if fifo else "is not a regular file") + \
+                    "; pipe a plan through stdin with `-`"
+            raise ReadFailure(path, reason) from None
+        except ValueError:
+            raise ReadFailure(path.replace("\x00", "\\x00"), "the path holds a NUL byte") from None
         name = path
+    return source_from_bytes(name, data)
+
+
+def source_from_bytes(name: str, data: bytes):
+    """``(SourceFile, [diagnostics])`` of plan bytes read from ``name``: UTF-8 text, or an
+    SN1004 diagnostic at the first invalid byte on the text decoded with replacement characters."""
+    from sncc.diagnostics import codes
+    from sncc.diagnostics.model import diag
+    from sncc.source import SourceFile
+
     try:
         return SourceFile(name, data.decode("utf-8")), []
     except UnicodeDecodeError as e:
@@ -142,11 +180,15 @@ def check(plans: tuple[str, ...], fmt: str, stdin_filename: str | None, color: b
         raise click.BadParameter(str(e), param_hint="--select/--ignore") from None
     all_diags, sources = [], {}
     failed = False
+    unread = 0
     for path in ([] if imported else _unique_paths(plans)):
         try:
             comp, src, extra = _compile(path, stdin_filename)
         except ReadFailure as e:
-            click.echo(f"sncc: error: {e}", err=True)
+            # a located error in every format (the file, no line): JSON `valid: false`,
+            # a GitHub annotation on the file, a SARIF result; exit 2 all the same
+            all_diags.append(_unreadable(e))
+            unread += 1
             failed = True
             continue
         diags, srcs = _diagnostics(comp, src, extra)
@@ -160,13 +202,23 @@ def check(plans: tuple[str, ...], fmt: str, stdin_filename: str | None, color: b
         all_diags += select(diags, selected, ignored)
     if color is None:
         color = sys.stdout.isatty()
-    if sources or fmt not in ("text", "concise"):  # nothing was read: the error above is the whole story
-        _emit_diagnostics(all_diags, sources, len(sources), fmt, color)
+    _emit_diagnostics(all_diags, sources, len(sources) + unread, fmt, color)
     internal = any(d.code.code == "SN9001" for d in all_diags)
     if failed or internal:
         sys.exit(EXIT_FAILURE)
     problems = any(d.is_error or (strict and d.severity == "warning") for d in all_diags)
     sys.exit(EXIT_PROBLEMS if problems and not exit_zero else EXIT_OK)
+
+
+def _unreadable(e: ReadFailure):
+    """SN1060 on the file ``e.path`` (a span with no text behind it: renderers print the
+    file alone) saying why it cannot be read."""
+    from sncc.diagnostics import codes
+    from sncc.diagnostics.model import diag
+    from sncc.source import Span
+
+    return diag(codes.UNREADABLE_FILE, f"cannot read `{e.path}`: {e.reason}", Span(e.path, 0, 0),
+                help="give the path of a plan file (`.sn`), or `-` to read one from stdin")
 
 
 def _unique_paths(plans: tuple[str, ...]) -> list[str]:
@@ -429,19 +481,9 @@ def explain(code: str) -> None:
     if ec is None:
         click.echo(f"sncc: error: unknown code `{code}`; codes are SN1001 … {max(REGISTRY)}", err=True)
         sys.exit(EXIT_FAILURE)
-    click.echo(f"{ec.code} ({ec.name}), default severity {ec.severity}\n")
-    click.echo(f"{ec.summary}.\n")
-    click.echo(ec.explanation + "\n")
-    click.echo("Failing example:\n")
-    click.echo("\n".join("    " + ln for ln in ec.bad.splitlines()) + "\n")
-    click.echo("Fixed:\n")
-    click.echo("\n".join("    " + ln for ln in ec.good.splitlines()) + "\n")
-    from sncc.build import BUILD_BLOCKING
+    from sncc.listing import explain_page, show
 
-    if ec.code in BUILD_BLOCKING:
-        click.echo("This error makes the deployment impossible: `# sncc: ignore[...]` hides it from "
-                   "`sncc check`, but `sncc build` still refuses to write the plan's files.\n")
-    click.echo(f"See {ec.url}")
+    show(*explain_page(ec))
 
 
 @main.command()
@@ -539,31 +581,9 @@ def fmt_command(plans: tuple[str, ...], check_only: bool, show_diff: bool, stdin
 @click.argument("kind", type=click.Choice(["systems", "chips", "models", "releases", "connectors"]), default="systems")
 def catalog_cmd(kind: str) -> None:
     """List the catalog ids a plan can name (systems, chips, models, releases, connectors), with their sources."""
-    from sncc import catalog
+    from sncc.listing import catalog_table, show
 
-    def src(entry) -> str:
-        s = getattr(entry, "source", ()) or ()
-        return s[0] if s else ""
-
-    if kind == "systems":
-        for sid, sy in catalog.systems().items():
-            click.echo(f"{sid:<24} {sy.devices_per_node:>3} × {sy.chip:<14} {sy.name}")
-    elif kind == "chips":
-        for cid, c in catalog.chips().items():
-            hbm = f"{c.hbm_bytes / 2**30:.0f} GiB" if c.hbm_bytes else "?"
-            click.echo(f"{cid:<14} {c.device_type:<5} {hbm:>8}  weights: {', '.join(c.weight_formats)}  [{c.status}] {src(c)}")
-    elif kind == "models":
-        for mid, m in catalog.models().items():
-            kind_ = "MoE" if m.is_moe else "dense"
-            click.echo(f"{mid:<18} {kind_:<5} {m.num_hidden_layers:>3} layers  max positions {m.max_position_embeddings}"
-                       f"  aliases: {', '.join(m.aliases[:3]) or '-'}")
-        click.echo("\nany other model: point `model.weights` at a directory with its config.json")
-    elif kind == "releases":
-        for r in catalog.vllm_ascend_releases():
-            click.echo(f"vllm-ascend {r.version:<12} vLLM {r.vllm:<8} CANN {r.cann:<8} torch {r.torch:<7} torch_npu {r.torch_npu}")
-    else:
-        for cid, c in catalog.kv_connectors().items():
-            click.echo(f"{cid:<12} {c.class_name:<26} engines: {', '.join(c.engines)}")
+    show(catalog_table(kind))
 
 
 def _register_import() -> None:

@@ -2,14 +2,19 @@
 
 The layout:
 
-* two-space indentation, one item per line, ``key = value`` and
-  ``key < value`` with single spaces, separators (``;`` ``,``) dropped;
+* two-space indentation, ``key = value`` and ``key < value`` with single
+  spaces, separators (``;`` ``,``) dropped;
+* short blocks stay on one line, as rustfmt and black keep short calls: a
+  block written without a line break right after its ``{`` (nor after the
+  ``{`` of a block inside it), with no comment inside, is written
+  ``name "label" { a = 1  b = 2 }`` (two spaces between items) when the line
+  fits :data:`WIDTH` columns; otherwise, for a block its writer broke after
+  the ``{`` (Prettier's rule for objects) and for a top-level block (the
+  plan), one item per line;
 * a block with no items and no comments stays ``name "label" {}``;
 * a blank line between top-level items of the file when one of them is a
-  block or the last import, and between the items of a top-level block when
-  one of them is a block (the blocks of a plan); elsewhere one blank line is
-  kept where the source had at least one, none at the start or end of a
-  block;
+  block or the last import; elsewhere one blank line is kept where the source
+  had at least one, none at the start or end of a block;
 * values as written (numbers and quantities keep their text: ``3.5k`` stays
   ``3.5k``), strings re-quoted canonically (``\\\\ \\" \\n \\r \\t`` escaped,
   everything else literal), lists ``[a, b]``, calls ``env("NAME")``;
@@ -23,13 +28,22 @@ The layout:
 * line breaks: ``\\r\\n`` when the file's first line break is ``\\r\\n``,
   else ``\\n``; a byte-order mark is kept; the file ends with one line break.
 
-Suppressions: the items that start on a line a ``# sncc: ...`` comment
-covers (:func:`sncc.diagnostics.filters.suppression_lines`: the comment's own
-line, or the next line for a comment alone on its line) stay together on one
-line (``tp = 1  ep = 64  # sncc: ignore[...] ...``, two spaces between them; a
-block written on that line stays written on one line, except the last item's,
-which is laid out as usual), so formatting never changes which diagnostics a
-suppression covers (tested over every example and test case).
+Suppressions: formatting keeps what every ``# sncc: ...`` comment covers
+(:func:`sncc.diagnostics.filters.suppression_ranges`: its line, or the next
+line for a comment alone on its line, and a block opened there up to its
+``}``).  The items that start (or, not being blocks, end) on a covered line
+stay together on one line (``tp = 1  ep = 64  # sncc: ignore[...] ...``); a
+suppression after a ``}`` stays with the items of its line; one that ends the
+line of a ``{`` (or trails a one-line block that expands) goes on the block's
+header line; comments inside a block's header go before it; a multi-line
+block is not joined onto one line when a suppression covers only some of its
+lines.  An item split over lines, or a block whose ``{`` was on a later line
+than its name, is written on one line, so a suppression may come to cover all
+of it.  Two layouts cannot keep their reach: items after a ``}`` that closes
+an earlier line's block on a covered line (``model = "x" }  tp = 2``, they go
+on different lines), and a suppression inside an item (between its key and
+value, inside a list), which moves before the item like every comment there.
+Tested with hypothesis over the grammar (tests/fmt/test_suppressions_stay.py).
 
 Formatting needs a file that parses: :func:`format_source` raises
 :class:`FormatRefused` with the syntax diagnostics otherwise.  Comments come
@@ -42,14 +56,20 @@ nothing.
 from __future__ import annotations
 
 import difflib
+import re
 
 from sncc.atomic_file import write_atomically  # noqa: F401  (re-exported for the fmt command)
-from sncc.diagnostics.filters import Comment, scan_comments, suppression_lines
+from sncc.diagnostics.filters import Comment, is_suppression, scan_comments, suppression_lines, suppression_ranges
 from sncc.diagnostics.model import Diagnostic
 from sncc.source import SourceFile
 from sncc.syntax import ast
 
 INDENT = "  "
+#: an empty line: two line breaks (``\r\n``, ``\r`` or ``\n``) with only blanks between
+_EMPTY_LINE = re.compile(r"(?:\r\n|\r(?!\n)|\n)[ \t\f]*(?:\r\n|\r|\n)")
+#: the widest line a block is kept on (columns, indentation included, a trailing comment not
+#: counted); rustfmt's ``max_width`` default
+WIDTH = 100
 
 
 class FormatRefused(Exception):
@@ -94,14 +114,15 @@ class _Printer:
         self.last_end = 0  # source offset of the end of the last thing printed
         self.pending_blank = False
         self.keep_lines = suppression_lines(src)  # lines whose items stay together
+        self.covered = suppression_ranges(src)  # (first, last) lines of each suppression
         self.prefix = ""  # items of a kept line printed before the next item's text
 
     # -- helpers ---------------------------------------------------------------------
     def _blank_between(self, start: int) -> bool:
         """True when the source has an empty line between ``last_end`` and ``start``."""
-        gap = self.text[self.last_end : start]
-        # count line breaks in the gap; two or more mean an empty line (comments are consumed separately)
-        return gap.count("\n") + gap.count("\r") - gap.count("\r\n") >= 2
+        # two line breaks with only blanks between them (code in the gap, such as the rest of
+        # an item a comment sat inside, is not an empty line)
+        return _EMPTY_LINE.search(self.text, self.last_end, max(self.last_end, start)) is not None
 
     def _emit(self, depth: int, text: str, start: int, *, allow_blank: bool, force_blank: bool) -> None:
         if self.lines and (force_blank or (allow_blank and self._blank_between(start))):
@@ -125,14 +146,16 @@ class _Printer:
             printed = True
         return printed
 
-    def trailing(self, after: int) -> None:
-        """Append the comment on the same line right after offset ``after`` (nothing but blanks and separators between)."""
+    def trailing(self, after: int, *, through_braces: bool = False) -> None:
+        """Append the comment on the same line right after offset ``after`` (nothing but blanks
+        and separators between, and with ``through_braces`` closing braces too: the comment
+        after a ``}`` that covers the items of its line stays with them)."""
         if self.ci >= len(self.comments):
             self.last_end = max(self.last_end, after)
             return
         c = self.comments[self.ci]
         between = self.text[after : c.start]
-        if c.start >= after and self._same_line(after, c.start) and not between.strip(" \t\f;,"):
+        if c.start >= after and self._same_line(after, c.start) and not between.strip(" \t\f\ufeff;," + ("}" if through_braces else "")):
             self.lines[-1] += "  " + c.text.rstrip()
             self.ci += 1
             self.last_end = c.end
@@ -153,6 +176,58 @@ class _Printer:
                 continue
             i += 1
         return block.span.end  # pragma: no cover - a parsed block has a brace
+
+    def compact(self, node: ast.Block, depth: int) -> str | None:
+        """``node`` on one line, or None when it must be expanded: it is a top-level block, its
+        writer broke the line after its ``{`` (or after a nested block's), a comment sits
+        inside it, or the line would be wider than :data:`WIDTH` columns."""
+        body_end = node.span.end - 1
+        if depth == 0 or (self.ci < len(self.comments) and self.comments[self.ci].start < body_end):
+            return None  # a top-level block (the plan) is always expanded
+        if not self._unbroken(node):
+            return None
+        first, last = self.src.line_col(node.span.start)[0], self.src.line_col(body_end)[0]
+        if first != last and any(a is not None and a <= last and b >= first and not (a <= first and last <= b)
+                                 for a, b, _ in self.covered):
+            return None  # joining its lines would stretch a suppression that covers only some of them
+        text = self.inline(node)
+        return text if len(INDENT * depth) + len(self.prefix) + len(text) <= WIDTH else None
+
+    def _unbroken(self, node: ast.Block) -> bool:
+        """No line break between the ``{`` of ``node`` (or of a block inside it) and its first item."""
+        if node.items and not self._same_line(self.open_brace(node), node.items[0].span.start):
+            return False
+        return all(self._unbroken(n) for n in node.items if isinstance(n, ast.Block))
+
+    def _header_suppression(self, node: ast.Block, brace_end: int, body_end: int) -> None:
+        """Move a suppression that ends the line of the ``{`` (after items of the block written
+        there) onto the header line: on its line it covered the whole block, and it still does
+        there; after an item of the expanded body it would cover that item only."""
+        if self.ci >= len(self.comments) or not self.lines[-1].rstrip().endswith("{"):
+            return
+        c = self.comments[self.ci]
+        line = self.src.line_col(brace_end - 1)[0]
+        if c.start < body_end and self.src.line_col(c.start)[0] == line and is_suppression(c):
+            self.lines[-1] += "  " + c.text.rstrip()
+            self.ci += 1
+
+    def _has_comment(self, node) -> bool:
+        """True when an unprinted comment lies inside ``node``."""
+        return self.ci < len(self.comments) and self.comments[self.ci].start < node.span.end
+
+    def _last_line_covered(self) -> bool:
+        """True when a suppression covers the last output line: one ends it, or one stands alone
+        on the lines right above it (with only comments between)."""
+        comments = scan_comments(self.lines[-1])
+        if comments and is_suppression(comments[-1]):
+            return True
+        for prev in reversed(self.lines[:-1]):
+            stripped = prev.strip()
+            if not stripped.startswith("#"):
+                return False
+            if is_suppression(scan_comments(stripped)[0]):
+                return True
+        return False
 
     def inline(self, node) -> str:
         """``node`` written on one line (it has no comments: it was on one line of the source)."""
@@ -178,10 +253,13 @@ class _Printer:
         return p
 
     # -- items -------------------------------------------------------------------------
-    def item(self, node, depth: int, *, first: bool, force_blank: bool) -> None:
+    def item(self, node, depth: int, *, first: bool, force_blank: bool, kept: bool = False) -> None:
+        """Print one item; ``kept``: it is the last item starting on a line a suppression covers."""
         allow_blank = not first
         if isinstance(node, ast.Block):
-            printed = self.leading(depth, node.span.start, allow_blank=allow_blank, force_blank=force_blank)
+            # comments in the header (between the name and the `{`) go before it, where they
+            # still cover the header line and so the block
+            printed = self.leading(depth, self.open_brace(node) - 1, allow_blank=allow_blank, force_blank=force_blank)
             header = node.name + (f" {quote(node.label.value)}" if node.label is not None else "") + " {"
             brace_end = self.open_brace(node)
             body_end = node.span.end - 1  # offset of the closing brace
@@ -190,20 +268,33 @@ class _Printer:
                 self._emit(depth, self._take_prefix() + header[:-2] + " {}", node.span.start, allow_blank=allow_blank and not printed,
                            force_blank=force_blank and not printed)
                 self.last_end = node.span.start
-                self.trailing(node.span.end)
+                self.trailing(node.span.end, through_braces=kept)
+                return
+            compact = self.compact(node, depth)
+            if compact is not None:
+                self._emit(depth, self._take_prefix() + compact, node.span.start, allow_blank=allow_blank or printed,
+                           force_blank=force_blank and not printed)
+                self.last_end = node.span.start
+                self.trailing(node.span.end, through_braces=kept)
                 return
             self._emit(depth, self._take_prefix() + header, node.span.start, allow_blank=allow_blank or printed,
                        force_blank=force_blank and not printed)
             self.last_end = node.span.start
-            one_line = self._same_line(node.span.start, node.span.end)
+            one_line = self._same_line(brace_end - 1, node.span.end)
             if one_line:
                 # a one-line block's trailing comment goes on its header line, where it
                 # still covers the whole block (see sncc.diagnostics.filters)
-                self.trailing(node.span.end)
+                self.trailing(node.span.end, through_braces=kept)
                 self.last_end = brace_end
             else:
                 # a comment inside the header (before the brace) moves into the body
                 self.trailing(brace_end)
+                self._header_suppression(node, brace_end, body_end)
+            brace_line = self.src.line_col(brace_end - 1)[0]
+            if brace_line in self.keep_lines and self._last_line_covered():
+                # the header line is covered, so the whole block is: the body's items from
+                # that line need not stay together
+                self.keep_lines.discard(brace_line)
             # an expanded one-line block's items need not stay together: a suppression
             # covering its line now sits on the header line and covers the whole block
             self.body(node.items, depth + 1, body_end, group=not one_line)
@@ -218,12 +309,12 @@ class _Printer:
         self._emit(depth, text, node.span.start, allow_blank=allow_blank or printed,
                    force_blank=force_blank and not printed)
         self.last_end = node.span.start
-        self.trailing(node.span.end)
+        self.trailing(node.span.end, through_braces=kept)
 
     def body(self, items, depth: int, end: int, *, group: bool = True) -> None:
         """Print ``items`` (of a block at ``depth - 1``, or of the file at depth 0); with
         ``group``, the items starting on a line a suppression covers stay on one line."""
-        separate_blocks = depth <= 1
+        separate_blocks = depth == 0
         prev = None
         i = 0
         while i < len(items):
@@ -232,15 +323,22 @@ class _Printer:
             if separate_blocks and prev is not None:
                 force = isinstance(node, ast.Block) or isinstance(prev, ast.Block) or (
                     isinstance(prev, ast.Import) and not isinstance(node, ast.Import))
-            # the items starting on a line a suppression covers stay on one line
+            # the items starting on a line a suppression covers stay on one line, with an
+            # item that ends there (a comment inside it moves before the line; a block
+            # ending there must have none, it is written on the line)
             j = i + 1
             line = self.src.line_col(node.span.start)[0]
-            if group and line in self.keep_lines:
+            if group and line not in self.keep_lines and (not isinstance(node, ast.Block) or not self._has_comment(node)):
+                end_line = self.src.line_col(max(node.span.start, node.span.end - 1))[0]
+                if end_line in self.keep_lines:
+                    line = end_line
+            kept = group and line in self.keep_lines
+            if kept:
                 while j < len(items) and self.src.line_col(items[j].span.start)[0] == line:
                     j += 1
             if j > i + 1:
                 self.prefix = "  ".join(self.inline(n) for n in items[i : j - 1]) + "  "
-            self.item(items[j - 1], depth, first=(i == 0 and depth > 0), force_blank=force)
+            self.item(items[j - 1], depth, first=(i == 0 and depth > 0), force_blank=force, kept=kept)
             prev = items[j - 1]
             i = j
 

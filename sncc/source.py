@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import bisect
 import errno
+import itertools
+import re
 from dataclasses import dataclass, field
 
 #: Largest file sncc reads as a plan, an imported plan, a trace or a config.json, in
@@ -57,6 +59,10 @@ def read_bytes_limited(path: str, limit: int = MAX_FILE_BYTES, *, regular_only: 
     return data
 
 
+#: a line break (kept by ``split``): ``\r\n``, a lone ``\r`` or ``\n`` (the grammar ends comments and strings at
+#: the same characters, grammar/sncc.lark)
+LINE_BREAK_SPLIT = re.compile(r"(\r\n?|\n)")
+
 #: the byte-order mark as a decoded character; a leading one is not counted as a column
 BOM = "\ufeff"
 
@@ -91,22 +97,15 @@ class SourceFile:
     _line_starts: list[int] = field(default_factory=list, init=False, repr=False)
 
     def __post_init__(self) -> None:
-        starts = [0]
+        # linear, at C speed: running sums of the line lengths (each with its break; a
+        # `\r\n` pair is one break); line k + 1 starts where break k ends
         text = self.text
-        i = 0
-        n = len(text)
-        while True:
-            j = text.find("\n", i)
-            k = text.find("\r", i)
-            if j < 0 and k < 0:
-                break
-            if k >= 0 and (j < 0 or k < j):
-                nxt = k + 2 if k + 1 < n and text[k + 1] == "\n" else k + 1
-            else:
-                nxt = j + 1
-            starts.append(nxt)
-            i = nxt
-        self._line_starts = starts
+        if "\r" not in text:
+            lengths = map((1).__add__, map(len, text.split("\n")[:-1]))
+            self._line_starts = [0, *itertools.accumulate(lengths)]
+        else:
+            sums = list(itertools.accumulate(map(len, LINE_BREAK_SPLIT.split(text))))  # line, break, line, ...
+            self._line_starts = [0, *sums[1::2]]
 
     def clamp(self, offset: int) -> int:
         """Clamp ``offset`` into ``[0, len(text)]``."""

@@ -91,3 +91,37 @@ def additional_config(files: dict[str, str], role: str) -> dict:
 
     raw = role_yaml(files, role).get("additional-config")
     return json.loads(raw) if raw else {}
+
+
+def cpu_seconds(fn, *args, repeat: int = 3) -> float:
+    """The least process CPU time (``time.process_time``, seconds) of ``repeat`` calls of
+    ``fn(*args)``.  CPU time, not wall time: other processes sharing the machine's cores
+    stretch the wall clock, not the work done; the least of a few runs drops one-off costs
+    (first-call caches, a page fault storm)."""
+    import time
+
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.process_time()
+        fn(*args)
+        best = min(best, time.process_time() - t0)
+    return best
+
+
+#: CPU time of an input 8× larger over the smaller one's: 8 for a linear cost, 64 for a
+#: quadratic one; 24 leaves room for measurement noise and cache effects on small inputs
+SCALE_FACTOR = 8
+LINEAR_RATIO_LIMIT = 24.0
+
+
+def assert_linear(fn, small, large, what: str, repeat: int = 3) -> float:
+    """Assert that ``fn(large)`` costs less than :data:`LINEAR_RATIO_LIMIT` × ``fn(small)``
+    in CPU time, ``large`` being :data:`SCALE_FACTOR` × ``small`` in size (a ratio within one
+    run, so the test holds on a loaded machine).  Returns the ratio."""
+    t_small = max(cpu_seconds(fn, small, repeat=repeat), 1e-6)
+    t_large = cpu_seconds(fn, large, repeat=repeat)
+    ratio = t_large / t_small
+    print(f"{what}: {t_large:.4f} s CPU vs {t_small:.4f} s at 1/{SCALE_FACTOR} the size: {ratio:.1f}x")
+    assert ratio < LINEAR_RATIO_LIMIT, (
+        f"{what}: {SCALE_FACTOR}x the input costs {ratio:.1f}x the CPU time (linear: ~{SCALE_FACTOR}x)")
+    return ratio

@@ -14,7 +14,7 @@ import re
 import jsonschema
 from click.testing import CliRunner
 
-from expect import ROOT
+from expect import ROOT, expectations
 from sncc import __version__
 from sncc.cli import main
 from sncc.resources import schema
@@ -161,13 +161,14 @@ def test_several_files_and_stdin():
     text = (ROOT / "examples" / "broken" / "wrong-unit.sn").read_text()
     r = run("check", "--format", "concise", "--stdin-filename", "mine.sn", SEED, "-", input=text)
     assert r.exit_code == 1
-    assert any(ln.startswith("mine.sn:12:16: error[SN2003]") for ln in r.output.splitlines())
+    (line, col), = [(ln, c) for code, ln, c in expectations(ROOT / "examples" / "broken" / "wrong-unit.sn")]
+    assert any(ln.startswith(f"mine.sn:{line}:{col}: error[SN2003]") for ln in r.output.splitlines())
     assert r.output.rstrip().endswith("in 2 files")
 
 
 # --- inline suppressions ---------------------------------------------------------------
 
-DECODE = "  decode  { instances = 1  devices = 64  tp = 1  ep = 64  max_num_seqs = 48 }"
+DECODE = "  decode { instances = 1  devices = 64  tp = 1  ep = 64  max_num_seqs = 48 }"
 
 
 def _seed_with(old: str, new: str) -> str:

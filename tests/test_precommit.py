@@ -77,6 +77,8 @@ def test_build_check_skips_plans_without_outputs_and_fails_on_errors(tmp_path):
 
 
 def test_hook_manifest():
+    import re
+
     hooks = {h["id"]: h for h in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))}
     assert set(hooks) == {"sncc-check", "sncc-build-check", "sncc-check-import"}
     assert hooks["sncc-check-import"]["entry"] == "sncc check --import"
@@ -84,8 +86,48 @@ def test_hook_manifest():
         files = r"(^|/)(run|serve|launch)[^/]*\.sh$" if h["id"] == "sncc-check-import" else r"\.sn$"
         assert h["language"] == "python" and h["files"] == files and h["types"] == ["text"]
         assert h["require_serial"] is True
-    assert hooks["sncc-check"]["entry"] == "sncc check"
-    assert hooks["sncc-build-check"]["entry"] == "sncc build --check"
+    assert hooks["sncc-check"]["entry"] == "sncc check" and hooks["sncc-check"]["files"] == r"\.sn$"
+    build = hooks["sncc-build-check"]
+    assert build["entry"] == "python -m sncc.precommit build-check" and build["verbose"] is True
+    # runs on plans and on hand edits of generated files (issue 14 item 14)
+    assert re.search(build["files"], "deploy/r1.sn") and re.search(build["files"], "deploy/r1.out/vllm/serve.yaml")
+    assert not re.search(build["files"], "README.md")
+
+
+def test_build_hook_maps_outputs_to_plans_and_reports_skips(tmp_path, capsys, monkeypatch):
+    """An edited x.out/ file checks x.sn; a plan without x.out/ is reported as skipped."""
+    from sncc.precommit import main as hook
+
+    monkeypatch.chdir(tmp_path)
+    Path("r1.sn").write_text(GOOD.read_text(encoding="utf-8"), encoding="utf-8")
+    assert run("build", "r1.sn", "-o", "r1.out").exit_code == 0
+    Path("new.sn").write_text(GOOD.read_text(encoding="utf-8"), encoding="utf-8")
+    env = Path("r1.out/env.sh")
+    assert hook(["build-check", str(env)]) == 0
+    out = capsys.readouterr().out
+    assert "1 plan(s) compared, 0 skipped" in out
+    env.write_text(env.read_text(encoding="utf-8") + "export EDITED=1\n", encoding="utf-8")
+    assert hook(["build-check", str(env), "r1.sn"]) == 1  # one check of r1.sn, stale
+    out = capsys.readouterr().out
+    assert "env.sh differs" in out and out.count("r1.out is stale") == 1
+    assert hook(["build-check", "new.sn", "gone.out/x.json"]) == 0
+    out = capsys.readouterr().out
+    assert "skipped new.sn: no new.out/ beside it" in out and "skipped gone.out/x.json: no plan gone.sn" in out
+    assert "0 plan(s) compared, 2 skipped" in out
+
+
+def test_release_version_is_consistent():
+    """The README's pre-commit `rev` is the tag of the version in pyproject.toml, which has a
+    CHANGELOG entry and is sncc.__version__ (issue 14 item 14: `rev: <tag>` with no tags)."""
+    import re
+
+    import sncc
+
+    version = re.search(r'^version = "([^"]+)"', (ROOT / "pyproject.toml").read_text(encoding="utf-8"), re.M).group(1)
+    assert sncc.__version__ == version
+    assert re.search(rf"^## \[?{re.escape(version)}\]? — \d{{4}}-\d{{2}}-\d{{2}}", (ROOT / "CHANGELOG.md").read_text(encoding="utf-8"), re.M)
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert f"rev: v{version}" in readme and "rev: <tag>" not in readme
 
 
 # --- the real pre-commit ------------------------------------------------------------------
@@ -139,7 +181,10 @@ def test_pre_commit_try_repo_sncc_check(repos):
     assert "Passed" in r.stdout
     r = _try_repo(repos, "sncc-check", "good.sn", "bad.sn")
     assert r.returncode == 1, r.stdout + r.stderr
-    assert "Failed" in r.stdout and "error[SN3001]" in r.stdout and "bad.sn:19:38" in r.stdout
+    from expect import ROOT, expectations
+
+    (line, col), = [(ln, c) for code, ln, c in expectations(ROOT / "examples" / "broken" / "tp-ep-mismatch.sn") if code == "SN3001"]
+    assert "Failed" in r.stdout and "error[SN3001]" in r.stdout and f"bad.sn:{line}:{col}" in r.stdout
 
 
 def test_pre_commit_try_repo_sncc_build_check(repos):
@@ -156,3 +201,15 @@ def test_pre_commit_try_repo_sncc_build_check(repos):
         assert "good.out is stale" in r.stdout
     finally:
         plan.write_text(original, encoding="utf-8")
+    # a hand edit of a generated file alone runs the check (it was "Skipped" before)
+    out = next(p for p in sorted((project / "good.out").rglob("*")) if p.is_file() and p.name != "sncc-manifest.json")
+    kept = out.read_bytes()
+    try:
+        out.write_bytes(kept + b"\n")
+        r = _try_repo(repos, "sncc-build-check", str(out.relative_to(project)))
+        assert r.returncode == 1 and "good.out is stale" in r.stdout, r.stdout + r.stderr
+    finally:
+        out.write_bytes(kept)
+    # a plan without an output folder is reported as skipped in the hook's output
+    r = _try_repo(repos, "sncc-build-check", "bad.sn")
+    assert r.returncode == 0 and "skipped bad.sn: no bad.out/" in r.stdout, r.stdout + r.stderr

@@ -11,9 +11,9 @@ import re
 import shutil
 import subprocess
 import threading
-import time
 
 import pytest
+from expect import SCALE_FACTOR, assert_linear
 
 from sncc.compiler import compile_file
 from sncc.diagnostics.render_text import render
@@ -118,24 +118,22 @@ def test_emitters_keep_a_hostile_name_inside_its_comment(engine, model, tmp_path
 # --------------------------------------------------------------------------- 2. linear secret scan
 
 def test_one_megabyte_string_checks_in_linear_time():
-    text = 'plan "' + "x" * 1_000_000 + '" {}\n'
-    t0 = time.perf_counter()
-    ds = diags(text)
-    took = time.perf_counter() - t0
-    print(f"1 MB string literal: check took {took:.2f} s")
-    assert took < 5.0
-    assert any(d.code.code == "SN2005" for d in ds)
+    def check(n: int) -> None:
+        ds = diags('plan "' + "x" * n + '" {}\n')
+        assert any(d.code.code == "SN2005" for d in ds)
+
+    assert_linear(check, 125_000, 1_000_000, "a 1 MB string literal", repeat=1)
 
 
 def test_url_password_detection_linear_on_adversarial_shapes():
     from sncc.plan.build import url_with_password
 
-    for shape in ("x" * 1_000_000, "a://" * 250_000, "a:" * 500_000 + "//", "a://b:" * 150_000):
-        t0 = time.perf_counter()
-        assert not url_with_password(shape)
-        took = time.perf_counter() - t0
-        print(f"{shape[:6]!r}… ({len(shape)} chars): {took:.3f} s")
-        assert took < 2.0
+    def scan(shape: tuple[str, int, str]) -> None:
+        unit, n, tail = shape
+        assert not url_with_password(unit * n + tail)
+
+    for unit, n, tail in (("x", 1_000_000, ""), ("a://", 250_000, ""), ("a:", 500_000, "//"), ("a://b:", 150_000, "")):
+        assert_linear(scan, (unit, n // SCALE_FACTOR, tail), (unit, n, tail), f"{unit!r} × {n}{tail}")
 
 
 #: the former pattern, kept here to show the linear scan finds the same strings

@@ -14,8 +14,10 @@ no pydantic, only the standard library.
 
 from __future__ import annotations
 
+import bisect
 import datetime as _dt
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib.resources import files as _files
@@ -412,7 +414,8 @@ class ChipSupport:
 
     ``first_version`` None with ``never`` True = never supported.  ``warn_versions``: earlier
     releases accepted with a warning.  ``product`` narrows a row to one chip id (e.g. 950PR).
-    Source: domain-facts §2.3.
+    ``unknown_before``: ``first_version`` is only the first release a source was found for, so
+    earlier ones are "unknown", not "unsupported".  Source: domain-facts §2.3.
     """
 
     engine: str
@@ -424,6 +427,7 @@ class ChipSupport:
     status: str
     source: tuple[str, ...]
     notes: str = ""
+    unknown_before: bool = False
 
 
 @dataclass(frozen=True)
@@ -920,6 +924,7 @@ def chip_support() -> tuple[ChipSupport, ...]:
                 status=_status(d, where),
                 source=_sources(d, where),
                 notes=d.get("notes", ""),
+                unknown_before=bool(d.get("unknown_before", False)),
             )
         )
     return tuple(rows)
@@ -951,7 +956,8 @@ def first_supported_release(engine: str, device_type: str, product: str | None =
 
 
 def support_status(engine: str, device_type: str, version: str, product: str | None = None) -> str:
-    """"supported", "warn" (accepted with a warning, e.g. A3 on vllm-ascend v0.9.1) or "unsupported"."""
+    """"supported", "warn" (accepted with a warning, e.g. A3 on vllm-ascend v0.9.1), "unknown"
+    (before the first release a source lists, on a row with ``unknown_before``) or "unsupported"."""
     row = _support_row(engine, device_type, product)
     if row.never or row.first_version is None:
         return "unsupported"
@@ -960,7 +966,7 @@ def support_status(engine: str, device_type: str, version: str, product: str | N
         return "supported"
     if any(v == parse_version(w) for w in row.warn_versions):
         return "warn"
-    return "unsupported"
+    return "unknown" if row.unknown_before else "unsupported"
 
 
 @lru_cache(maxsize=None)
@@ -1070,7 +1076,13 @@ class GraphSupport:
 
 @dataclass(frozen=True)
 class CaptureGrid:
-    """Default graph-capture batch sizes of an engine: ``fixed`` plus every multiple of ``step``."""
+    """Default graph-capture batch sizes of an engine: ``fixed`` plus every positive multiple
+    of ``step`` (``step`` 0: ``fixed`` only).  Sizes are tokens per DP rank.
+
+    Every query is arithmetic, O(len(fixed)), whatever ``n`` is (a plan may ask about
+    ``max_num_seqs`` up to 2^31 - 1): :meth:`contains`, :meth:`next_at_least`,
+    :meth:`largest_at_most`, and :meth:`sizes_up_to`, a lazy sorted sequence.
+    """
 
     engine: str
     fixed: tuple[int, ...]
@@ -1081,19 +1093,92 @@ class CaptureGrid:
 
     def contains(self, n: int) -> bool:
         """True if a batch of ``n`` tokens is on the default grid."""
-        return n in self.fixed or (self.step > 0 and n % self.step == 0)
+        return n in self.fixed or (self.step > 0 and n > 0 and n % self.step == 0)
 
-    def sizes_up_to(self, n: int) -> tuple[int, ...]:
-        """Grid sizes ≤ ``n`` in increasing order: what the engine captures for a largest batch
-        of ``n`` tokens (batches above the largest of them run eager, check SN5006)."""
-        mult = range(self.step, n + 1, self.step) if self.step > 0 else ()
-        return tuple(sorted({g for g in self.fixed if g <= n} | set(mult)))
+    def next_at_least(self, n: int) -> int | None:
+        """The smallest grid size >= ``n`` (None when the grid has none: ``step`` 0)."""
+        cands = [g for g in self.fixed if g >= n]
+        if self.step > 0:
+            cands.append(max(1, -(-n // self.step)) * self.step)
+        return min(cands, default=None)
 
-    def nearest(self, n: int) -> tuple[int | None, int]:
+    def largest_at_most(self, n: int) -> int | None:
+        """The largest grid size <= ``n``, or None when every size is larger."""
+        cands = [g for g in self.fixed if g <= n]
+        if self.step > 0 and n >= self.step:
+            cands.append(n // self.step * self.step)
+        return max(cands, default=None)
+
+    def sizes_up_to(self, n: int) -> "GridSizes":
+        """Grid sizes <= ``n`` in increasing order, as a lazy :class:`GridSizes` sequence: what
+        the engine captures for a largest batch of ``n`` tokens (batches above the largest run
+        eager, check SN5006)."""
+        return GridSizes(self, n)
+
+    def nearest(self, n: int) -> tuple[int | None, int | None]:
         """(largest grid size < n or None, smallest grid size > n)."""
-        below = max([g for g in self.fixed if g < n] + ([n // self.step * self.step] if n > self.step else []), default=None)
-        above = min([g for g in self.fixed if g > n] + [(n // self.step + 1) * self.step])
-        return below, above
+        return self.largest_at_most(n - 1), self.next_at_least(n + 1)
+
+
+class GridSizes(Sequence):
+    """The sizes of a :class:`CaptureGrid` up to ``limit``, sorted, without materialising them:
+    ``len``, indexing (negative too), ``in`` and iteration are arithmetic, so ``bisect`` works
+    on it.  Sizes are the ``fixed`` ones not on the step lattice, merged with the multiples of
+    ``step`` up to ``limit``."""
+
+    def __init__(self, grid: CaptureGrid, limit: int) -> None:
+        self._grid, self._limit = grid, limit
+        step = grid.step
+        self._extra = tuple(sorted({g for g in grid.fixed if g <= limit and not (step > 0 and g > 0 and g % step == 0)}))
+        self._mult = limit // step if step > 0 and limit >= step else 0
+
+    def __len__(self) -> int:
+        return len(self._extra) + self._mult
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        n = len(self)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError("grid index out of range")
+        # the i-th size: fixed extras interleave with k·step; find k by counting extras below
+        lo, hi = 0, self._mult  # number of multiples before position i
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            # position of multiple `mid` (value mid·step) = mid - 1 + extras below it
+            pos = mid - 1 + bisect.bisect_left(self._extra, mid * self._grid.step)
+            if pos <= i:
+                lo = mid
+            else:
+                hi = mid - 1
+        if lo > 0 and lo - 1 + bisect.bisect_left(self._extra, lo * self._grid.step) == i:
+            return lo * self._grid.step
+        return self._extra[i - lo]
+
+    def __contains__(self, n) -> bool:
+        return isinstance(n, int) and n <= self._limit and self._grid.contains(n)
+
+    def __iter__(self):
+        step, extras, j = self._grid.step, self._extra, 0
+        for k in range(1, self._mult + 1):
+            while j < len(extras) and extras[j] < k * step:
+                yield extras[j]
+                j += 1
+            yield k * step
+        yield from extras[j:]
+
+    def __eq__(self, other) -> bool:
+        """Equal to any sequence of the same sizes (a tuple, a list, another grid)."""
+        if not isinstance(other, Sequence) or isinstance(other, (str, bytes)):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+
+    __hash__ = None  # type: ignore[assignment]  # compares by value, like a list
+
+    def __repr__(self) -> str:
+        return f"GridSizes(fixed={self._grid.fixed}, step={self._grid.step}, up_to={self._limit})"
 
 
 @dataclass(frozen=True)

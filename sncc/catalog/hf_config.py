@@ -74,22 +74,99 @@ def _read_json(path: str) -> Any:
     except (OSError, ValueError) as e:  # ValueError: a NUL byte in the path
         raise CatalogError(f"{path}: cannot read file: {getattr(e, 'strerror', None) or e}") from e
     try:
-        return json.loads(data.decode("utf-8"))
+        return json.loads(data.decode("utf-8"), parse_constant=_no_constant(path), parse_float=_finite(path))
     except UnicodeDecodeError as e:
         raise CatalogError(f"{path}: not UTF-8 text") from e
     except json.JSONDecodeError as e:
         raise CatalogError(f"{path}: malformed JSON at line {e.lineno} column {e.colno}: {e.msg}") from e
 
 
+def _no_constant(path: str):
+    """``json.loads`` ``parse_constant``: ``Infinity``, ``-Infinity`` and ``NaN`` are not JSON
+    (RFC 8259 §6); Python's reader accepts them, and an infinite layer count overflows."""
+    def refuse(name: str):
+        raise CatalogError(f"{path}: `{name}` is not a JSON number (RFC 8259 allows finite numbers only)")
+    return refuse
+
+
+def _finite(path: str):
+    """``json.loads`` ``parse_float``: a float literal too large for a double (``1e400``) is refused."""
+    def parse(text: str) -> float:
+        v = float(text)
+        if v != v or v in (float("inf"), float("-inf")):
+            raise CatalogError(f"{path}: the number {text[:24]} is too large for a 64-bit float")
+        return v
+    return parse
+
+
+#: Largest value sncc accepts for an integer field of config.json.  These are sanity bounds, not
+#: facts about any model: each is far above every published checkpoint (the deepest has under
+#: 200 layers, the widest vocabulary about 256k entries, the most routed experts 384) and low
+#: enough that no loop or product over them can hang a check.  Positions and windows are token
+#: counts and share the engines' int32 bound (sncc.plan.model.INT32_MAX).
+_INT_LIMITS = {"num_hidden_layers": 2**16, "num_hash_layers": 2**16, "first_k_dense_replace": 2**16,
+               "num_nextn_predict_layers": 2**10, "decoder_sparse_step": 2**16,
+               "max_position_embeddings": 2**31 - 1, "sliding_window": 2**31 - 1, "index_topk": 2**31 - 1}
+#: bound of every other integer field (hidden sizes, heads, experts, ranks, vocabulary)
+_INT_LIMIT = 2**24
+
+
 def _int_field(cfg: Mapping[str, Any], key: str, path: str, *, required: bool = False) -> int | None:
+    """``cfg[key]`` as an int in ``[0, limit]`` (limit from :data:`_INT_LIMITS`), None when absent.
+    Raises CatalogError naming the file and field for a non-integer or out-of-range value."""
     v = cfg.get(key)
     if v is None:
         if required:
             raise CatalogError(f"{path}: missing required field '{key}'")
         return None
     if isinstance(v, bool) or not isinstance(v, (int, float)) or int(v) != v:
-        raise CatalogError(f"{path}: field '{key}' must be an integer, got {v!r}")
+        raise CatalogError(f"{path}: field '{key}' must be an integer, got {_shown(v)}")
+    limit = _INT_LIMITS.get(key, _INT_LIMIT)
+    if not 0 <= v <= limit:
+        raise CatalogError(f"{path}: field '{key}' = {_shown(v)} is outside [0, {limit:,}]")
     return int(v)
+
+
+def _shown(v: Any) -> str:
+    text = repr(v)
+    return text if len(text) <= 40 else text[:30] + "…" + text[-6:]
+
+
+def _int_list(cfg: Mapping[str, Any], key: str, path: str) -> list[int]:
+    """``cfg[key]`` as a list of non-negative ints (``[]`` when absent or null)."""
+    v = cfg.get(key)
+    if v is None:
+        return []
+    if not isinstance(v, list) or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in v):
+        raise CatalogError(f"{path}: field '{key}' must be a list of layer indices (non-negative integers), got {_shown(v)}")
+    return v
+
+
+def _ratio_field(cfg: Mapping[str, Any], key: str, path: str) -> float | None:
+    """``cfg[key]`` as a number in (0, 1], None when absent."""
+    v = cfg.get(key)
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v <= 1:
+        raise CatalogError(f"{path}: field '{key}' must be a number in (0, 1], got {_shown(v)}")
+    return float(v)
+
+
+#: largest rope-scaling factor accepted from config.json (published YaRN factors are 4 to 40;
+#: a sanity bound, far above them, that keeps positions × factor inside the int32 token bound)
+_MAX_ROPE_FACTOR = 1024.0
+
+
+def _check_rope(cfg: Mapping[str, Any], path: str) -> None:
+    for key in ("rope_scaling", "rope_parameters"):
+        rs = cfg.get(key)
+        if rs is None:
+            continue
+        if not isinstance(rs, dict):
+            raise CatalogError(f"{path}: field '{key}' must be an object, got {_shown(rs)}")
+        f = rs.get("factor")
+        if f is not None and (isinstance(f, bool) or not isinstance(f, (int, float)) or not 0 < f <= _MAX_ROPE_FACTOR):
+            raise CatalogError(f"{path}: field '{key}.factor' must be a number in (0, {_MAX_ROPE_FACTOR:g}], got {_shown(f)}")
 
 
 @lru_cache(maxsize=1)
@@ -158,7 +235,8 @@ def _compress_counts(cfg: Mapping[str, Any], n_layers: int, path: str) -> dict[s
     ratios = cfg.get("compress_ratios")
     if ratios is None:
         return {}
-    if not isinstance(ratios, list) or not all(isinstance(r, int) for r in ratios):
+    if not isinstance(ratios, list) or not all(isinstance(r, int) and not isinstance(r, bool) and 0 <= r <= _INT_LIMIT
+                                               for r in ratios):
         raise CatalogError(f"{path}: field 'compress_ratios' must be a list of integers")
     main = ratios[:n_layers]
     nonzero = sorted({r for r in main if r})
@@ -182,6 +260,8 @@ def arch_from_config(cfg: Mapping[str, Any], path: str, *, name: str | None = No
     """
     if not isinstance(cfg, dict):
         raise CatalogError(f"{path}: top level must be a JSON object")
+    if cfg.get("text_config") is not None and not isinstance(cfg["text_config"], dict):
+        raise CatalogError(f"{path}: field 'text_config' must be an object, got {_shown(cfg['text_config'])}")
     if "num_hidden_layers" not in cfg and isinstance(cfg.get("text_config"), dict):
         merged = dict(cfg["text_config"])
         merged.setdefault("model_type", cfg.get("model_type"))
@@ -225,14 +305,20 @@ def arch_from_config(cfg: Mapping[str, Any], path: str, *, name: str | None = No
         if "first_k_dense_replace" in cfg:
             kw["first_k_dense_replace"] = _int_field(cfg, "first_k_dense_replace", path) or 0
         else:
-            step = _int_field(cfg, "decoder_sparse_step", path) or 1
-            mlp_only = cfg.get("mlp_only_layers") or []
+            step = _int_field(cfg, "decoder_sparse_step", path)
+            if step == 0:
+                raise CatalogError(f"{path}: field 'decoder_sparse_step' must be at least 1, got 0")
+            step = step or 1
+            mlp_only = {i for i in _int_list(cfg, "mlp_only_layers", path) if i < layers}
             # Qwen MoE: layer i is MoE iff i not in mlp_only_layers and (i + 1) % step == 0;
             # the count of dense layers is stored in first_k_dense_replace (count, not position).
-            dense = sum(1 for i in range(layers) if i in mlp_only or (i + 1) % step != 0)
-            kw["first_k_dense_replace"] = dense
-    if cfg.get("partial_rotary_factor") is not None:
-        kw["partial_rotary_factor"] = float(cfg["partial_rotary_factor"])
+            # Counted arithmetically: layers // step are on the sparse step, less those listed dense.
+            moe = layers // step - sum(1 for i in mlp_only if (i + 1) % step == 0)
+            kw["first_k_dense_replace"] = layers - moe
+    prf = _ratio_field(cfg, "partial_rotary_factor", path)
+    if prf is not None:
+        kw["partial_rotary_factor"] = prf
+    _check_rope(cfg, path)
     if cfg.get("tie_word_embeddings") is True:
         kw["tie_word_embeddings"] = True
     if cfg.get("expert_dtype"):
@@ -390,6 +476,18 @@ def read_weights_dir(path: str | os.PathLike[str]) -> CheckpointInfo | None:
     if not os.path.isdir(d) or not os.path.isfile(cfg_path):
         return None
     raw = _read_json(cfg_path)
+    try:
+        return _read_checkpoint(d, cfg_path, raw)
+    except CatalogError:
+        raise
+    except (TypeError, ValueError, AttributeError, KeyError, OverflowError) as e:
+        # a field of a shape the readers above do not validate one by one (a list where an
+        # object belongs, deep inside quantization_config): still a diagnostic on the file
+        raise CatalogError(f"{cfg_path}: a field has an unexpected type or value ({type(e).__name__}: "
+                           f"{_shown(str(e))})") from e
+
+
+def _read_checkpoint(d: str, cfg_path: str, raw: Any) -> CheckpointInfo:
     arch = arch_from_config(raw, cfg_path)
     hint = os.path.basename(os.path.abspath(d)) + " " + str(raw.get("_name_or_path") or "")
     known = _match_catalog(arch, hint)

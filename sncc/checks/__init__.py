@@ -89,7 +89,9 @@ CHECKS = (
 
 def run_checks(plan, resolved) -> list:
     """Run every check in :data:`CHECKS` and return all diagnostics."""
+    from sncc.plan.model import run_unpoisoned
+
     out = []
     for check in CHECKS:
-        out.extend(check(plan, resolved))
+        out.extend(run_unpoisoned(check, plan, resolved))  # no cascade from a rejected value
     return out

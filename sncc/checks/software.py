@@ -1,12 +1,15 @@
 """Software-version checks (SN4005–SN4007): the CANN release supports the chip
 and is the one paired with the engine release; the engine release supports
-the chip.  Facts: ``sncc/catalog/data/software.toml`` (domain-facts §2)."""
+the chip.  Hints never contradict each other: when no CANN satisfies both chip and
+engine, they name the engine releases that work with the chip (:func:`working_releases`).
+Facts: ``sncc/catalog/data/software.toml`` (domain-facts §2)."""
 
 from __future__ import annotations
 
 from sncc import catalog
 from sncc.diagnostics import codes
 from sncc.diagnostics.model import Edit, Fix, Related, diag
+from sncc.source import Span
 
 
 def _chip_span(plan):
@@ -14,22 +17,118 @@ def _chip_span(plan):
     return hw.span_of("chip") if hw.chip else hw.span_of("system")
 
 
-def check_cann_supports_chip(plan, r):
-    """The CANN release lists the chip (SN4005)."""
-    hw = plan.hardware
-    if hw.cann is None or r.chip is None or r.chip.vendor != "huawei":
-        return
+#: engine releases named in a hint (newest first)
+_HINT_RELEASES = 3
+
+
+def _cann_status(chip, cann: str) -> str | None:
+    """:func:`sncc.catalog.support_status` of CANN ``cann`` for ``chip``, or None without data."""
     try:
-        status = catalog.support_status("cann", r.chip.device_type, hw.cann, product=r.chip.id)
-        first = catalog.first_supported_release("cann", r.chip.device_type, product=r.chip.id)
+        return catalog.support_status("cann", chip.device_type, cann, product=chip.id)
+    except (KeyError, ValueError):
+        return None
+
+
+def working_releases(chip) -> list:
+    """vllm-ascend releases (newest first) that support ``chip`` and are built for a CANN
+    release that supports it too: the pairs a plan on this chip can use."""
+    out = []
+    for row in catalog.vllm_ascend_releases():
+        try:
+            engine_ok = catalog.support_status("vllm-ascend", chip.device_type, row.version) == "supported"
+        except KeyError:
+            return []
+        if engine_ok and _cann_status(chip, row.cann) == "supported":
+            out.append(row)
+    return out
+
+
+def _releases_hint(chip) -> str:
+    """'use vllm-ascend X with CANN Y (or ...)': the releases that work with ``chip``."""
+    rows = working_releases(chip)
+    if not rows:
+        return f"no vllm-ascend release in sncc's catalog works with {chip.name}"
+    pairs = ", ".join(f"vllm-ascend {x.version} with CANN {x.cann}" for x in rows[:_HINT_RELEASES])
+    return f"releases that work with {chip.name}: {pairs}" + (" (newest first)" if len(rows) > 1 else "")
+
+
+def _vllm_ascend_version(plan) -> str | None:
+    """The vllm-ascend release the plan names, or None (an engine whose adapter has no release
+    matrix, or no version)."""
+    from sncc.engines.registry import plan_adapter
+
+    adapter = plan_adapter(plan)
+    if adapter is None or not adapter.data.get("release_matrix"):
+        return None
+    return plan.engine.version
+
+
+def _engine_row(plan):
+    """The vllm-ascend release row the plan names, or None (other engines, unknown release)."""
+    version = _vllm_ascend_version(plan)
+    try:
+        return catalog.vllm_ascend_release(version) if version is not None else None
     except KeyError:
+        return None
+
+
+def check_cann_supports_chip(plan, r):
+    """The CANN release lists the chip (SN4005); ``cann`` on a chip that runs no CANN (SN4015).
+
+    The hint is the CANN the engine release is built for when that one supports the chip;
+    when none does (no CANN satisfies both chip and engine) it names the engine releases that
+    work with the chip, so that following it never leads to SN4006 and back.  A release before
+    the first one a source lists for the chip (``unknown_before``) is a warning: sncc does not
+    know it fails."""
+    hw = plan.hardware
+    if hw.cann is None or r.chip is None:
         return
-    if status == "unsupported":
+    if r.chip.vendor != "huawei":
+        yield _cann_not_applied(plan, r.chip)
+        return
+    status = _cann_status(r.chip, hw.cann)
+    if status in (None, "supported", "warn"):
+        return
+    first = catalog.first_supported_release("cann", r.chip.device_type, product=r.chip.id)
+    related = [Related(_chip_span(plan), "chip chosen here")]
+    row = _engine_row(plan)
+    if status == "unknown":
         yield diag(codes.CANN_UNSUPPORTED_CHIP,
-                   f"CANN {hw.cann} does not support {r.chip.name} (`{r.chip.id}`)",
-                   hw.span_of("cann"), related=[Related(_chip_span(plan), "chip chosen here")],
-                   help=f"use CANN {first} or later" if first else "no CANN release supports this chip",
+                   f"no source sncc has lists {r.chip.name} (`{r.chip.id}`) in CANN {hw.cann}; "
+                   f"the first release that does is CANN {first}",
+                   hw.span_of("cann"), related=related, severity="warning",
+                   help=f"use CANN {row.cann}, the release vllm-ascend {row.version} is built for" if row is not None
+                   and _cann_status(r.chip, row.cann) == "supported" else f"use CANN {first} or later if the chip fails to start",
                    path=("hardware", "cann"))
+        return
+    msg = f"CANN {hw.cann} does not support {r.chip.name} (`{r.chip.id}`)"
+    if row is not None and _cann_status(r.chip, row.cann) == "supported":
+        help_ = f"use CANN {row.cann}, the release vllm-ascend {row.version} is built for"
+    elif row is not None:
+        if catalog.parse_version(row.cann) == catalog.parse_version(hw.cann):
+            msg = f"CANN {hw.cann}, which vllm-ascend {row.version} is built for, does not support {r.chip.name} (`{r.chip.id}`)"
+        else:
+            msg += f", nor does CANN {row.cann}, which vllm-ascend {row.version} is built for"
+        help_ = _releases_hint(r.chip)
+    else:
+        help_ = f"use CANN {first} or later" if first else "no CANN release supports this chip"
+    yield diag(codes.CANN_UNSUPPORTED_CHIP, msg, hw.span_of("cann"), related=related, help=help_,
+               path=("hardware", "cann"))
+
+
+def _cann_not_applied(plan, chip):
+    """SN4015 for ``cann`` on a chip of another vendor (CANN is Huawei Ascend's software stack)."""
+    hw = plan.hardware
+    value, key = hw.span_of("cann"), hw.key_span("cann")
+    fixes = []
+    if key is not None and value is not None and key.file == value.file:
+        whole = Span(value.file, key.start, value.end)
+        fixes = [Fix("remove `cann`", (Edit(whole, ""),), "safe")]
+    return diag(codes.OPTION_NOT_APPLIED,
+                f"`cann` applies to Huawei Ascend chips; {chip.name} (`{chip.id}`) is {chip.vendor.upper() if chip.vendor == 'nvidia' else chip.vendor}",
+                value, related=[Related(_chip_span(plan), "chip chosen here")],
+                help="remove `cann`: CANN is the Ascend software stack, this chip does not run it",
+                fixes=fixes, path=("hardware", "cann"))
 
 
 def check_engine_vendor(plan, r):
@@ -54,11 +153,8 @@ def check_engine_vendor(plan, r):
 
 def check_engine_release(plan, r):
     """vllm-ascend: the release is known, supports the chip, and pairs with the CANN given (SN4006, SN4007)."""
-    from sncc.engines.registry import plan_adapter
-
     eng, hw = plan.engine, plan.hardware
-    adapter = plan_adapter(plan)
-    if adapter is None or not adapter.data.get("release_matrix") or eng.version is None:
+    if _vllm_ascend_version(plan) is None:
         return
     try:
         row = catalog.vllm_ascend_release(eng.version)
@@ -77,12 +173,23 @@ def check_engine_release(plan, r):
             yield diag(codes.ENGINE_UNSUPPORTED_CHIP,
                        f"vllm-ascend {row.version} does not support {r.chip.name}" + (" (accepted with caveats)" if status == "warn" else ""),
                        eng.span_of("version"), related=[Related(_chip_span(plan), "chip chosen here")],
-                       help=f"use vllm-ascend {first} or later" if first else "no vllm-ascend release supports this chip",
+                       help=_releases_hint(r.chip) if first else "no vllm-ascend release supports this chip",
                        severity="warning" if status == "warn" else None, path=("engine", "version"))
-    if hw.cann is not None and catalog.parse_version(hw.cann) != catalog.parse_version(row.cann):
+    if hw.cann is None or catalog.parse_version(hw.cann) == catalog.parse_version(row.cann):
+        return
+    ascend = r.chip is not None and r.chip.vendor == "huawei"
+    if ascend and _cann_status(r.chip, hw.cann) == "unsupported":
+        return  # SN4005 on the same value already says which CANN (or release) to use
+    if ascend and _cann_status(r.chip, row.cann) == "unsupported":
         yield diag(codes.CANN_ENGINE_MISMATCH,
-                   f"vllm-ascend {row.version} is built for CANN {row.cann}, not {hw.cann}",
-                   hw.span_of("cann"), related=[Related(eng.span_of("version"), "engine release chosen here")],
-                   help=f"use CANN {row.cann} (with torch {row.torch}, torch_npu {row.torch_npu}, vLLM {row.vllm})",
-                   fixes=[Fix(f"use CANN {row.cann}", (Edit(hw.span_of("cann"), f'"{row.cann}"'),), "unsafe")],
-                   path=("hardware", "cann"))
+                   f"vllm-ascend {row.version} is built for CANN {row.cann}, which does not support {r.chip.name}",
+                   eng.span_of("version"), related=[Related(hw.span_of("cann"), f"CANN {hw.cann} given here"),
+                                                     Related(_chip_span(plan), "chip chosen here")],
+                   help=_releases_hint(r.chip), path=("engine", "version"))
+        return
+    yield diag(codes.CANN_ENGINE_MISMATCH,
+               f"vllm-ascend {row.version} is built for CANN {row.cann}, not {hw.cann}",
+               hw.span_of("cann"), related=[Related(eng.span_of("version"), "engine release chosen here")],
+               help=f"use CANN {row.cann} (with torch {row.torch}, torch_npu {row.torch_npu}, vLLM {row.vllm})",
+               fixes=[Fix(f"use CANN {row.cann}", (Edit(hw.span_of("cann"), f'"{row.cann}"'),), "unsafe")],
+               path=("hardware", "cann"))

@@ -53,9 +53,12 @@ def check_draft_model(plan, r):
     vLLM's ``SpeculativeConfig`` raises at start-up when ``speculative_config.model`` is
     missing for these methods (the methods are :data:`sncc.engines.base.DRAFT_CHECKPOINT_METHODS`,
     with that source); reported at ``speculative.method``."""
+    roles = _speculating_roles(plan, r)
+    if not roles:
+        return  # most plans do not speculate: skip the adapter import (issue 14 item 16)
     from sncc.engines.base import DRAFT_CHECKPOINT_METHODS
 
-    for _, sp in _speculating_roles(plan, r):
+    for _, sp in roles:
         if sp.model or sp.method not in DRAFT_CHECKPOINT_METHODS:
             continue
         yield diag(codes.DRAFT_MODEL_MISSING,

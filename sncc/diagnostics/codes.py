@@ -88,6 +88,13 @@ UNUSED_SUPPRESSION = _code(
     "comment is stale (the plan was fixed, or the comment sits on the wrong line). Remove it.",
     "decode { max_num_seqs = 8 }  # sncc: ignore[SN4008] long prompts",
     "decode { max_num_seqs = 8 }")
+UNREADABLE_FILE = _code(
+    "SN1060", "unreadable-file", "error", "a plan file given on the command line cannot be read",
+    "The path does not exist, is not a regular file (a directory; a FIFO, which would block; a "
+    "device), lies under `/proc`, `/sys` or `/dev`, or is larger than 64 MiB. sncc reports it as "
+    "an error on the file in every output format and exits with status 2 (sncc could not run). "
+    "A plan produced by another program is read from stdin with `-`.",
+    "sncc check plans/a3.sn   # no such file", "sncc check plans/a3-pod.sn")
 
 # --- SN2xxx structure, keys, values, units ---------------------------------
 UNKNOWN_KEY = _code(

@@ -158,11 +158,20 @@ class _Suppression:
     items: list[tuple[str, int, int]]  # (code, start, end) of each valid code in the comment
     used: set[str]
     last: int | None = None  # last covered line: the closing line of a block opened on ``line``
+    end: int | None = None  # offset just past the last closing brace of the blocks opened on ``line``
+
+    def covers(self, src: SourceFile, offset: int) -> bool:
+        """True when ``offset`` lies on the covered line or inside a block opened there (up to
+        its closing brace: an item after the ``}`` on the closing line is not covered)."""
+        if self.line is None:
+            return False
+        line = src.line_col(offset)[0]
+        return line == self.line or (self.line < line <= self.last and self.end is not None and offset < self.end)
 
 
 def block_ends(text: str, src: SourceFile) -> dict[int, int]:
     """For each line that opens a block (``{`` outside strings and comments),
-    the line of the last closing brace of the blocks opened on it."""
+    the offset just past the last closing brace of the blocks opened on it."""
     out: dict[int, int] = {}
     stack: list[int] = []
     i, n = 0, len(text)
@@ -180,14 +189,14 @@ def block_ends(text: str, src: SourceFile) -> dict[int, int]:
             stack.append(src.line_col(i)[0])
         elif c == "}" and stack:
             opened = stack.pop()
-            out[opened] = max(out.get(opened, opened), src.line_col(i)[0])
+            out[opened] = max(out.get(opened, 0), i + 1)
         i += 1
     return out
 
 
 def _covered_line(src: SourceFile, comment: Comment) -> int | None:
     line, col = src.line_col(comment.start)
-    if src.line_text(line)[: col - 1].strip():
+    if src.line_text(line)[: col - 1].strip(" \t\f\v\ufeff;,"):  # code before it (separators alone are not)
         return line
     for nxt in range(line + 1, src.line_count + 1):
         stripped = src.line_text(nxt).strip()
@@ -211,6 +220,33 @@ def suppression_lines(src: SourceFile) -> set[int]:
             line = _covered_line(src, c)
             if line is not None:
                 out.add(line)
+    return out
+
+
+def is_suppression(comment: Comment) -> bool:
+    """True for a ``# sncc: ...`` comment (well-formed or not)."""
+    return bool(_SNCC_COMMENT.match(comment.text))
+
+
+def suppression_ranges(src: SourceFile) -> list[tuple[int | None, int | None, int | None]]:
+    """``(first, last, end)`` of each ``# sncc: ...`` comment of ``src``, in file order: the
+    1-based line it covers (:func:`_covered_line`), the closing line of the blocks opened
+    there, and the offset just past their last ``}`` (None without a block); an offset is
+    covered on ``first``, or on a later line up to ``last`` before ``end``.  ``(None, None,
+    None)`` for a comment that covers nothing.  Never raises."""
+    out: list[tuple[int | None, int | None, int | None]] = []
+    ends: dict[int, int] | None = None
+    for c in scan_comments(src.text):
+        if not _SNCC_COMMENT.match(c.text):
+            continue
+        line = _covered_line(src, c)
+        if line is None:
+            out.append((None, None, None))
+            continue
+        if ends is None:
+            ends = block_ends(src.text, src)
+        end = ends.get(line)
+        out.append((line, line if end is None else max(line, src.line_col(end - 1)[0]), end))
     return out
 
 
@@ -278,8 +314,9 @@ def _parse_suppressions(src: SourceFile, problems: list[Diagnostic]) -> list[_Su
             line = _covered_line(src, c)
             if line is not None and ends is None:
                 ends = block_ends(src.text, src)
-            last = max(line, ends.get(line, line)) if line is not None else None
-            out.append(_Suppression(c, line, items, set(), last))
+            end = ends.get(line) if line is not None else None
+            last = (line if end is None else max(line, src.line_col(end - 1)[0])) if line is not None else None
+            out.append(_Suppression(c, line, items, set(), last, end))
     return out
 
 
@@ -306,9 +343,9 @@ def apply_suppressions(diags: Iterable[Diagnostic], sources: dict[str, SourceFil
         if d.span is None or code.startswith(UNSUPPRESSIBLE_PREFIXES) or d.span.file not in by_file:
             kept.append(d)
             continue
-        line = sources[d.span.file].line_col(d.span.start)[0]
+        src = sources[d.span.file]
         hits = [s for s in by_file[d.span.file]
-                if s.line <= line <= s.last and any(c == code for c, _, _ in s.items)]
+                if any(c == code for c, _, _ in s.items) and s.covers(src, d.span.start)]
         for s in hits:
             s.used.add(code)
         if not hits:

@@ -13,9 +13,8 @@ Tabs are expanded to 4 columns on both the source and the caret line.
 
 from __future__ import annotations
 
-import unicodedata
-
 from sncc.diagnostics.model import Diagnostic
+from sncc.diagnostics.secrets import mask
 from sncc.source import SourceFile, Span
 
 TAB = 4
@@ -31,6 +30,10 @@ _SEV_COLOR = {"error": "1;31", "warning": "1;33", "info": "1;36", "hint": "1;36"
 def _width(text: str) -> int:
     """Terminal columns of ``text``: East Asian wide/full-width characters and
     most emoji take two columns, combining marks none."""
+    if text.isascii():
+        return len(text)  # (unicodedata, a large table, is loaded only for other text)
+    import unicodedata
+
     w = 0
     for ch in text:
         if unicodedata.combining(ch):
@@ -42,7 +45,7 @@ def _width(text: str) -> int:
 def _snippet(src: SourceFile, span: Span, label: str, color: bool, mark: str = "^", gutter: int = 0) -> list[str]:
     line, col = src.line_col(span.start)
     end_line, end_col = src.line_col(span.end)
-    raw = src.line_text(line)
+    raw = mask(src.line_text(line))  # a credential in the plan is never printed (SN2007 or not)
     # expand tabs in the code-point prefix first, so the caret lines up with the shown line
     before = raw[: col - 1].expandtabs(TAB)
     upto_end = raw[: end_col - 1].expandtabs(TAB) if end_line == line else raw.expandtabs(TAB)

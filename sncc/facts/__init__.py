@@ -27,6 +27,7 @@ def derive(plan, base_dir: str | None = None) -> Facts:
     """
     from sncc.facts.catalog_facts import resolve_catalog
     from sncc.facts.roles import role_facts
+    from sncc.plan.model import derive_watched
 
     from sncc.catalog.engine_defaults import engine_defaults
 
@@ -34,7 +35,8 @@ def derive(plan, base_dir: str | None = None) -> Facts:
     row = engine_defaults().get("expert_placement", {}).get(plan.engine.kind)
     f.even_expert_split = bool(row["even_split"]) if row is not None else None
     util = plan.hardware.memory_utilization
-    f.roles = {name: role_facts(plan, name, role, f.arch, util) for name, role in plan.roles()}
+    # a role's facts derived from a key the builder rejected are poisoned: no check cascades from them
+    f.roles = {name: derive_watched(role_facts, plan, name, role, f.arch, util) for name, role in plan.roles()}
     from sncc.facts.draft import draft_checkpoints
     from sncc.facts.weights import weight_bytes_per_param
 

@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 #: string up to the end of the line (the user is typing it)
 _TOKEN = re.compile(
     r"""
-    (?P<comment>\#[^\n]*)
+    (?P<comment>\#[^\r\n]*)
   | (?P<ws>[ \t\f\r\n\ufeff]+)
-  | (?P<string>"(?:[^"\\\n]|\\.)*"?)
+  | (?P<string>"[^"\\\r\n]*(?:\\[^\r\n][^"\\\r\n]*)*"?)
   | (?P<quantity>[+-]?\d[\d_]*(?:\.\d+)?[A-Za-z%][A-Za-z%/]*)
   | (?P<number>[+-]?\d[\d_]*(?:\.\d+)?)
   | (?P<name>[A-Za-z_][A-Za-z0-9_\-]*)
@@ -49,7 +49,7 @@ class Token:
     end: int
 
 
-_CLOSED = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+_CLOSED = re.compile(r'"[^"\\\r\n]*(?:\\[^\r\n][^"\\\r\n]*)*"')
 
 
 def tokens(text: str) -> list[Token]:
@@ -89,7 +89,7 @@ class Context:
 
 
 def _in_comment(text: str, offset: int) -> bool:
-    line_start = text.rfind("\n", 0, offset) + 1
+    line_start = max(text.rfind("\n", 0, offset), text.rfind("\r", 0, offset)) + 1
     i = line_start
     while i < offset:
         c = text[i]
@@ -97,7 +97,7 @@ def _in_comment(text: str, offset: int) -> bool:
             return True
         if c == '"':
             j = i + 1
-            while j < offset and text[j] not in '"\n':
+            while j < offset and text[j] not in '"\r\n':
                 j += 2 if text[j] == "\\" else 1
             if j >= offset:
                 return False

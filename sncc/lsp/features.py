@@ -26,7 +26,9 @@ KIND_TEXT = {
     "int": "a whole number",
     "tokens": "a token count: a number or a quantity (`16k` = 16384, `1M` = 1048576)",
     "tokens-or-off": "a token count (`16k`) or `off`",
+    "tokens-or-auto": "a token count (`16k`) or `auto` (the engine's own default)",
     "duration": "a duration with a unit (`ms`, `s`, `min`, `h`)",
+    "duration-or-none": "a duration with a unit (`30s`) or `none` (unbounded)",
     "bytes": "a byte size with a unit (`GB`, `GiB`, …)",
     "bandwidth": "a bandwidth with a unit (`GB/s`, `TB/s`, …)",
     "ratio": "a fraction: `0.9` or `90%`",
@@ -37,11 +39,21 @@ KIND_TEXT = {
     "secret": '`env("NAME")`: a reference to an environment variable, never a literal',
     "int-list": "a list of whole numbers, `[1, 2, 4]`",
     "env-map": "a block of `NAME = value` lines",
+    "version": 'a release in double quotes, e.g. `"8.2.RC1"` or `"v0.11.0"`',
+    "address-list": 'a list of addresses, each a string or `env("NAME")`: `["10.0.0.1", env("NODE1")]`',
+}
+
+#: keywords a value of each kind may be, besides its literals (the builder's
+#: ``sncc.plan.build`` ``convert`` accepts each), offered by completion
+KIND_KEYWORDS = {
+    "tokens-or-off": [("off", "no chunking")],
+    "tokens-or-auto": [("auto", "the engine's default, from config.json")],
+    "duration-or-none": [("none", "unbounded")],
 }
 
 #: field kinds whose values take a unit, and the unit family
-_UNIT_KIND = {"tokens": "tokens", "tokens-or-off": "tokens", "duration": "duration", "bytes": "bytes",
-              "bandwidth": "bandwidth", "ratio": "ratio"}
+_UNIT_KIND = {"tokens": "tokens", "tokens-or-off": "tokens", "tokens-or-auto": "tokens", "duration": "duration",
+              "duration-or-none": "duration", "bytes": "bytes", "bandwidth": "bandwidth", "ratio": "ratio"}
 
 
 def _extra(info) -> dict:
@@ -59,9 +71,9 @@ def _fmt_default(kind: str, v: Any) -> str:
         return "unset"
     if isinstance(v, bool):
         return f"`{'true' if v else 'false'}`"
-    if kind in ("tokens", "tokens-or-off") and isinstance(v, int) and v % 1024 == 0 and v >= 1024:
+    if _UNIT_KIND.get(kind) == "tokens" and isinstance(v, int) and v % 1024 == 0 and v >= 1024:
         return f"`{v // 1024}k` ({v} tokens)"
-    if kind == "duration":
+    if _UNIT_KIND.get(kind) == "duration" and isinstance(v, (int, float)):
         return f"`{v:g}s`"
     return f"`{v}`"
 
@@ -359,8 +371,9 @@ def complete(src: SourceFile, offset: int) -> list[types.CompletionItem]:
         elif kind == "bool":
             out += [_item(v, K.Keyword, "bool", edit=(tok_edit[0], tok_edit[1], v) if tok_edit else None, src=src)
                     for v in ("true", "false")]
-        elif kind == "tokens-or-off":
-            out.append(_item("off", K.Keyword, "no chunking", edit=(tok_edit[0], tok_edit[1], "off") if tok_edit else None, src=src))
+        elif kind in KIND_KEYWORDS:
+            for word, detail in KIND_KEYWORDS[kind]:
+                out.append(_item(word, K.Keyword, detail, edit=(tok_edit[0], tok_edit[1], word) if tok_edit else None, src=src))
         elif kind == "secret":
             out.append(_item('env("")', K.Function, "environment variable reference",
                              edit=(tok_edit[0], tok_edit[1], 'env("")') if tok_edit else None, src=src))

@@ -12,7 +12,11 @@ utf-16`` whatever the client offers, because
 :meth:`sncc.source.SourceFile.lsp_position` is the one conversion point.
 
 Every handler catches its own exceptions: bad input gives an SN9001
-diagnostic or an empty answer, never a dead server.
+diagnostic or an empty answer, never a dead server.  A request whose params do
+not match the protocol's types gets a JSON-RPC error -32602 (pygls logs it and
+answers nothing); a wrong ``Content-Length`` costs one message, not the
+session (:mod:`sncc.lsp.framing`); imported buffers and files are read with the
+same 64 MiB bound as the CLI (:func:`sncc.syntax.imports.read_bounded`).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import logging
 import os
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
@@ -38,8 +43,30 @@ log = logging.getLogger("sncc.lsp")
 DEBOUNCE_S = 0.2
 
 
+#: what :meth:`SnccProtocol.structure_message` returns for a request it answered with an error
+_ANSWERED = object()
+
+
 class SnccProtocol(LanguageServerProtocol):
-    """pygls' protocol with the position encoding pinned to UTF-16."""
+    """pygls' protocol with the position encoding pinned to UTF-16, and an error response
+    (-32602 invalid params, -32603 otherwise) for a request whose message does not
+    structure, where pygls logs the failure and leaves the client waiting."""
+
+    def structure_message(self, data):
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as exc:
+            if isinstance(data, dict) and "method" in data and isinstance(data.get("id"), (int, str)) \
+                    and not isinstance(data.get("id"), bool):
+                detail = f"{exc.message}: the params of `{data['method']}` do not match the protocol"
+                self._send_response(data["id"], error=types.ResponseError(code=exc.code, message=detail))
+                return _ANSWERED
+            raise
+
+    def handle_message(self, message):
+        if message is _ANSWERED:
+            return None
+        return super().handle_message(message)
 
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(self, params: types.InitializeParams):
@@ -66,13 +93,43 @@ class SnccServer(LanguageServer):
         return path or uri
 
     def read_import(self, path: str) -> str:
-        """Text of an imported file: the open editor buffer when there is one, else the file."""
+        """Text of an imported file: the open editor buffer when there is one, else the file
+        (:func:`~sncc.syntax.imports.read_bounded`: regular files only, at most
+        :data:`~sncc.source.MAX_FILE_BYTES`).  Raises :class:`~sncc.syntax.imports.UnreadableFile`
+        for a buffer or file over that size, as the CLI does."""
+        from sncc.source import MAX_FILE_BYTES
+        from sncc.syntax.imports import read_bounded
+
         want = os.path.abspath(path)
         for uri, doc in list(self.workspace.text_documents.items()):
             if os.path.abspath(self.doc_path(uri)) == want:
-                return doc.source
-        with open(path, encoding="utf-8") as f:
-            return f.read()
+                text = doc.source
+                oversized(path, text)
+                return text
+        return read_bounded(path, MAX_FILE_BYTES)
+
+    def start_io(self, stdin=None, stdout=None) -> None:
+        """Serve over stdio with pygls' message loop and a reader that resynchronises after a
+        wrong ``Content-Length`` (:class:`sncc.lsp.framing.ResyncReader`)."""
+        import sys
+        import threading
+
+        from pygls.io_ import StdoutWriter, run_async
+
+        from sncc.lsp.framing import ResyncReader
+
+        self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        reader = ResyncReader(stdin or sys.stdin.buffer, self.thread_pool)
+        try:
+            asyncio.run(run_async(stop_event=self._stop_event, reader=reader, protocol=self.protocol,
+                                  logger=log, error_handler=self.report_server_error))
+        except BrokenPipeError:
+            log.error("the connection to the client is lost; shutting down")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()
 
     def check(self, uri: str) -> Checked | None:
         """Check the open document ``uri`` and publish its diagnostics."""
@@ -82,7 +139,8 @@ class SnccServer(LanguageServer):
         except Exception:  # noqa: BLE001
             log.exception("cannot read %s", uri)
             return None
-        result = check_document(uri, self.doc_path(uri), text, reader=self.read_import)
+        result = check_document(uri, self.doc_path(uri), text, reader=self.read_import) \
+            if not _too_large(text) else too_large_document(uri, self.doc_path(uri), text)
         self.checked[uri] = result
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=result.diagnostics))
@@ -92,6 +150,36 @@ class SnccServer(LanguageServer):
         """The current text of ``uri`` as a :class:`SourceFile`."""
         doc = self.workspace.get_text_document(uri)
         return SourceFile(self.doc_path(uri), doc.source)
+
+
+def _too_large(text: str) -> bool:
+    from sncc.source import MAX_FILE_BYTES
+
+    return len(text) > MAX_FILE_BYTES // 4 and len(text.encode("utf-8", "surrogatepass")) > MAX_FILE_BYTES
+
+
+def oversized(path: str, text: str) -> None:
+    """Raise :class:`~sncc.syntax.imports.UnreadableFile` when the buffer ``text`` of ``path``
+    holds more than :data:`~sncc.source.MAX_FILE_BYTES` bytes of UTF-8."""
+    if _too_large(text):
+        from sncc.source import MAX_FILE_BYTES
+        from sncc.syntax.imports import UnreadableFile
+
+        raise UnreadableFile(path, f"larger than {MAX_FILE_BYTES / 2**20:g} MiB, the most sncc reads")
+
+
+def too_large_document(uri: str, path: str, text: str) -> Checked:
+    """The check of an open buffer over the size limit: SN1060 at its start, nothing compiled."""
+    from sncc.diagnostics import codes
+    from sncc.diagnostics.model import diag
+    from sncc.lsp.convert import to_lsp
+    from sncc.source import MAX_FILE_BYTES
+
+    src = SourceFile(path, "")
+    d = diag(codes.UNREADABLE_FILE, f"cannot check `{os.path.basename(path)}`: larger than "
+             f"{MAX_FILE_BYTES / 2**20:g} MiB, the most sncc reads", src.span(0, 0),
+             help="plans need a few kilobytes: split generated content out of the file")
+    return Checked(uri, src, None, [to_lsp(d, src, uri, {path: src})])
 
 
 def create_server() -> SnccServer:

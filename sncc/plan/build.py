@@ -22,56 +22,11 @@ from pydantic import BaseModel, ValidationError
 
 from sncc.diagnostics import codes
 from sncc.diagnostics.model import Diagnostic, Edit, Fix, Related, diag
+from sncc.diagnostics.secrets import SECRET_PATTERNS, looks_like_secret, url_with_password  # noqa: F401
 from sncc.plan import model as m
 from sncc.source import Span
 from sncc.syntax import ast
 from sncc.units import KIND_NOUN, KIND_UNITS, UnitError, parse_number, parse_quantity
-
-#: strings that look like credentials: OpenAI/Anthropic/TaoToken-style `sk-…`, bearer tokens,
-#: AWS access key ids, GitHub tokens (classic and fine-grained), Hugging Face tokens, Slack
-#: tokens, Google API keys, PEM private keys (shapes from gitleaks' default rules,
-#: https://github.com/gitleaks/gitleaks/blob/master/config/gitleaks.toml)
-SECRET_PATTERNS = (
-    re.compile(r"\bsk-[A-Za-z0-9_\-]{8,}"),
-    re.compile(r"\bBearer\s+[A-Za-z0-9._\-]{16,}"),
-    re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
-    re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}"),
-    re.compile(r"\bgithub_pat_[A-Za-z0-9_]{22,}"),
-    re.compile(r"\bhf_[A-Za-z0-9]{30,}"),
-    re.compile(r"\bxox[baprs]-[A-Za-z0-9\-]{10,}"),
-    re.compile(r"\bAIza[0-9A-Za-z_\-]{35}"),
-    re.compile(r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----"),
-)
-
-
-_URL_SCHEME_CHAR = re.compile(r"[a-z0-9+.-]")
-_URL_AUTHORITY = re.compile(r"[^/\s]*")
-
-
-def url_with_password(text: str) -> bool:
-    """True when ``text`` holds a URL with a ``user:password@`` part, e.g.
-    ``https://alice:s3cret@host/path`` (RFC 3986 §3.2.1 userinfo; a scheme of
-    ``[a-z][a-z0-9+.-]*``, a non-empty user without ``:``, a non-empty password).
-
-    Linear in ``len(text)``: each ``://`` is looked at once, and the authority
-    scanned after it stops at the next ``/``, so scans never overlap.  (A regex
-    with an unanchored scheme part backtracks quadratically on long strings.)
-    """
-    at = text.find("://")
-    while at != -1:
-        # a scheme: a letter followed by letters, digits, `+`, `.`, `-`, ending right before `://`
-        i = at
-        while i > 0 and _URL_SCHEME_CHAR.match(text, i - 1):
-            i -= 1
-        scheme = text[i:at]
-        if any("a" <= c <= "z" for c in scheme):
-            auth = _URL_AUTHORITY.match(text, at + 3).group(0)
-            colon, amp = auth.find(":"), auth.find("@")
-            if 0 < colon and colon + 1 < amp:
-                return True
-        at = text.find("://", at + 3)
-    return False
-
 
 #: C0 controls, DEL and C1 controls: never part of a name, id, path or URL
 _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
@@ -97,8 +52,19 @@ class Meta:
     failed: set[str] = field(default_factory=set)
 
 
+#: longest name "did you mean" compares (difflib is quadratic in the lengths; keys are short)
+_SUGGEST_MAX = 64
+
+
 def _suggest(name: str, candidates: list[str]) -> list[str]:
+    if len(name) > _SUGGEST_MAX:
+        return []
     return difflib.get_close_matches(name, candidates, n=3, cutoff=0.7)
+
+
+def _clip(text: str, limit: int = 40) -> str:
+    """``text`` as quoted in a message: at most ``limit`` characters (a 300 kB key is not echoed)."""
+    return text if len(text) <= limit else text[: limit - 8] + "…" + text[-6:]
 
 
 def _field_kind(info) -> str:
@@ -138,11 +104,17 @@ class _Builder:
         self.diags.append(diag(code, message, span, **kw))
 
     # --- values ---------------------------------------------------------
-    def convert(self, kind: str, info, v: ast.Value, where: str, key: str) -> Any:
-        """Interpret literal ``v`` for a field of ``kind``; returns a marker on failure."""
+    def convert(self, kind: str, info, v: ast.Value, where: str, key: str, unit: str | None = None) -> Any:
+        """Interpret literal ``v`` for a field of ``kind``; returns a marker on failure.
+
+        ``unit`` (or the field's declared ``unit``) is the natural unit a bare number is
+        hinted with (``ms`` for TPOT); the kind's canonical unit otherwise."""
         extra = info.json_schema_extra if info is not None and isinstance(info.json_schema_extra, dict) else {}
+        unit = unit or extra.get("unit")
         if isinstance(v, ast.Number) and self.too_big(v, v.value, key):
             return _BAD
+        if kind != "secret" and isinstance(v, (ast.Str, ast.Ident)) and self.scan_secret(v, key):
+            return _BAD  # dropped: no later message (an invalid enum, a mismatch) may repeat it
         if kind in ("count", "int"):
             if isinstance(v, ast.Number) and v.value == v.value.to_integral_value():
                 return int(v.value)
@@ -167,7 +139,7 @@ class _Builder:
             if isinstance(v, ast.QuantityLit):
                 return self.quantity(v, kind, where, key)
             if isinstance(v, ast.Number):
-                unit = {"duration": "s", "bytes": "GiB", "bandwidth": "GB/s"}[kind]
+                unit = unit or {"duration": "s", "bytes": "GiB", "bandwidth": "GB/s"}[kind]
                 self.error(
                     codes.WRONG_UNIT, f"`{key}` needs {KIND_NOUN[kind]} with a unit, found the bare number `{v.text}`",
                     v.span, help=f"write e.g. `{v.text}{unit}`; units: {', '.join(KIND_UNITS[kind])}",
@@ -205,7 +177,7 @@ class _Builder:
                 help_ = f"did you mean `{best}`? " + help_
                 if len(close) == 1:
                     fixes = [Fix(f"replace with `{best}`", (Edit(v.span, best),), "safe")]
-            self.error(codes.INVALID_VALUE, f"`{name}` is not a valid `{key}` in `{where}`", v.span, help=help_, fixes=fixes)
+            self.error(codes.INVALID_VALUE, f"`{_clip(name)}` is not a valid `{key}` in `{where}`", v.span, help=help_, fixes=fixes)
             return _BAD
         if kind == "secret":
             if isinstance(v, ast.Call) and v.name == "env":
@@ -265,7 +237,6 @@ class _Builder:
             return v.value
         # string
         if isinstance(v, ast.Str):
-            self.scan_secret(v, key)
             return v.value
         if isinstance(v, ast.Call) and v.name == "env":
             self.error(codes.INVALID_VALUE, f"`{key}` takes a literal string, not an environment reference", v.span,
@@ -291,17 +262,17 @@ class _Builder:
                                 "(`\\n`, `\\t`, ...)")
         return True
 
-    def scan_secret(self, v: ast.Str | ast.Ident, key: str) -> None:
-        """Report SN2007 when the string (or bare identifier) ``v`` looks like a credential."""
+    def scan_secret(self, v: ast.Str | ast.Ident, key: str, what: str = "the value of") -> bool:
+        """Report SN2007 and return True when the string (or bare identifier) ``v`` looks
+        like a credential (:func:`looks_like_secret`); the message never repeats it."""
         text = v.value if isinstance(v, ast.Str) else v.name
-        for pat in (url_with_password, *(p.search for p in SECRET_PATTERNS)):
-            mt = pat(text)
-            if mt:
-                self.error(
-                    codes.LITERAL_SECRET, f"the value of `{key}` looks like a credential",
-                    v.span, help='keep credentials out of plans; use `env("NAME")` where a key is needed',
-                )
-                return
+        if not looks_like_secret(text):
+            return False
+        self.error(
+            codes.LITERAL_SECRET, f"{what} `{key}` looks like a credential",
+            v.span, help='keep credentials out of plans; use `env("NAME")` where a key is needed',
+        )
+        return True
 
     def env_ref(self, v: ast.Call, where: str, key: str):
         if len(v.args) != 1 or not isinstance(v.args[0], ast.Str):
@@ -309,6 +280,8 @@ class _Builder:
                        help='write `env("GATEWAY_API_KEY")`')
             return _BAD
         name = v.args[0].value
+        if self.scan_secret(v.args[0], key, "the variable name of"):
+            return _BAD  # the key itself written where its variable's name belongs
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
             self.error(codes.INVALID_VALUE, f"`{name}` is not a valid environment variable name", v.args[0].span,
                        help="names are letters, digits and `_`, not starting with a digit")
@@ -352,7 +325,8 @@ class _Builder:
         """
         if value.is_zero() or value.adjusted() < 15 or value.adjusted() == 15 and abs(value) <= MAX_MAGNITUDE:
             return False
-        shown = v.text if len(getattr(v, "text", "")) <= 24 else v.text[:12] + "…" + v.text[-6:]
+        raw = getattr(v, "text", None) or f'"{getattr(v, "value", "")}"'
+        shown = raw if len(raw) <= 24 else raw[:12] + "…" + raw[-6:]
         self.error(codes.OUT_OF_RANGE, f"`{key}` = `{shown}` is too large: values are limited to 2^53 - 1 "
                    f"({MAX_MAGNITUDE:,}) in their base unit", v.span,
                    help="check for extra digits or a wrong unit")
@@ -411,7 +385,7 @@ class _Builder:
                 data[name], meta.children[name] = self.env_block(item)
                 continue
             if name not in fields or (name in _HIDDEN and _field_kind(fields[name]) != "env-map") or name == cls.label_field:
-                self.unknown(name, span, where, settable, isinstance(item, ast.Block))
+                self.unknown(name, span, where, settable, isinstance(item, ast.Block), cls=cls, meta=meta)
                 continue
             info = fields[name]
             sub = _submodel(info)
@@ -429,7 +403,7 @@ class _Builder:
                 self.error(codes.SYNTAX_ERROR, f"use `=` to set `{name}`; comparisons belong in `slo`", item.op_span,
                            fixes=[Fix("use `=`", (Edit(item.op_span, "="),), "safe")])
             if len(item.key.parts) > 1:
-                self.unknown(name, span, where, settable, False)
+                self.unknown(name, span, where, settable, False, cls=cls, meta=meta)
                 continue
             val = self.convert(_field_kind(info), info, item.value, where, name)
             if val is not _BAD:
@@ -440,13 +414,28 @@ class _Builder:
                 meta.failed.add(name)
         return data, meta
 
-    def unknown(self, name: str, span: Span, where: str, candidates: list[str], is_block: bool) -> None:
-        close = _suggest(name, candidates)
-        fixes = [Fix(f"rename to `{close[0]}`", (Edit(span, close[0]),), "safe")] if len(close) == 1 else []
-        help_ = f"did you mean `{close[0]}`?" if close else "known keys: " + ", ".join(f"`{c}`" for c in candidates)
+    def unknown(self, name: str, span: Span, where: str, candidates: list[str], is_block: bool,
+                cls: type[m.Node] | None = None, meta: Meta | None = None) -> None:
+        """SN2001 (SN2006 for a plan-level block) for ``name``, which the block does not define.
+
+        An engine's spelling of a plan key (:func:`engine_alias`, ``tensor_parallel_size``) is
+        named as such; a close misspelling is suggested.  Either way the key it stands for, when
+        this block has it, joins ``meta.failed``: it is poisoned (:meth:`sncc.plan.model.Node.poison`),
+        so no check reasons from its default."""
         code = codes.UNKNOWN_BLOCK if (is_block and where == "plan") else codes.UNKNOWN_KEY
         what = "block" if is_block else "key"
-        self.error(code, f"unknown {what} `{name}` in `{where}`", span, help=help_, fixes=fixes)
+        alias = None if is_block else engine_alias(name)
+        if alias is not None:
+            help_, target = _alias_help(name, alias, cls, candidates)
+            fixes = [Fix(f"rename to `{target}`", (Edit(span, target),), "safe")] if target else []
+        else:
+            close = _suggest(name, candidates)
+            target = close[0] if len(close) == 1 and not is_block else None
+            fixes = [Fix(f"rename to `{close[0]}`", (Edit(span, close[0]),), "safe")] if len(close) == 1 else []
+            help_ = f"did you mean `{close[0]}`?" if close else "known keys: " + ", ".join(f"`{c}`" for c in candidates)
+        if target and meta is not None and cls is not None and _submodel(cls.model_fields[target]) is None:
+            meta.failed.add(target)  # the file meant to set it: no check runs on its default
+        self.error(code, f"unknown {what} `{_clip(name)}` in `{where}`", span, help=help_, fixes=fixes)
 
     def slo(self, b: ast.Block) -> tuple[list[dict], Meta]:
         targets: list[dict] = []
@@ -499,7 +488,7 @@ class _Builder:
                 continue
             seen[label] = item.key.span
             kind = m.SLO_METRICS[metric][0]
-            val = self.convert(kind, None, item.value, "slo", metric)
+            val = self.convert(kind, None, item.value, "slo", metric, unit=m.SLO_UNITS.get(metric))
             if val is _BAD:
                 continue
             if item.op == "==":
@@ -526,6 +515,10 @@ class _Builder:
                 self.error(codes.INVALID_VALUE, "`env` holds `NAME = value` lines", getattr(item, "span", b.span))
                 continue
             name = item.key.text
+            if looks_like_secret(name):
+                self.error(codes.LITERAL_SECRET, "an `env` variable name looks like a credential", item.key.span,
+                           help="name the variable (`GATEWAY_API_KEY`), and keep its value out of the plan")
+                continue
             if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
                 self.error(codes.INVALID_VALUE, f"`{name}` is not a valid environment variable name", item.key.span)
                 continue
@@ -535,14 +528,22 @@ class _Builder:
                 continue
             v = item.value
             if isinstance(v, ast.Number):
+                if self.too_big(v, v.value, name):  # the checks read numeric env values as numbers
+                    continue
                 data[name] = v.text
             elif isinstance(v, ast.Str):
-                self.scan_secret(v, name)
+                if self.scan_secret(v, name):
+                    continue
+                if _NUMERIC.fullmatch(v.value.strip()) and self.too_big(v, parse_number(v.value.strip()), name):
+                    continue  # `"1000…0"` is read as a number by the checks, like `1000…0`
                 data[name] = v.value
             elif isinstance(v, ast.Ident):
-                self.scan_secret(v, name)  # `KEY = sk-abc…` unquoted is a NAME token
+                if self.scan_secret(v, name):  # `KEY = sk-abc…` unquoted is a NAME token
+                    continue
                 data[name] = v.name
             elif isinstance(v, ast.QuantityLit):
+                if self.too_big(v, parse_number(re.match(r"[+-]?[\d_]+(\.\d+)?", v.text).group(0)), name):
+                    continue
                 data[name] = v.text
             else:
                 self.error(codes.INVALID_VALUE, f"`{name}` takes a number or a string", v.span)
@@ -552,7 +553,54 @@ class _Builder:
         return data, meta
 
 
+def _aliases() -> dict:
+    """``sncc/plan/data/engine_aliases.toml``'s table, read once (on the first unknown key)."""
+    global _ALIASES
+    if _ALIASES is None:
+        from importlib.resources import files
+
+        try:
+            import tomllib as toml
+        except ImportError:  # Python 3.10
+            import tomli as toml  # type: ignore[no-redef]
+        _ALIASES = toml.loads(files("sncc.plan").joinpath("data", "engine_aliases.toml").read_text("utf-8"))["aliases"]
+    return _ALIASES
+
+
+_ALIASES: dict | None = None
+
+
+def engine_alias(name: str) -> dict | None:
+    """The alias entry of an engine's spelling ``name`` (dashes read as underscores), or None."""
+    key = name.replace("-", "_")
+    entry = _aliases().get(key)
+    if entry is None and key != name:
+        return {"key": key, "engine": "the engine", "dashed": True}
+    return entry
+
+
+def _alias_help(name: str, alias: dict, cls, candidates: list[str]) -> tuple[str, str | None]:
+    """(help text, the key of this block to rename to or None) for an engine alias."""
+    keys = [alias["key"], *alias.get("also", [])]
+    block = alias.get("block")
+    here = block is None or (block == "role" and cls is m.Role) or (cls is not None and cls.__name__.lower() == block.replace("_", ""))
+    target = next((k for k in keys if k in candidates), None) if here else None
+    engine = alias["engine"]
+    if alias.get("dashed"):
+        help_ = f"keys are spelt with underscores: `{alias['key']}`" if target else f"`{name}` is not a key here either"
+    elif target:
+        help_ = f"{engine}'s `{name}` is `{target}` here"
+    else:
+        where = {"role": "a `prefill`, `decode` or `serve` block", None: "another block"}.get(block, f"`{block} {{ }}`")
+        help_ = f"{engine}'s `{name}` is `{alias['key']}` in {where}"
+    if alias.get("note"):
+        help_ += f" ({alias['note']})"
+    return help_, target
+
+
 _BAD = object()
+#: a plain number (the grammar's NUMBER), as a string env value may hold one
+_NUMERIC = re.compile(r"[+-]?\d[\d_]*(\.\d+)?")
 _HIDDEN = {"slo", "env"}
 
 
@@ -589,6 +637,8 @@ def _attach(node: BaseModel, meta: Meta) -> None:
         node._value_spans = dict(meta.values)
         node._key_spans = dict(meta.keys)
         node._invalid = frozenset(meta.failed)
+        for name in meta.failed:
+            node.poison(name)
     for name, child_meta in meta.children.items():
         child = getattr(node, name, None)
         if isinstance(child, BaseModel):
@@ -690,20 +740,63 @@ def build_plan(module: ast.Module) -> tuple[m.Plan | None, list[Diagnostic]]:
                 ctx = err.get("ctx") or {}
                 if err["type"] in _RANGE_WORDS:
                     bound = _RANGE_WORDS[err["type"]].format(**{k: ctx.get(k) for k in ("ge", "gt", "le", "lt")})
+                    notes = ["engines hold token and sequence counts as 32-bit integers (vLLM's InputBatch), "
+                             f"so {m.INT32_MAX:,} is the largest they accept"] if ctx.get("le") == m.INT32_MAX else []
                     b.error(codes.OUT_OF_RANGE, f"`{fname}` in `{where}` must be {bound}, found `{err.get('input')}`",
-                            span or where_meta.name_span)
+                            span or where_meta.name_span, notes=notes)
                 else:
-                    b.error(codes.INVALID_VALUE, f"invalid `{fname}` in `{where}`: {err['msg']}", span or where_meta.name_span)
+                    msg = err["msg"].removeprefix("Value error, ")  # a model validator's own sentence
+                    b.error(codes.INVALID_VALUE, f"invalid `{fname}` in `{where}`: {msg}", span or where_meta.name_span)
                 if _drop(data, loc):
                     dropped.add(loc)
                     progressed = True
+                    if fname:
+                        where_meta.failed.add(fname)  # written but rejected: poisoned (Node.poison)
             if not progressed:
                 break
     if plan is None:
         return None, b.diags
     _attach(plan, meta)
+    _check_secret_env(b, plan, meta)
     _require_acceptance(b, plan)
     return plan, b.diags
+
+
+def _secret_refs(node: BaseModel, out: dict[str, Span]) -> dict[str, Span]:
+    """``{variable: span}`` of every ``env("NAME")`` a secret field (kind ``secret``) of
+    ``node`` or its sub-blocks reads."""
+    for name, info in type(node).model_fields.items():
+        value = getattr(node, name, None)
+        if isinstance(value, m.EnvRef) and _field_kind(info) == "secret" and isinstance(node, m.Node):
+            out.setdefault(value.name, node.span_of(name))
+        elif isinstance(value, BaseModel):
+            _secret_refs(value, out)
+    return out
+
+
+def _env_keys(meta: Meta, out: list[Span]) -> list[tuple[str, Span]]:
+    """(name, key span) of every ``env { }`` entry in ``meta``'s tree (plan and role env blocks)."""
+    found: list[tuple[str, Span]] = []
+    for child_name, child in meta.children.items():
+        if child_name == "env":
+            found += list(child.keys.items())
+        else:
+            found += _env_keys(child, out)
+    return found
+
+
+def _check_secret_env(b: _Builder, plan: m.Plan, meta: Meta) -> None:
+    """SN2007 on an ``env`` entry that sets a variable a secret reference reads: the plan
+    would carry the secret's literal value, and env.sh would export it."""
+    refs = _secret_refs(plan, {})
+    if not refs:
+        return
+    for name, span in _env_keys(meta, []):
+        if name in refs:
+            b.error(codes.LITERAL_SECRET, f"`env` sets `{name}`, the variable a secret is read from",
+                    span, related=[Related(refs[name], "the secret reference")],
+                    help=f"remove `{name}` from `env` and export it in the serving environment, outside the plan",
+                    notes=["the plan and env.sh would hold the secret's literal value"])
 
 
 def _require_acceptance(b: "_Builder", plan: m.Plan) -> None:

@@ -13,11 +13,19 @@ language server uses the descriptions for hover.
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from typing import Annotated, Any, ClassVar, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
 from sncc.source import Span
+
+#: Largest token or sequence count an engine accepts: vLLM's v1 ``InputBatch``
+#: (vllm/v1/worker/gpu_input_batch.py) holds per-request token ids and counts
+#: (``num_tokens``, ``num_prompt_tokens``, ``token_ids_cpu``) as int32 arrays, so a
+#: ``max_model_len``, ``max_num_batched_tokens``, ``max_num_seqs`` or draft-token count above
+#: 2^31 - 1 cannot be represented by the engine.  Larger values are SN2009.
+INT32_MAX = 2**31 - 1
 
 #: Value kinds a field can declare (``json_schema_extra={"kind": ...}``).
 KINDS = (
@@ -47,8 +55,20 @@ class EnvRef(BaseModel):
     name: str
 
 
+#: reads of poisoned fields (see :meth:`Node.poison`) are appended here while a check runs
+#: (:func:`run_unpoisoned`); None outside
+POISON_READS: ContextVar[Optional[list]] = ContextVar("sncc_poison_reads", default=None)
+
+
 class Node(BaseModel):
-    """Base of every plan block: keeps the spans of the block and its values."""
+    """Base of every plan block: keeps the spans of the block and its values.
+
+    A *poisoned* field (:meth:`poison`) is one the file wrote but the builder rejected (a
+    value out of range, of the wrong kind, or a misspelt or engine-spelt key that names it):
+    it still reads as its default, but every read is recorded while a check runs, so that
+    :func:`run_unpoisoned` drops what a check concluded from a default the user never meant
+    (rustc's error recovery: no cascade of errors from one rejected value).
+    """
 
     model_config = ConfigDict(extra="forbid", validate_assignment=False)
 
@@ -60,6 +80,28 @@ class Node(BaseModel):
     _value_spans: dict = PrivateAttr(default_factory=dict)
     _key_spans: dict = PrivateAttr(default_factory=dict)
     _invalid: frozenset = PrivateAttr(default=frozenset())
+    _poisoned: dict = PrivateAttr(default_factory=dict)
+
+    def __getattr__(self, name: str) -> Any:
+        # reached only for names missing from the instance: a poisoned field's default lives
+        # in `_poisoned`, away from __dict__, so that its reads can be seen
+        try:
+            private = object.__getattribute__(self, "__pydantic_private__") or {}
+        except AttributeError:
+            private = {}
+        poisoned = private.get("_poisoned") or {}
+        if name in poisoned:
+            reads = POISON_READS.get()
+            if reads is not None:
+                reads.append((type(self).__name__, name))
+            return poisoned[name]
+        return super().__getattr__(name)
+
+    def poison(self, field: str) -> None:
+        """Mark ``field`` (left at its default after a rejected value) as poisoned."""
+        if field in self.__dict__ and field not in self.model_fields_set:
+            self._poisoned = {**self._poisoned, field: self.__dict__.pop(field)}
+
     _env_spans: dict = PrivateAttr(default_factory=dict)
 
     def env_span(self, name: str) -> Optional[Span]:
@@ -107,7 +149,7 @@ class Model(Node):
     quant: Optional[str] = F(None, kind="enum", doc="weight quantization of the checkpoint as served",
                              choices=("bf16", "fp16", "w8a8", "w8a16", "w4a8", "w4a16", "w4a4", "fp8", "mxfp8", "mxfp4", "fp4", "int4-moe"))
     served_name: Optional[str] = F(None, doc="name the server registers (`--served-model-name`); defaults to the model id")
-    max_model_len: Optional[Literal["auto"] | Annotated[int, Field(ge=1)]] = F(None, kind="tokens-or-auto", doc="longest sequence (input + output); defaults to the workload's max input + max output; `auto` = the engine's own default, derived from config.json (max_position_embeddings × rope scaling)")
+    max_model_len: Optional[Literal["auto"] | Annotated[int, Field(ge=1, le=INT32_MAX)]] = F(None, kind="tokens-or-auto", doc="longest sequence (input + output); defaults to the workload's max input + max output; `auto` = the engine's own default, derived from config.json (max_position_embeddings × rope scaling)")
     rope_scaling: Optional[float] = F(None, kind="float", doc="rope-scaling (YaRN) factor the engine applies (`--hf-overrides` `rope_parameters.factor`); positions become max_position_embeddings × factor", gt=0)
 
 
@@ -155,7 +197,7 @@ class Speculative(Node):
     """
 
     method: str = F("mtp", kind="enum", doc="speculative method (`draft_model` = a separate small model; `none` = off, in a role)", choices=("mtp", "eagle", "eagle3", "dflash", "ngram", "draft_model", "none"))
-    draft_tokens: int = F(1, kind="count", doc="draft tokens proposed per step (`num_speculative_tokens`)", ge=1)
+    draft_tokens: int = F(1, kind="count", doc="draft tokens proposed per step (`num_speculative_tokens`)", ge=1, le=INT32_MAX)
     model: Optional[str] = F(None, kind="string", doc="draft model path or Hugging Face id (method draft_model / eagle / eagle3 / dflash); a local directory's config.json is read (positions, rope scaling)")
     acceptance: Optional[float] = F(None, kind="ratio", doc="mean acceptance rate of draft tokens (required: measure it)", ge=0, le=1)
     draft_cost: Optional[float] = F(None, kind="ratio", doc="time of one draft token as a fraction of one target decode step; default: the simulator's MTP/EAGLE layer cost, 0 for n-gram", ge=0, le=1)
@@ -179,9 +221,9 @@ class Role(Node):
     ep: int = F(1, kind="count", doc="the seeds' form: `ep = N` is `dp = N` with expert parallelism on; experts spread over tp × ep devices", ge=1)
     expert_parallel: Optional[bool] = F(None, kind="bool", doc="routed experts placed by expert parallelism over tp × dp devices (vLLM `--enable-expert-parallel`); default: on for MoE models when tp × dp > 1")
     pp: int = F(1, kind="count", doc="pipeline-parallel stages", ge=1)
-    max_num_batched_tokens: int = F(8192, kind="tokens", doc="token budget of one engine step per data-parallel rank (`max_num_batched_tokens`); sncc default 8k", ge=1)
-    chunked_prefill: Optional[int] = F(None, kind="tokens-or-off", doc="chunked-prefill chunk size in tokens, or `off` (the default)", ge=1)
-    max_num_seqs: int = F(256, kind="count", doc="sequences per attention group (per DP rank) in one step (`max_num_seqs`; vLLM default 256)", ge=1)
+    max_num_batched_tokens: int = F(8192, kind="tokens", doc="token budget of one engine step per data-parallel rank (`max_num_batched_tokens`); sncc default 8k", ge=1, le=INT32_MAX)
+    chunked_prefill: Optional[int] = F(None, kind="tokens-or-off", doc="chunked-prefill chunk size in tokens, or `off` (the default)", ge=1, le=INT32_MAX)
+    max_num_seqs: int = F(256, kind="count", doc="sequences per attention group (per DP rank) in one step (`max_num_seqs`; vLLM default 256)", ge=1, le=INT32_MAX)
     memory_utilization: Optional[float] = F(None, kind="ratio", doc="overrides hardware.memory_utilization for this role", gt=0, le=1)
     graph_mode: Optional[bool] = F(None, kind="bool", doc="run captured graphs (true) or eager (false); default: graph for decode and serve, eager for prefill")
     scheduler: str = F("default", kind="enum", doc="`ascend` = vllm-ascend's Ascend scheduler (`additional_config.ascend_scheduler_config`, v0.9.1 to v0.11.x), which runs without chunked prefill", choices=("default", "ascend"))
@@ -204,7 +246,7 @@ class KVCache(Node):
 
     dtype: str = F("auto", kind="enum", doc="KV-cache element type; `auto` follows the model's activations (bf16)",
                    choices=("auto", "bf16", "fp16", "int8", "fp8"))
-    block_size: int = F(128, kind="tokens", doc="tokens per KV block (vllm-ascend default 128)", ge=1)
+    block_size: int = F(128, kind="tokens", doc="tokens per KV block (vllm-ascend default 128)", ge=1, le=INT32_MAX)
 
 
 class OmniPlacement(Node):
@@ -249,6 +291,23 @@ class Graph(Node):
                                       choices=("piecewise", "full", "full_decode_only", "full_and_piecewise"))
     capture_sizes: Optional[list[int]] = F(None, kind="int-list", doc="batch sizes (tokens per DP rank) captured as graphs (`cudagraph_capture_sizes`); default: 1, 2, 4 and multiples of 8")
     decode_gears: Optional[list[int]] = F(None, kind="int-list", doc="Omni-Infer `decode_gear_list`: at most 6 gears, the largest max_num_seqs × (1 + draft_tokens)")
+
+
+    @field_validator("capture_sizes", "decode_gears")
+    @classmethod
+    def _batch_sizes(cls, v: Optional[list[int]]) -> Optional[list[int]]:
+        """Batch sizes are positive and distinct (the engines' capture lists are sets:
+        vLLM's ``cudagraph_capture_sizes`` schema is ``uniqueItems`` with items >= 1)."""
+        if v is None:
+            return v
+        seen: set[int] = set()
+        for n in v:
+            if n < 1:
+                raise ValueError(f"batch sizes are at least 1, found {n}")
+            if n in seen:
+                raise ValueError(f"{n} is listed twice; each batch size is captured once")
+            seen.add(n)
+        return v
 
 
 class Software(Node):
@@ -303,9 +362,9 @@ class Proxy(Node):
 class LengthDist(Node):
     """``input``/``output { ... }``: a length distribution in tokens."""
 
-    mean: int = F(kind="tokens", doc="mean length", ge=1)
-    max: int = F(kind="tokens", doc="maximum length", ge=1)
-    min: int = F(1, kind="tokens", doc="minimum length", ge=1)
+    mean: int = F(kind="tokens", doc="mean length", ge=1, le=INT32_MAX)
+    max: int = F(kind="tokens", doc="maximum length", ge=1, le=INT32_MAX)
+    min: int = F(1, kind="tokens", doc="minimum length", ge=1, le=INT32_MAX)
     dist: str = F("lognormal", kind="enum", doc="distribution shape", choices=("lognormal", "uniform", "fixed"))
 
 
@@ -349,6 +408,9 @@ SLO_METRICS = {
     "tokens_per_s_per_user": ("float", "output tokens per second seen by one request (1/TPOT)"),
 }
 SLO_STATS = ("mean", "p50", "p90", "p99")
+#: the unit each latency SLO is usually written in, for hints on a bare number (`tpot < 50`
+#: means 50 ms: TPOTs are tens of milliseconds, TTFTs and end-to-end latencies seconds)
+SLO_UNITS = {"ttft": "s", "tpot": "ms", "e2e": "s"}
 
 
 class Retry(Node):
@@ -365,12 +427,26 @@ class Gateway(Node):
     api_key: Optional[EnvRef] = F(None, kind="secret", doc='API key, only as `env("NAME")`')
     model_id: Optional[str] = F(None, doc="model name clients send; must equal the served model name")
     timeout: Optional[float] = F(None, kind="duration", doc="request timeout of the gateway", gt=0)
-    max_tokens: Optional[int] = F(None, kind="tokens", doc="client max_tokens; defaults to the workload's max output", ge=1)
+    max_tokens: Optional[int] = F(None, kind="tokens", doc="client max_tokens; defaults to the workload's max output", ge=1, le=INT32_MAX)
     temperature: float = F(0.7, kind="float", doc="sampling temperature", ge=0)
     top_p: float = F(0.95, kind="ratio", doc="nucleus sampling threshold", gt=0, le=1)
     stream: bool = F(True, kind="bool", doc="stream tokens")
     local_endpoint: Optional[str] = F(None, doc="URL of the local inference server (settings.json local_inference.endpoint)")
     retry: Optional[Retry] = None
+
+    @field_validator("base_url", "local_endpoint")
+    @classmethod
+    def _http_url(cls, v: Optional[str]) -> Optional[str]:
+        """An ``http://`` or ``https://`` URL with a host (settings.json's schema pattern
+        ``^https?://``; a URL without a scheme is read as a relative path by HTTP clients)."""
+        if v is None:
+            return v
+        scheme, sep, rest = v.partition("://")
+        if not sep or scheme.lower() not in ("http", "https"):
+            raise ValueError(f"`{v}` is not an http(s) URL: write it with its scheme, e.g. `https://{rest if sep else v}`")
+        if not rest.split("/", 1)[0] or any(c.isspace() for c in v):
+            raise ValueError(f"`{v}` names no host: write e.g. `{scheme}://localhost:8000/v1`")
+        return v
 
 
 class Plan(Node):
@@ -412,3 +488,54 @@ class Plan(Node):
     def roles(self) -> list[tuple[str, Role]]:
         """``[(name, role), ...]`` of the roles present, in prefill, decode, serve order."""
         return [(n, r) for n in ("prefill", "decode", "serve") if (r := getattr(self, n)) is not None]
+
+
+def run_unpoisoned(check, *args) -> list:
+    """The diagnostics of ``check(*args)`` (an iterable of diagnostics), less those it yielded
+    after reading a poisoned field (:meth:`Node.poison`) since its previous diagnostic: a
+    check that reasons from a default the file tried to change would report a cascade of
+    the builder's error (`tensor_parallel_size = 8` read as `tp = 1`: "1 × 1 × 1 = 1")."""
+    reads: list = []
+    token = POISON_READS.set(reads)
+    out = []
+    try:
+        for d in check(*args):
+            if not reads:
+                out.append(d)
+            reads.clear()
+    finally:
+        POISON_READS.reset(token)
+    return out
+
+
+class PoisonedFacts:
+    """A derived value (a :class:`~sncc.facts.RoleFacts`, say) computed from a poisoned field:
+    every attribute read forwards to the value and counts as a read of the poisoned fields it
+    came from, so :func:`run_unpoisoned` drops what a check concludes from it."""
+
+    __slots__ = ("_value", "_sources")
+
+    def __init__(self, value: Any, sources: tuple) -> None:
+        object.__setattr__(self, "_value", value)
+        object.__setattr__(self, "_sources", sources)
+
+    def __getattr__(self, name: str) -> Any:
+        reads = POISON_READS.get()
+        if reads is not None:
+            reads.extend(self._sources)
+        return getattr(self._value, name)
+
+    def __repr__(self) -> str:
+        return f"PoisonedFacts({self._value!r})"
+
+
+def derive_watched(fn, *args) -> Any:
+    """``fn(*args)`` (a derivation of facts from the plan), wrapped in :class:`PoisonedFacts`
+    when it read a poisoned field; the plain result otherwise (no cost on a clean plan)."""
+    reads: list = []
+    token = POISON_READS.set(reads)
+    try:
+        value = fn(*args)
+    finally:
+        POISON_READS.reset(token)
+    return PoisonedFacts(value, tuple(dict.fromkeys(reads))) if reads else value

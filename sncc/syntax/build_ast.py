@@ -98,7 +98,7 @@ class _Builder:
         for child in rest:
             if child is None:
                 continue
-            if child.data == "block":
+            if child.data in ("block", "nested_block"):
                 items.append(self.block(child, depth + 1))
             elif child.data == "assignment":
                 key_tree, value_tree = child.children

@@ -97,7 +97,11 @@ def _expected(names) -> str:
 def _found(tok) -> str:
     if tok.type == "$END":
         return "end of file"
+    from sncc.diagnostics.secrets import looks_like_secret
+
     text = str(tok)
+    if looks_like_secret(text):
+        return "a credential-like token (not shown)"
     if len(text) > 30:
         text = text[:27] + "..."
     return f"`{text}`"
@@ -172,6 +176,9 @@ def parse_tree(source: SourceFile):
         return None, diag(codes.SYNTAX_ERROR, "invalid syntax", source.span(pos, pos + 1))
 
 
+_LINE_END = re.compile(r"[\r\n]")
+
+
 def _last_unclosed_brace(text: str) -> int | None:
     """Offset of the innermost `{` still open at end of file (strings and comments skipped)."""
     stack: list[int] = []
@@ -179,12 +186,12 @@ def _last_unclosed_brace(text: str) -> int | None:
     while i < n:
         c = text[i]
         if c == "#":
-            j = text.find("\n", i)
-            i = n if j < 0 else j
+            m = _LINE_END.search(text, i)
+            i = n if m is None else m.start()
             continue
         if c == '"':
             i += 1
-            while i < n and text[i] not in '"\n':
+            while i < n and text[i] not in '"\r\n':
                 i += 2 if text[i] == "\\" else 1
         elif c == "{":
             stack.append(i)
@@ -195,7 +202,7 @@ def _last_unclosed_brace(text: str) -> int | None:
 
 
 #: strings, comments and brackets: all :func:`_nesting_overflow` needs to see
-_NESTING_TOKENS = re.compile(r'"(?:[^"\\\n]|\\.)*"?|#[^\n]*|[{}\[\]()]')
+_NESTING_TOKENS = re.compile(r'"[^"\\\r\n]*(?:\\[^\r\n][^"\\\r\n]*)*"?|#[^\r\n]*|[{}\[\]()]')
 
 
 def _nesting_overflow(text: str, limit: int) -> int | None:
@@ -229,7 +236,7 @@ def _nesting_overflow(text: str, limit: int) -> int | None:
 MAX_TOKENS = 150_000
 
 #: an approximation of the grammar's tokens, for counting them (C speed, ~0.1 s per MB)
-_COUNT_TOKENS = re.compile(r'"(?:[^"\\\n]|\\.)*"?|#[^\n]*|[A-Za-z_][\w\-]*'
+_COUNT_TOKENS = re.compile(r'"[^"\\\r\n]*(?:\\[^\r\n][^"\\\r\n]*)*"?|#[^\r\n]*|[A-Za-z_][\w\-]*'
                            r'|[+-]?\d[\d_]*(?:\.\d+)?(?:[A-Za-z%][A-Za-z%/]*)?|[<>=]=|\S')
 
 
