@@ -16,6 +16,9 @@ import click
 PIPE_WIDTH = 240
 
 
+#: the column headings of `sncc catalog releases` (one row per vllm-ascend release)
+_RELEASE_COLUMNS = ("vllm-ascend", "vLLM", "CANN", "torch", "torch_npu")
+
 def show(*renderables) -> None:
     """Print ``renderables`` on stdout (``sys.stdout``, which click's CliRunner replaces in
     tests): on a terminal with rich's colours and the terminal's width; otherwise without
@@ -75,7 +78,7 @@ def catalog_table(kind: str):
                       ", ".join(m.aliases[:3]) or "-")
         t.caption = "any other model: point `model.weights` at a directory with its config.json"
     elif kind == "releases":
-        for name in ("vllm-ascend", "vLLM", "CANN", "torch", "torch_npu"):
+        for name in _RELEASE_COLUMNS:
             t.add_column(name, no_wrap=True)
         for r in catalog.vllm_ascend_releases():
             t.add_row(r.version, r.vllm, r.cann, r.torch, r.torch_npu)

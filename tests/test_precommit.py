@@ -82,9 +82,9 @@ def test_hook_manifest():
     hooks = {h["id"]: h for h in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))}
     assert set(hooks) == {"sncc-check", "sncc-build-check", "sncc-check-import"}
     assert hooks["sncc-check-import"]["entry"] == "sncc check --import"
+    assert hooks["sncc-check-import"]["files"] == r"(^|/)(run|serve|launch)[^/]*\.sh$"
     for h in hooks.values():
-        files = r"(^|/)(run|serve|launch)[^/]*\.sh$" if h["id"] == "sncc-check-import" else r"\.sn$"
-        assert h["language"] == "python" and h["files"] == files and h["types"] == ["text"]
+        assert h["language"] == "python" and h["types"] == ["text"]
         assert h["require_serial"] is True
     assert hooks["sncc-check"]["entry"] == "sncc check" and hooks["sncc-check"]["files"] == r"\.sn$"
     build = hooks["sncc-build-check"]
@@ -102,14 +102,14 @@ def test_build_hook_maps_outputs_to_plans_and_reports_skips(tmp_path, capsys, mo
     Path("r1.sn").write_text(GOOD.read_text(encoding="utf-8"), encoding="utf-8")
     assert run("build", "r1.sn", "-o", "r1.out").exit_code == 0
     Path("new.sn").write_text(GOOD.read_text(encoding="utf-8"), encoding="utf-8")
-    env = Path("r1.out/env.sh")
+    env = Path("r1.out/env/common.sh")
     assert hook(["build-check", str(env)]) == 0
     out = capsys.readouterr().out
     assert "1 plan(s) compared, 0 skipped" in out
     env.write_text(env.read_text(encoding="utf-8") + "export EDITED=1\n", encoding="utf-8")
     assert hook(["build-check", str(env), "r1.sn"]) == 1  # one check of r1.sn, stale
     out = capsys.readouterr().out
-    assert "env.sh differs" in out and out.count("r1.out is stale") == 1
+    assert "env/common.sh differs" in out and out.count("r1.out is stale") == 1
     assert hook(["build-check", "new.sn", "gone.out/x.json"]) == 0
     out = capsys.readouterr().out
     assert "skipped new.sn: no new.out/ beside it" in out and "skipped gone.out/x.json: no plan gone.sn" in out
