@@ -144,7 +144,7 @@ def device_memory(arch, quant: str, kv_dtype: str, tp: int, ep: int, pp: int, *,
     """Memory of one device of a role — the one memory model of sncc.
 
     Used by the KV-fit check (through :func:`role_memory`, with the engine's sourced reserve)
-    and by the simulator (``sncc.sim.memory``, with a calibrated profile's reserve and
+    and by the simulator (``sncc.sim.engine.memory``, with a calibrated profile's reserve and
     utilization).  ``kv_bytes_per_token`` overrides the all-layer KV bytes per token of the
     whole model (divided here like the catalog's: MLA replicated over TP, GQA split by KV
     heads); ``hccl_mb`` is HCCL_BUFFSIZE [MB] (:func:`hccl_buffsize_mb`).

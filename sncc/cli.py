@@ -424,7 +424,7 @@ def calibrate(measurements: str, out: str) -> None:
     Exit 0 when the profile is written; 2, with one line naming the file, point and key, for a
     bad measurements file, an underdetermined fit, a point of another chip generation, or a fit
     that ends on a bound (no profile is written then)."""
-    from sncc.sim.calibration import CalibrationError, check_output
+    from sncc.sim.calibration.fit import CalibrationError, check_output
     from sncc.sim.command import CommandError
     from sncc.sim.command import calibrate as run_calibrate
 

@@ -22,11 +22,11 @@ import pytest
 from click.testing import CliRunner
 
 from sncc.cli import main
-from sncc.sim import calibration as C
+from sncc.sim.calibration import fit as C
 from sncc.sim import profile as P
-from sncc.sim.calibration import CalibrationError, Point, Row, write_profile
+from sncc.sim.calibration.fit import CalibrationError, Point, Row, write_profile
 from sncc.sim.profile import ProfileError, load_profile, profile_path
-from sncc.sim.runner import profile_match, profile_residuals
+from sncc.sim.engine.run import profile_match, profile_residuals
 
 try:
     import tomllib
@@ -294,7 +294,7 @@ def test_failed_write_leaves_no_temporary_file_and_keeps_the_old_one(tmp_path, m
     def boom(src, dst):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("sncc.sim.calibration.os.replace", boom)
+    monkeypatch.setattr("sncc.sim.calibration.fit.os.replace", boom)
     with pytest.raises(CalibrationError, match="cannot write"):
         write_profile(_fake_fit(), "ascend-a3", str(meas), str(out))
     assert out.read_text(encoding="utf-8") == "old"
@@ -382,8 +382,8 @@ def test_every_profile_key_the_simulator_reads_is_listed():
     sections = {k.split(".")[0] for k in known}
     pat = re.compile(r'\.(?:get|has|entry)\(\s*(f?)"((?:%s)\.[A-Za-z_{}]+)"' % "|".join(sorted(sections)))
     found = set()
-    for f in (ROOT / "sncc" / "sim").glob("*.py"):
-        if f.name in ("profile.py", "calibration.py"):
+    for f in (ROOT / "sncc" / "sim").rglob("*.py"):
+        if f.name == "profile.py" or f.parent.name == "calibration":
             continue
         for is_f, key in pat.findall(f.read_text(encoding="utf-8")):
             found.add(key)
@@ -399,8 +399,8 @@ def test_keys_read_in_runs_are_listed(monkeypatch):
     """Dynamic: the keys an A3 P/D run and an H200 aggregated run read are all listed."""
     from dataclasses import replace
 
-    from sncc.sim.runner import simulate
-    from sncc.sim.scenarios import qwen3_32b_h200_spec, seed000_spec
+    from sncc.sim.engine.run import simulate
+    from sncc.sim.calibration.scenarios import qwen3_32b_h200_spec, seed000_spec
 
     seen = set()
     get, has = P.Profile.get, P.Profile.has

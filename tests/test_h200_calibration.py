@@ -19,7 +19,7 @@ from click.testing import CliRunner
 
 from sncc.sim import profile as P
 from sncc.sim import simulate
-from sncc.sim.calibration import (
+from sncc.sim.calibration.fit import (
     CalibrationError,
     Row,
     format_table,
@@ -27,9 +27,9 @@ from sncc.sim.calibration import (
     residuals_by_family,
     write_profile,
 )
-from sncc.sim.metrics import evaluate_slo, interval
+from sncc.sim.engine.metrics import evaluate_slo, interval
 from sncc.sim.profile import load_profile
-from sncc.sim.runner import profile_match
+from sncc.sim.engine.run import profile_match
 
 if sys.version_info >= (3, 11):
     import tomllib as _toml

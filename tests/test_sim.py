@@ -10,7 +10,7 @@ import math
 import pytest
 
 from sncc.sim import simulate
-from sncc.sim.scenarios import (CLOUDMATRIX_DECODE, SEED000_PUBLISHED,
+from sncc.sim.calibration.scenarios import (CLOUDMATRIX_DECODE, SEED000_PUBLISHED,
                                 cloudmatrix_decode_step, qwen3_32b_h200_spec, seed000_spec)
 
 
@@ -90,9 +90,9 @@ def test_cloudmatrix_decode_within_factor_2():
 
 def test_residual_table_and_recorded_residuals():
     """Prints the residual table; the profile's recorded residuals must match the model's."""
-    from sncc.sim.calibration import format_table, residual_rows, residuals_by_family
+    from sncc.sim.calibration.fit import format_table, residual_rows, residuals_by_family
     from sncc.sim.profile import load_profile
-    from sncc.sim.scenarios import prefill_contradiction_bounds
+    from sncc.sim.calibration.scenarios import prefill_contradiction_bounds
 
     rows = residual_rows()
     print("\n" + format_table(rows))
@@ -123,7 +123,7 @@ def test_simulator_pool_uses_the_check_memory_model():
     """One memory model: the simulator's KV pool is sncc.capacity's with the profile's reserve."""
     from sncc.capacity import device_memory, weights_per_device
     from sncc.sim.profile import load_profile
-    from sncc.sim.runner import prepare
+    from sncc.sim.engine.run import prepare
 
     spec = seed000_spec(7)
     c = prepare(spec)
@@ -148,7 +148,7 @@ def test_steady_state_percentiles_and_verdicts(seed_runs):
         assert p[key]["p50"] <= p[key]["p90"] <= p[key]["p99"]
     assert r.steady("ttft", "p90") == p["ttft_s"]["p90"]
     # percentile SLOs are judged on the steady window, with an interval from the residuals
-    from sncc.sim.metrics import evaluate_slo, interval
+    from sncc.sim.engine.metrics import evaluate_slo, interval
     from sncc.sim.spec import SloTarget
     v = evaluate_slo(r, SloTarget("ttft", "p90", "<", 100.0), {"ttft": [-0.4, 0.1]})
     assert v.window == "steady" and v.verdict == "met" and v.observed == p["ttft_s"]["p90"]
@@ -186,7 +186,7 @@ def test_cheapest_changes_fix_6p1d_with_a_prefill_instance():
 
     spec = seed000_spec(6, requests=1500)
     res = simulate(spec, series=False)
-    from sncc.sim.metrics import violated
+    from sncc.sim.engine.metrics import violated
     # predicted TTFT over the 2 s target; the verdict is UNCERTAIN (the profile's prefill
     # residual lets TTFT be much shorter), and the what-ifs still try to fix it
     assert any(violated(s, v) and v.verdict == "uncertain" for s, v in zip(spec.slos, res.slo))
@@ -196,7 +196,7 @@ def test_cheapest_changes_fix_6p1d_with_a_prefill_instance():
 
 
 def test_analytic_screen_agrees_with_des_within_10pct():
-    from sncc.sim.analytic import screen
+    from sncc.sim.engine.screen import screen
 
     for spec in (seed000_spec(7), seed000_spec(6), seed000_spec(5), seed000_spec(7, decode_devices=32),
                  seed000_spec(7, input_mean=2000)):
@@ -205,7 +205,7 @@ def test_analytic_screen_agrees_with_des_within_10pct():
 
 
 def test_plot_is_written(tmp_path, seed_runs):
-    from sncc.sim.plot import write_plot
+    from sncc.sim.report.plot import write_plot
 
     r = seed_runs[7]
     out = tmp_path / "sim.png"

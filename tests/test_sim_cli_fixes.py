@@ -61,7 +61,7 @@ def spec_of(path, text=None):
 def nominal_only(monkeypatch):
     """Goodput runs only its nominal search: with no calibration residuals the two interval
     searches are skipped (they triple the runs and are tested in test_sim_goodput_interval.py)."""
-    from sncc.sim import runner
+    from sncc.sim.engine import run as runner
 
     monkeypatch.setattr(runner, "profile_residuals", lambda prof: {})
     monkeypatch.setattr(runner, "widen_residuals", lambda rsd, m: {})
@@ -122,8 +122,8 @@ def test_multi_turn_goodput_is_a_sustainable_conversation_rate(nominal_only):
 
 # ------------------------------------------------------------------ 2. goodput judges tokens/s per user
 def test_goodput_holds_the_tokens_per_user_slo(tmp_path, nominal_only):
-    from sncc.sim.metrics import evaluate_slo
-    from sncc.sim.runner import simulate
+    from sncc.sim.engine.metrics import evaluate_slo
+    from sncc.sim.engine.run import simulate
     from sncc.sim.spec import SloTarget
     from sncc.sim.whatif import _at_rate, goodput
 
@@ -174,8 +174,8 @@ def test_mtp_what_if_raises_hccl_buffsize_to_what_sn4010_requires():
 
 
 def test_what_if_lines_use_the_verdict_model_and_warnings_go_to_stderr():
-    from sncc.sim.metrics import evaluate_slo
-    from sncc.sim.runner import simulate
+    from sncc.sim.engine.metrics import evaluate_slo
+    from sncc.sim.engine.run import simulate
 
     r = run("simulate", SIX_P)
     assert r.exit_code == 0, r.output           # UNCERTAIN verdicts and a warning: still 0
@@ -330,8 +330,8 @@ def captured(monkeypatch):
 
 
 def _plot(tmp_path, plan, captured):
-    from sncc.sim.plot import write_plot
-    from sncc.sim.runner import simulate
+    from sncc.sim.report.plot import write_plot
+    from sncc.sim.engine.run import simulate
 
     spec = spec_of(plan)
     res = simulate(spec)

@@ -13,10 +13,10 @@ import pytest
 from sncc import catalog
 from sncc.catalog import arch
 from sncc.sim import simulate
-from sncc.sim.cost_attention import attention_cost, indexer_bytes
+from sncc.sim.cost.attention import attention_cost, indexer_bytes
 from sncc.sim.model_shape import model_shape
-from sncc.sim.runner import prepare, resolve_kv_bytes_per_token, resolve_quant
-from sncc.sim.scenarios import qwen3_32b_h200_spec, seed000_spec
+from sncc.sim.engine.run import prepare, resolve_kv_bytes_per_token, resolve_quant
+from sncc.sim.calibration.scenarios import qwen3_32b_h200_spec, seed000_spec
 
 ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
 TRACES = ROOT / "tests" / "fixtures" / "traces"
@@ -121,7 +121,7 @@ def test_vector_split_by_operation_family():
 
 # ------------------------------------------------------------------ serving features
 def test_redundant_experts_reduce_imbalance_by_formula():
-    from sncc.sim.cost_gemm import imbalance_with_redundancy as imb
+    from sncc.sim.cost.gemm import imbalance_with_redundancy as imb
 
     assert imb(1.18, 0, 64, 256, 2.0) == 1.18
     assert imb(1.18, 2, 64, 256, 2.0) == pytest.approx(1.045)
@@ -209,7 +209,7 @@ def test_speculative_verify_scales_with_1_plus_k_and_draft_cost():
 
 # ------------------------------------------------------------------ workloads
 def _arrival_cv(spec):
-    from sncc.sim.engine import Simulation
+    from sncc.sim.engine.des import Simulation
 
     c = prepare(spec)
     sim = Simulation(spec, c)
@@ -323,7 +323,7 @@ def test_multi_turn_reuse_comes_from_the_conversation():
     assert c.cached[0] == 0 and c.cached[4] == 0          # a new conversation has nothing cached
     off = dc.replace(on, features=dc.replace(on.features, prefix_cache_hit_rate=0.0))
     assert sum(prepare(off).cached) == 0
-    from sncc.sim.engine import Simulation
+    from sncc.sim.engine.des import Simulation
 
     sim = Simulation(on, prepare(on))
     R = sim.run()["reqs"]

@@ -108,7 +108,7 @@ def test_fixed_length_benchmark_plan_simulates():
 # ------------------------------------------------------------------ 2. speculative decoding
 def test_expected_accepted_tokens_is_shared_with_the_check():
     from sncc.checks import speculative
-    from sncc.sim.step_model import expected_accepted_tokens as E
+    from sncc.sim.cost.step import expected_accepted_tokens as E
 
     assert E(0.7, 1) == pytest.approx(1.7)                        # CloudMatrix MTP1
     assert E(0.4, 3) == pytest.approx((1 - 0.4 ** 4) / 0.6)       # 1.624, not 1 + 3 x 0.4 = 2.2
@@ -151,8 +151,8 @@ def test_draft_model_cost_defaults_to_the_engine_fraction_as_in_the_check():
 
 
 def test_cloudmatrix_mtp_points_keep_1_7_tokens_per_step():
-    from sncc.sim.scenarios import cloudmatrix_decode_step, seed000_spec
-    from sncc.sim.runner import prepare
+    from sncc.sim.calibration.scenarios import cloudmatrix_decode_step, seed000_spec
+    from sncc.sim.engine.run import prepare
 
     base = seed000_spec(7, requests=10)
     f = dc.replace(base.features, mtp=(1, 0.7))
@@ -217,7 +217,7 @@ def test_h100_plan_notes_the_h200_profile_without_generation_widening():
 
 
 def test_a3_plan_has_no_profile_note():
-    from sncc.sim.scenarios import seed000_spec
+    from sncc.sim.calibration.scenarios import seed000_spec
 
     assert "profile_note" not in simulate(seed000_spec(7, requests=200), series=False).info
 
@@ -250,11 +250,11 @@ def test_what_ifs_say_when_they_need_more_devices_and_drop_noise():
 
 def test_what_ifs_of_a_large_plan_run_at_the_capped_size(monkeypatch):
     from sncc.sim import whatif
-    from sncc.sim.scenarios import seed000_spec
+    from sncc.sim.calibration.scenarios import seed000_spec
 
     spec = seed000_spec(6, requests=4000, concurrency=600)
     res = simulate(spec, series=False)
-    from sncc.sim.metrics import violated
+    from sncc.sim.engine.metrics import violated
     assert violated(spec.slos[0], res.slo[0])      # predicted TTFT over target (verdict uncertain)
     monkeypatch.setattr(whatif, "WHATIF_REQUESTS", 1500)
     ch = whatif.cheapest_changes(spec, res)

@@ -9,11 +9,11 @@ import re
 import pytest
 
 from sncc.sim import simulate
-from sncc.sim.metrics import evaluate_slo
+from sncc.sim.engine.metrics import evaluate_slo
 from sncc.sim.profile import load_profile
-from sncc.sim.render import render_json, render_text
-from sncc.sim.runner import profile_residuals
-from sncc.sim.scenarios import qwen3_32b_h200_spec, seed000_spec
+from sncc.sim.report.text import render_json, render_text
+from sncc.sim.engine.run import profile_residuals
+from sncc.sim.calibration.scenarios import qwen3_32b_h200_spec, seed000_spec
 from sncc.sim.spec import SloTarget
 from sncc.sim.whatif import _at_rate, _shifted, goodput
 
@@ -72,7 +72,7 @@ def test_wider_residuals_widen_the_interval(seed_goodput, monkeypatch):
     """Widening every family by -10 % and +10 % (:func:`sncc.sim.runner.profile_match`,
     as for another chip generation) keeps the simulation, so the interval must widen."""
     spec, g = seed_goodput
-    from sncc.sim import runner
+    from sncc.sim.engine import run as runner
 
     rsd = profile_residuals(load_profile("ascend-a3"))
     monkeypatch.setattr(runner, "profile_match", lambda spec, prof: ("widened", 0.1))

@@ -14,11 +14,11 @@ import pytest
 import tomlkit
 
 from sncc.sim import simulate
-from sncc.sim.cost_kv_transfer import channel_finish, kv_transfer_start
-from sncc.sim.engine import Simulation
+from sncc.sim.cost.kv_transfer import channel_finish, kv_transfer_start
+from sncc.sim.engine.des import Simulation
 from sncc.sim.profile import profile_path
-from sncc.sim.runner import prepare
-from sncc.sim.scenarios import seed000_spec
+from sncc.sim.engine.run import prepare
+from sncc.sim.calibration.scenarios import seed000_spec
 from sncc.sim.spec import LengthDist, RoleSpec
 
 PROMPT = 4096
@@ -128,7 +128,7 @@ def test_waiting_for_the_channel_counts_in_what_binds(tmp_path):
     t_alone = c.kv.exposed(PROMPT, 0.0)
     assert kv["contention_mean_s"] == pytest.approx(3.5 * (t_alone - c.kv.t_setup), rel=0.01)
     assert kv["contention_share"] > 0.5 and share["share"] > 0.5
-    from sncc.sim.render import render_text
+    from sncc.sim.report.text import render_text
 
     class _Plan:
         name = "tiny-link"

@@ -13,9 +13,9 @@ import pytest
 from click.testing import CliRunner
 
 from sncc.sim import simulate
-from sncc.sim.engine import Simulation, Unadmittable
-from sncc.sim.runner import prepare
-from sncc.sim.scenarios import seed000_spec
+from sncc.sim.engine.des import Simulation, Unadmittable
+from sncc.sim.engine.run import prepare
+from sncc.sim.calibration.scenarios import seed000_spec
 
 
 def _compile(text: str, name: str = "/tmp/plan.sn"):
@@ -143,7 +143,7 @@ def _empty_table(n: int = 4):
 
 
 def test_a_result_without_completed_requests_does_not_crash():
-    from sncc.sim.metrics import build_result
+    from sncc.sim.engine.metrics import build_result
     from sncc.sim.spec import SloTarget
 
     slos = [SloTarget("tpot", "mean", "<", 0.05), SloTarget("ttft", "p99", "<", 2.0)]
@@ -157,7 +157,7 @@ def test_a_result_without_completed_requests_does_not_crash():
 
 def test_what_ifs_skip_a_candidate_that_cannot_run(monkeypatch):
     from sncc.sim import whatif
-    from sncc.sim.metrics import build_result
+    from sncc.sim.engine.metrics import build_result
 
     spec = _spec(_qwen("requests = 200  concurrency = 32  input { mean = 1k  max = 2k }  "
                        "output { mean = 128  max = 256 }", slo="qpm >= 100000"))
@@ -187,8 +187,8 @@ def test_what_ifs_skip_a_candidate_that_cannot_run(monkeypatch):
 
 def test_a_run_that_ends_with_requests_unserved_says_so(monkeypatch, tmp_path):
     """Guard for any other cause: completed < requests is a note, in info and in the text."""
-    from sncc.sim import runner
-    from sncc.sim.render import render_text
+    from sncc.sim.engine import run as runner
+    from sncc.sim.report.text import render_text
 
     class Losing(Simulation):
         def run(self):
@@ -350,7 +350,7 @@ def test_check_warns_when_a_conversation_outgrows_max_model_len():
 
 
 def test_simulate_says_how_many_follow_ups_were_capped():
-    from sncc.sim.render import render_text
+    from sncc.sim.report.text import render_text
 
     spec = _spec(MT30)
     c = prepare(spec)
@@ -385,7 +385,7 @@ def test_goodput_is_not_zeroed_by_an_undefined_tpot():
     """One-token outputs: TPOT is n/a at every rate; the search is judged on TTFT alone."""
     import dataclasses as _dc
 
-    from sncc.sim.scenarios import qwen3_32b_h200_spec
+    from sncc.sim.calibration.scenarios import qwen3_32b_h200_spec
     from sncc.sim.spec import LengthDist, SloTarget
     from sncc.sim.whatif import goodput
 
@@ -400,7 +400,7 @@ def test_goodput_is_not_zeroed_by_an_undefined_tpot():
 def test_tokens_per_s_per_user_slo_is_judged_on_the_steady_window():
     """Like TTFT/TPOT, a per-user token-rate SLO is judged on the steady window when there is one."""
     from sncc.sim import simulate
-    from sncc.sim.scenarios import seed000_spec
+    from sncc.sim.calibration.scenarios import seed000_spec
     from sncc.sim.spec import SloTarget
     import dataclasses as _dc
 

@@ -159,7 +159,7 @@ def test_one_token_outputs_print_na_speed_and_na_slo_does_not_bind(tmp_path):
 
 def test_plot_path_refuses_special_files(tmp_path):
     import os
-    from sncc.sim.plot import PlotPathError, resolve_plot_path
+    from sncc.sim.report.plot import PlotPathError, resolve_plot_path
 
     pytest.importorskip("matplotlib")
     with pytest.raises(PlotPathError, match="not a regular file"):
@@ -202,7 +202,7 @@ def test_open_loop_qpm_interval_does_not_exceed_offered_rate():
 
 def test_qpm_cap_leaves_closed_loop_alone():
     from types import SimpleNamespace
-    from sncc.sim.metrics import qpm_cap
+    from sncc.sim.engine.metrics import qpm_cap
 
     assert qpm_cap(SimpleNamespace(_qpm_cap=None), 100.0, 150.0) == 150.0
     assert qpm_cap(SimpleNamespace(_qpm_cap=120.0), 100.0, 150.0) == 120.0

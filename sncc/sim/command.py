@@ -64,16 +64,16 @@ def simulate_plan(comp: Any, *, seed: int = 0, fmt: str = "text", profile: Optio
     a directory, an extension matplotlib does not write, a missing directory; a path without an
     extension gets ``.png``, said on ``sys.stderr``) — all before simulating."""
     import sys
-    from .from_plan import spec_from_plan
-    from .profile import ProfileError, load_profile
-    from .render import render_json, render_text
-    from .engine import Unadmittable
-    from .runner import check_budget_note, simulate
-    from .metrics import violated
-    from .whatif import cheapest_changes
-    from .whatif import goodput as goodput_search
+    from sncc.sim.from_plan import spec_from_plan
+    from sncc.sim.profile import ProfileError, load_profile
+    from sncc.sim.report.text import render_json, render_text
+    from sncc.sim.engine.des import Unadmittable
+    from sncc.sim.engine.run import check_budget_note, simulate
+    from sncc.sim.engine.metrics import violated
+    from sncc.sim.whatif import cheapest_changes
+    from sncc.sim.whatif import goodput as goodput_search
 
-    from .from_plan import MissingChipFact
+    from sncc.sim.from_plan import MissingChipFact
     try:
         spec = spec_from_plan(comp.plan, comp.resolved, seed=seed, profile=profile)
     except MissingChipFact as e:       # an absent catalog fact: say which, no traceback (exit 2)
@@ -85,13 +85,13 @@ def simulate_plan(comp: Any, *, seed: int = 0, fmt: str = "text", profile: Optio
     # refuse what cannot be done before simulating: a goodput search without a rate to
     # search or an SLO to judge, a plot path matplotlib cannot write
     if goodput:
-        from .whatif import goodput_refusal
+        from sncc.sim.whatif import goodput_refusal
         why = goodput_refusal(spec)
         if why:
             raise CommandError(why)
     plot_note = ""
     if plot:
-        from .plot import PlotPathError, PlotUnavailable, resolve_plot_path
+        from sncc.sim.report.plot import PlotPathError, PlotUnavailable, resolve_plot_path
         try:
             plot, plot_note = resolve_plot_path(plot)
         except (PlotPathError, PlotUnavailable) as e:
@@ -130,7 +130,7 @@ def simulate_plan(comp: Any, *, seed: int = 0, fmt: str = "text", profile: Optio
             # a trial run samples its own requests: a longer one may not fit where the plan's did
             return unadmittable(e, "in a goodput trial run: ")
     if plot:
-        from .plot import PlotUnavailable, write_plot
+        from sncc.sim.report.plot import PlotUnavailable, write_plot
         ttft, tpot = getattr(result, "_samples", ([], []))
         try:
             write_plot(result, plot, f"sncc simulate {comp.plan.name} (profile {result.info.get('profile')})",
@@ -151,8 +151,8 @@ def calibrate(measurements: str, out: str) -> str:
     """Fit a profile to a measurements file and write it to ``out``; returns a report.
 
     Raises :class:`CommandError` (bad file, missing scipy, unknown constant, plan errors)."""
-    from .calibration import CalibrationError, fit, format_table, load_measurements, write_profile
-    from .profile import ProfileError
+    from sncc.sim.calibration.fit import CalibrationError, fit, format_table, load_measurements, write_profile
+    from sncc.sim.profile import ProfileError
 
     try:
         base, keys, points = load_measurements(measurements)

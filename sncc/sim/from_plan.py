@@ -148,7 +148,7 @@ def missing_chip_facts(chip, compute_dtype: str) -> list:
     Needed: ``hbm_bytes`` (KV pool sizing, bytes), ``hbm_bandwidth`` (memory roofline,
     B/s) and a dense peak FLOP/s for ``compute_dtype`` and for bf16 activations, with the
     fallbacks of :func:`sncc.sim.cost_roofline.peak_for`."""
-    from sncc.sim.cost_roofline import peak_for
+    from sncc.sim.cost.roofline import peak_for
 
     missing = [k for k in ("hbm_bytes", "hbm_bandwidth") if not getattr(chip, k, None)]
     for dt in dict.fromkeys((compute_dtype, "bf16")):
@@ -242,6 +242,6 @@ def spec_from_plan(plan, resolved, *, seed: int = 0, profile: str | None = None)
 
 def run_plan(plan, resolved, *, seed: int = 0, profile: str | None = None):
     """Simulate ``plan`` and return the :class:`~sncc.sim.metrics.SimResult`."""
-    from sncc.sim.runner import simulate
+    from sncc.sim.engine.run import simulate
 
     return simulate(spec_from_plan(plan, resolved, seed=seed, profile=profile))

@@ -101,7 +101,7 @@ KINDS: Dict[str, str] = {
                   "predicted/measured - 1, each > -1 for ttft, tpot and throughput"),
 }
 
-#: Every constant the simulator reads (sncc.sim.step_model, cost_comm, memory, runner), with its
+#: Every constant the simulator reads (sncc.sim.cost.step, cost_comm, memory, runner), with its
 #: kind (:data:`KINDS`); the one list :func:`validate` checks a profile against.  The keys are
 #: those of the shipped ``ascend-a3.toml``/``nvidia-h200.toml``; tests/test_calibrate_fixes.py
 #: runs plans with a tracking profile and fails when the simulator reads a key missing here.

@@ -31,9 +31,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Dict, List, Optional
 
-from .metrics import FAMILY, evaluate_slo, violated
-from .engine import Unadmittable
-from .runner import simulate
+from sncc.sim.engine.metrics import FAMILY, evaluate_slo, violated
+from sncc.sim.engine.des import Unadmittable
+from sncc.sim.engine.run import simulate
 
 #: MTP what-if: 1 draft token at 70 % acceptance — CloudMatrix-Infer's assumption (domain-facts §6.1)
 MTP_WHATIF = (1, 0.7)

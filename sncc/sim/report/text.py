@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import math
 
-from .whatif import MT_KEEPS_UP
+from sncc.sim.whatif import MT_KEEPS_UP
 
 
 def _num(x) -> float | None:

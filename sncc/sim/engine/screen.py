@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any, Dict
 
-from .runner import prepare
+from sncc.sim.engine.run import prepare
 
 
 def screen(spec: Any) -> Dict[str, float]:

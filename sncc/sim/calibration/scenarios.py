@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from .spec import Features, LengthDist, RoleSpec, SimSpec, SloTarget, Workload
+from sncc.sim.spec import Features, LengthDist, RoleSpec, SimSpec, SloTarget, Workload
 
 #: Published seed-000 figures: (prefill instances) -> dict
 SEED000_PUBLISHED = {7: {"qpm": 608.0, "ttft_s": 1.93, "tpot_ms": 47.0}, 6: {"qpm": 613.0, "ttft_s": 5.0}}
@@ -68,9 +68,9 @@ def cloudmatrix_decode_step(isl: int, osl: int, batch_per_npu: int, profile: str
     EP320 = 160 NPUs = 320 dies, TP1 x DP320, MTP 1 draft at 70% acceptance,
     batch per die = batch_per_npu/2, mean context = ISL + OSL/2.
     """
-    from .profile import load_profile
-    from .model_shape import model_shape
-    from .step_model import StepModel
+    from sncc.sim.profile import load_profile
+    from sncc.sim.model_shape import model_shape
+    from sncc.sim.cost.step import StepModel
     catalog, sysm, chip = _a3()
     dies = 320
     B = batch_per_npu // 2
@@ -82,7 +82,7 @@ def cloudmatrix_decode_step(isl: int, osl: int, batch_per_npu: int, profile: str
                    features=Features(micro_batch=2, graph_mode=True, superkernel=False, mtp=(1, 0.7),
                                      redundant_experts=0),
                    workload=Workload(requests=1, input=LengthDist(), output=LengthDist()))
-    from .runner import resolve_quant
+    from sncc.sim.engine.run import resolve_quant
     wb, cd = resolve_quant(spec)
     sm = StepModel(spec, "decode", role, load_profile(profile), model_shape(spec.model),
                    C8_MLA_KV_BYTES_PER_TOKEN, wb, cd)
@@ -98,10 +98,10 @@ def cloudmatrix_prefill_tok_s_per_npu(prompt: int = 4096, tokens_per_npu: int = 
                                       profile: str = "ascend-a3") -> float:
     """Model prefill throughput per NPU for the CloudMatrix-Infer setup (16 NPUs = 32 dies per
     instance, EP32, attention DP32 (TP1), 16,384 tokens batched per NPU, 4K prompts)."""
-    from .profile import load_profile
-    from .model_shape import model_shape
-    from .step_model import StepModel
-    from .runner import resolve_quant
+    from sncc.sim.profile import load_profile
+    from sncc.sim.model_shape import model_shape
+    from sncc.sim.cost.step import StepModel
+    from sncc.sim.engine.run import resolve_quant
     catalog, sysm, chip = _a3()
     role = RoleSpec(instances=1, devices=32, tp=1, ep=32, max_num_batched_tokens=tokens_per_npu * 16,
                     graph_mode=False)
@@ -132,13 +132,13 @@ def prefill_contradiction_bounds(profile: str = "ascend-a3") -> dict:
       per request of the seed-specific mechanisms (TP8 all-reduce of a 32k step, eager
       launch per step, KV transfer of one prompt) — each far below the ~7x gap.
     """
-    from .runner import prepare
+    from sncc.sim.engine.run import prepare
     spec = seed000_spec(7)
     from dataclasses import replace
     c = prepare(replace(spec, profile=profile))
     pm = c.prefill_model
     s = pm.shape
-    from . import cost_comm as cc
+    from sncc.sim.cost import comm as cc
     tok_g = 32768 / pm.role.ep
     ar = 2 * cc.allreduce_time(tok_g * s.hidden * 2.0, pm.role.tp, pm.tp_bw, pm.tp_lat, pm.ar_alpha, pm.ar_eta)
     lam = 608 / 60.0

@@ -9,7 +9,7 @@ decode instance shares that instance's ingress, ``decode devices x BW x eta`` [B
 every transfer out of one prefill instance shares its egress, ``prefill devices x BW x
 eta``; ``BW`` is the catalog link's per-device, per-direction rate and ``eta`` the profile's
 ``kv_transfer.link_efficiency``.  :class:`KvTransferModel` holds these rates; the engine
-(:mod:`sncc.sim.engine`) keeps one FIFO channel per instance and side and finishes a transfer
+(:mod:`sncc.sim.engine.des`) keeps one FIFO channel per instance and side and finishes a transfer
 at the later of its uncontended finish and the time its channels have moved every byte
 queued before it plus its own (:func:`channel_finish`).
 """

@@ -19,7 +19,7 @@ Disaggregated plans (``prefill`` + ``decode`` roles)::
   immediately to the least-loaded instance's own queue.
 * TTFT is measured from dispatch to a prefill instance to the end of the first
   decode step (the engine's view); time in the proxy queue is ``queue_s``.
-* KV transfers contend (:mod:`sncc.sim.cost_kv_transfer`): each decode instance has one
+* KV transfers contend (:mod:`sncc.sim.cost.kv_transfer`): each decode instance has one
   ingress channel, each prefill instance one egress channel, both FIFO fluid queues of
   bytes.  When a prefill step ends, each finishing request's transfer is queued on its
   prefill instance's egress and its decode instance's ingress from the moment its bytes can
@@ -55,7 +55,11 @@ import math
 import random
 from typing import Any, Dict, List
 
-from .cost_kv_transfer import channel_finish
+from sncc.sim.cost.kv_transfer import channel_finish
+from sncc.sim.engine.events import Event
+
+#: event kinds bound once (the loop pushes hundreds of thousands of events)
+ARRIVAL, STEP_DONE, KV_ARRIVED, DECODE_DONE, FOLLOW_UP = Event
 
 
 class Unadmittable(ValueError):
@@ -166,7 +170,15 @@ class Simulation:
         self.progress = None
 
     # ------------------------------------------------------------------ events
-    def _push(self, t: float, kind: int, a: int = 0) -> None:
+    @staticmethod
+    def _handler_table(by_kind: Dict[Event, Any]) -> List[Any]:
+        """Handlers indexed by :class:`Event` value (None for kinds this mode never pushes)."""
+        table: List[Any] = [None] * len(Event)
+        for kind, fn in by_kind.items():
+            table[kind] = fn
+        return table
+
+    def _push(self, t: float, kind: Event, a: int = 0) -> None:
         self.seq += 1
         heapq.heappush(self.ev, (t, self.seq, kind, a))
 
@@ -205,12 +217,12 @@ class Simulation:
         if wl.rate:
             self._gap = self._gap_sampler(float(wl.rate), float(wl.burstiness or 1.0))
         self._check_admissible()
-        self.handlers.append(self._issue)       # kind 4: a conversation's follow-up turn
+        self.handlers[FOLLOW_UP] = self._issue
         if wl.concurrency and self.arrivals is None:
             for _ in range(min(wl.concurrency, -(-n // self.turns))):
                 self._next_conversation()
         else:
-            self._push(self.arrivals[0] if self.arrivals else 0.0, 0, 0)
+            self._push(self.arrivals[0] if self.arrivals else 0.0, ARRIVAL, 0)
         handlers = self.handlers
         ev = self.ev
         pop = heapq.heappop
@@ -331,9 +343,9 @@ class Simulation:
             return
         if self.next_conv * self.turns < self.n:
             if self.arrivals is not None:
-                self._push(self.arrivals[self.next_conv], 0, 0)
+                self._push(self.arrivals[self.next_conv], ARRIVAL, 0)
             else:
-                self._push(self.now + self._gap(), 0, 0)
+                self._push(self.now + self._gap(), ARRIVAL, 0)
 
     def _complete(self, i: int) -> None:
         self.R.t_done[i] = self.now
@@ -342,7 +354,7 @@ class Simulation:
         if t > 1 and i % t < t - 1 and i + 1 < self.n:
             think = self.spec.workload.think_time
             if think > 0:
-                self._push(self.now + think, 4, i + 1)
+                self._push(self.now + think, FOLLOW_UP, i + 1)
             else:
                 self._issue(i + 1)
             return
@@ -394,7 +406,8 @@ class Simulation:
     def _init_disagg(self) -> None:
         c = self.c
         pr, de = c.prefill, c.decode
-        self.handlers = [self._open_arrival, self._prefill_done, self._kv_arrive, self._decode_done]
+        self.handlers = self._handler_table({ARRIVAL: self._open_arrival, STEP_DONE: self._prefill_done,
+                                              KV_ARRIVED: self._kv_arrive, DECODE_DONE: self._decode_done})
         self.proxy: List[int] = []
         self.proxy_head = 0
         self.p_idle = list(range(pr.instances))
@@ -531,7 +544,7 @@ class Simulation:
         if finishing:
             fs = set(finishing)
             self.p_active[k] = [i for i in active if i not in fs]
-        self._push(self.now + t, 1, k)
+        self._push(self.now + t, STEP_DONE, k)
         return True
 
     def _prefill_done(self, k: int) -> None:
@@ -564,7 +577,7 @@ class Simulation:
                     self.kv_waited += 1
                 self.kv_transfers += 1
             R.kv_wait[i] = wait
-            self._push(t, 2, i)
+            self._push(t, KV_ARRIVED, i)
         self.p_step_info[k] = []
         if self.p_active[k]:
             self._start_prefill(k)      # continue its unfinished chunked prompts (pulls more too)
@@ -619,7 +632,7 @@ class Simulation:
         ctx = d.sum_prompt[r] + tps * (B * step - d.sum_start[r])
         t = self.c.decode_model.decode_step(B, ctx, d.total)
         d.busy = True
-        self._push(self.now + t, 3, di)
+        self._push(self.now + t, DECODE_DONE, di)
 
     def _pop_finished(self, d, step: int) -> list[int]:
         """Remove the sequences of decode/serve group ``d`` that finish at or before
@@ -664,7 +677,7 @@ class Simulation:
     def _init_serve(self) -> None:
         c = self.c
         s = c.serve
-        self.handlers = [self._open_arrival, self._serve_done, None, None]
+        self.handlers = self._handler_table({ARRIVAL: self._open_arrival, STEP_DONE: self._serve_done})
         self.s_wait: List[List[int]] = [[] for _ in range(s.instances)]
         self.s_pref: List[List[int]] = [[] for _ in range(s.instances)]
         self.s_load = [0] * s.instances
@@ -765,7 +778,7 @@ class Simulation:
             B, ctx = 0, 0.0
         t = c.serve_model.mixed_step(chunks, B, ctx, B_total)
         d.busy = True
-        self._push(self.now + t, 1, k)
+        self._push(self.now + t, STEP_DONE, k)
 
     def _serve_done(self, k: int) -> None:
         R = self.R

@@ -80,8 +80,8 @@ class Row:
 
 def residual_rows(profile: str = "ascend-a3") -> List[Row]:
     """The residual table of an A3 profile against seed 000 and CloudMatrix-Infer (§6.1)."""
-    from .runner import simulate
-    from .scenarios import (CLOUDMATRIX_DECODE, CLOUDMATRIX_PREFILL_TOK_S_PER_NPU, SEED000_PUBLISHED,
+    from sncc.sim.engine.run import simulate
+    from sncc.sim.calibration.scenarios import (CLOUDMATRIX_DECODE, CLOUDMATRIX_PREFILL_TOK_S_PER_NPU, SEED000_PUBLISHED,
                             cloudmatrix_decode_step, cloudmatrix_prefill_tok_s_per_npu, seed000_spec)
 
     rows: List[Row] = []
@@ -117,7 +117,7 @@ def kernel_residual_rows(profile: str = "nvidia-h200") -> List[Row]:
 
     * ``"gemm"``: ``m``, ``n``, ``k`` [elements], ``quant`` (quant.toml id: weight bytes and
       compute dtype), ``measured_flop_per_s``.  Predicted time = the simulator's weight-GEMM cost
-      (``sncc.sim.step_model``: ``roofline(2·m·k·n FLOPs, k·n·weight_bytes B, peak, HBM BW,
+      (``sncc.sim.cost.step``: ``roofline(2·m·k·n FLOPs, k·n·weight_bytes B, peak, HBM BW,
       compute.eta_c_gemm_prefill, compute.eta_m, compute.op_t0_s)``, m tokens through a k×n
       weight); measured time = ``2·m·n·k / measured_flop_per_s``.
     * ``"copy"``: ``bytes`` [B] copied device to device, ``measured_bytes_per_s`` counting read +
@@ -134,8 +134,8 @@ def kernel_residual_rows(profile: str = "nvidia-h200") -> List[Row]:
     """
     from sncc import catalog
 
-    from .cost_roofline import peak_for, roofline
-    from .profile import load_profile
+    from sncc.sim.cost.roofline import peak_for, roofline
+    from sncc.sim.profile import load_profile
 
     prof = load_profile(profile)
     if not prof.has("calibration.kernel_points"):
@@ -279,7 +279,7 @@ FITTABLE_KINDS: Tuple[str, ...] = ("efficiency", "fraction", "seconds", "bytes",
 
 def _kind_of(key: str) -> Optional[str]:
     """Kind of a fittable constant ``key`` (a numeric one the simulator reads), else None."""
-    from .profile import CONSTANTS, OPTIONAL
+    from sncc.sim.profile import CONSTANTS, OPTIONAL
     kind = CONSTANTS.get(key) or (OPTIONAL.get(key) if key == "comm.ep_link_efficiency" else None)
     return kind if kind in FITTABLE_KINDS else None
 
@@ -299,7 +299,7 @@ def fit_bounds(key: str, value: float) -> Tuple[float, float]:
 
 def _fit_key_problem(raw: Dict[str, Any], key: str) -> Optional[str]:
     """Why constant ``key`` of profile ``raw`` cannot be fitted, or None."""
-    from .profile import CONSTANTS
+    from sncc.sim.profile import CONSTANTS
     if _kind_of(key) is None:
         names = [k for k in CONSTANTS if _kind_of(k)] + ["comm.ep_link_efficiency"]
         return f"`{key}` is not a numeric constant the simulator reads; fittable: {', '.join(names)}"
@@ -327,7 +327,7 @@ def load_measurements(path: str) -> Tuple[str, List[str], List[Point]]:
     unreadable/unparsable file, an unknown key (the message lists the known ones), a value of
     the wrong type or <= 0, a missing plan file, a point without any metric, a base profile
     that cannot be loaded, or a ``fit`` key that cannot be fitted."""
-    from . import profile as P
+    from sncc.sim import profile as P
 
     data = _parse_file(path)
     for k in data:
@@ -397,7 +397,7 @@ def _spec_of(plan_path: str, profile: str, requests: Optional[int], where: str =
     from sncc.compiler import compile_file
     from sncc.source import SourceFile
 
-    from .from_plan import spec_from_plan
+    from sncc.sim.from_plan import spec_from_plan
 
     pre = f"{where}: " if where else ""
     try:
@@ -452,7 +452,7 @@ def chip_problem(prof: Any, spec: Any) -> Optional[str]:
     cid, gen = getattr(spec.chip, "id", None), getattr(spec.chip, "generation", None)
     if (not chips and not gens) or cid in chips or gen in gens:
         return None
-    from .from_plan import PROFILE_BY_GENERATION
+    from sncc.sim.from_plan import PROFILE_BY_GENERATION
     other = PROFILE_BY_GENERATION.get(gen)
     hint = f"profile = \"{other}\"" if other else "a profile made for it"
     return (f"runs on {cid} (generation {gen}), but profile {prof.id} is made for "
@@ -482,9 +482,9 @@ def fit(base: str, keys: Sequence[str], points: Sequence[Point], *, max_evals: i
         from scipy.optimize import least_squares
     except ImportError:
         raise CalibrationError("sncc calibrate needs scipy: pip install 'sncc[calibrate]'") from None
-    from . import profile as P
-    from .engine import Unadmittable
-    from .runner import simulate
+    from sncc.sim import profile as P
+    from sncc.sim.engine.des import Unadmittable
+    from sncc.sim.engine.run import simulate
 
     pre = f"{points[0].file}: " if points and points[0].file else ""
     raw0 = P._load_raw(base)
@@ -600,7 +600,7 @@ def check_output(out: str, base: Optional[str] = None) -> None:
     """Raise :class:`CalibrationError` unless ``out`` can take a written profile: a ``.toml`` path
     (``sncc simulate --profile`` treats other names as profile ids) that is not a directory, whose
     directory exists, and that is not the base profile's own file."""
-    from . import profile as P
+    from sncc.sim import profile as P
 
     if os.path.isdir(out):
         raise CalibrationError(f"-o {out} is a directory; give a file name such as "
@@ -654,7 +654,7 @@ def write_profile(result: Dict[str, Any], base: str, measurements: str, out: str
     that cannot be written."""
     import tomlkit
 
-    from . import profile as P
+    from sncc.sim import profile as P
 
     check_output(out, base)
     if residual_floor is None:

@@ -1,7 +1,7 @@
 """Vector-unit (elementwise) work per token per layer, by operation family.
 
 Ascend splits a core into a cube unit (matrix products: all GEMMs and the attention
-matmuls, costed by :mod:`sncc.sim.cost_roofline` at the cube peak) and a vector unit
+matmuls, costed by :mod:`sncc.sim.cost.roofline` at the cube peak) and a vector unit
 (simulator-modelling.md §3.1 "Ascend specifics").  The vector families here are the
 elementwise operations outside fused kernels, counted in elements per token per layer
 (averaged over the model's dense and MoE layers):
@@ -16,7 +16,7 @@ elementwise operations outside fused kernels, counted in elements per token per 
 * ``router`` — MoE gate scores and top-k over the routed experts.
 
 Attention softmax is not here: it runs inside the fused attention kernel
-(:mod:`sncc.sim.cost_attention`).
+(:mod:`sncc.sim.cost.attention`).
 
 Rate: the profile's ``compute.vector_s_per_token_layer_<phase>`` is the fitted time per
 token per layer of the reference model/quant in ``compute.vector_reference``; the time per
@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import Dict
 
-from .model_shape import ModelShape
+from sncc.sim.model_shape import ModelShape
 
 FAMILIES = ("norm", "rope", "act_quant", "swiglu", "router")
 
