@@ -399,7 +399,7 @@ def test_keys_read_in_runs_are_listed(monkeypatch):
     """Dynamic: the keys an A3 P/D run and an H200 aggregated run read are all listed."""
     from dataclasses import replace
 
-    from sncc.sim.engine.run import simulate
+    from sncc.sim.engine.run import simulate_spec as simulate
     from sncc.sim.calibration.scenarios import qwen3_32b_h200_spec, seed000_spec
 
     seen = set()

@@ -123,7 +123,7 @@ def test_multi_turn_goodput_is_a_sustainable_conversation_rate(nominal_only):
 # ------------------------------------------------------------------ 2. goodput judges tokens/s per user
 def test_goodput_holds_the_tokens_per_user_slo(tmp_path, nominal_only):
     from sncc.sim.engine.metrics import evaluate_slo
-    from sncc.sim.engine.run import simulate
+    from sncc.sim.engine.run import simulate_spec as simulate
     from sncc.sim.spec import SloTarget
     from sncc.sim.whatif import _at_rate, goodput
 
@@ -175,7 +175,7 @@ def test_mtp_what_if_raises_hccl_buffsize_to_what_sn4010_requires():
 
 def test_what_if_lines_use_the_verdict_model_and_warnings_go_to_stderr():
     from sncc.sim.engine.metrics import evaluate_slo
-    from sncc.sim.engine.run import simulate
+    from sncc.sim.engine.run import simulate_spec as simulate
 
     r = run("simulate", SIX_P)
     assert r.exit_code == 0, r.output           # UNCERTAIN verdicts and a warning: still 0
@@ -331,7 +331,7 @@ def captured(monkeypatch):
 
 def _plot(tmp_path, plan, captured):
     from sncc.sim.report.plot import write_plot
-    from sncc.sim.engine.run import simulate
+    from sncc.sim.engine.run import simulate_spec as simulate
 
     spec = spec_of(plan)
     res = simulate(spec)

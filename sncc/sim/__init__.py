@@ -18,7 +18,7 @@ __all__ = ["simulate", "SimSpec", "RoleSpec", "Features", "Workload", "LengthDis
            "SimResult", "kv_budget_bytes_per_device", "run_plan", "spec_from_plan"]
 
 _LAZY = {
-    "simulate": ("sncc.sim.engine.run", "simulate"),
+    "simulate": ("sncc.sim.engine.run", "simulate_spec"),
     "SimSpec": ("sncc.sim.spec", "SimSpec"),
     "RoleSpec": ("sncc.sim.spec", "RoleSpec"),
     "Features": ("sncc.sim.spec", "Features"),

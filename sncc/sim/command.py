@@ -68,7 +68,7 @@ def simulate_plan(comp: Any, *, seed: int = 0, fmt: str = "text", profile: Optio
     from sncc.sim.profile import ProfileError, load_profile
     from sncc.sim.report.text import render_json, render_text
     from sncc.sim.engine.des import Unadmittable
-    from sncc.sim.engine.run import check_budget_note, simulate
+    from sncc.sim.engine.run import simulate_spec as simulate
     from sncc.sim.engine.metrics import violated
     from sncc.sim.whatif import cheapest_changes
     from sncc.sim.whatif import goodput as goodput_search
@@ -99,9 +99,6 @@ def simulate_plan(comp: Any, *, seed: int = 0, fmt: str = "text", profile: Optio
     stream = sys.stderr if progress_stream == "stderr" else progress_stream
     prog = Progress(stream) if stream is not None else None
     def unadmittable(e: Unadmittable, where: str = "") -> tuple:
-        note = check_budget_note(comp.plan, comp.resolved, e.role)
-        if note:
-            e.notes.append(note)
         sys.stderr.write(f"sncc: error: {where}{e}\n")
         if fmt == "json":
             # --format json: stdout is one diagnostics document (schemas/diagnostics.schema.json)

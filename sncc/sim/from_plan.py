@@ -1,10 +1,11 @@
 """Typed plan → :class:`~sncc.sim.spec.SimSpec`, and one call to run it.
 
-The simulator reads the typed plan and the resolved facts, never the syntax
-tree.  The KV pool per device is sized by :mod:`sncc.capacity` (the memory
-check's model) with the calibration profile's fitted reserve and utilization.  The calibration profile is chosen by the
-chip's generation (``PROFILE_BY_GENERATION``); a chip without its own profile
-uses the nearest one and the result says so in ``info``.
+The simulator reads the typed plan and the resolved facts, never the syntax tree, and this
+module is the one place it reads plan fields (so that moving to the facts layer,
+``sncc/facts``, touches one file).  Every role's KV pool per device is the one
+:func:`sncc.capacity.role_memory` computes for ``sncc check``.  The calibration profile is chosen
+by the chip's generation (``PROFILE_BY_GENERATION``); a chip of another generation than its
+profile's gets wider intervals and a note (:func:`sncc.sim.engine.run.profile_match`).
 """
 
 from __future__ import annotations
@@ -19,9 +20,11 @@ PROFILE_BY_GENERATION = {
 }
 
 
-#: optimisations only Omni-Infer implements (its omni_placement / omni_attn / omni_proxy
-#: config sections, sncc.emit.omni_infer); the simulator credits them on no other engine
-OMNI_ONLY = ("omni_placement", "omni_attn", "omni_proxy")
+#: optimisations only Omni-Infer implements (its omni_attn / omni_proxy config sections,
+#: sncc.emit.omni_infer); the simulator credits them on no other engine.  omni_placement's
+#: redundant experts are built for vllm-ascend too (EPLB, sncc.lowering) and simulated wherever
+#: the build writes them (sncc.capacity.redundant_experts_per_device)
+OMNI_ONLY = ("omni_attn", "omni_proxy")
 
 
 def _is_ascend(chip) -> bool:
@@ -33,8 +36,9 @@ def applicable_features(plan, resolved) -> tuple:
 
     What the build deploys is what is simulated:
 
-    * ``omni_placement``, ``omni_attn``, ``omni_proxy``: Omni-Infer only (its own config
-      sections; no other engine reads them).
+    * ``omni_attn``, ``omni_proxy``: Omni-Infer only (its own config sections; no other engine
+      reads them).  ``omni_placement``'s redundant experts are applied per role where the build
+      deploys them (:func:`sncc.capacity.redundant_experts_per_device`), on any engine.
     * ``micro_batch = 2`` and ``superkernel_layers``: Omni-Infer on Ascend (the build turns
       them on through ``ASCEND_OMNI_MICRO_BATCH`` / ``ASCEND_SUPERKERNEL_*``), and vllm-ascend
       on Ascend when its release spells them and the plan meets the release's preconditions
@@ -110,6 +114,27 @@ def captured_sizes(plan, role) -> tuple | None:
     return sizes or None
 
 
+def graph_mixed(plan) -> bool:
+    """Whether steps mixing prefill and decode tokens run in captured graphs: False for vLLM's
+    ``cudagraph_mode`` ``FULL_DECODE_ONLY`` and ``FULL`` (graphs of uniform decode batches only; a
+    mixed batch runs eager), True otherwise (``PIECEWISE`` / ``FULL_AND_PIECEWISE``, vLLM's default,
+    and the other engines' graph modes)."""
+    g = plan.graph
+    mode = (g.cudagraph_mode if g is not None else None) or ""
+    return mode.upper() not in ("FULL_DECODE_ONLY", "FULL")
+
+
+def expert_parallel(plan, role, arch) -> bool:
+    """Whether ``role`` places routed experts by expert parallelism (dispatch/combine
+    all-to-all) rather than tensor-sharding them: the plan's ``expert_parallel`` when the language
+    has it (docs/design.md §2.1), else on for a MoE model spread over more than one device (what
+    every plan meant by ``ep``)."""
+    v = getattr(role, "expert_parallel", None)
+    if v is not None:
+        return bool(v)
+    return bool(arch is not None and arch.is_moe and role.tp * role.ep > 1)
+
+
 def draft_cost_of(sp) -> float | None:
     """Draft cost of plan ``speculative`` block ``sp`` as a fraction of a target decode step:
     the plan's ``draft_cost``; 0 for n-gram; engines.toml ``draft_model_cost_fraction`` for
@@ -176,15 +201,23 @@ def spec_from_plan(plan, resolved, *, seed: int = 0, profile: str | None = None)
     missing = missing_chip_facts(resolved.chip, catalog.quant(resolved.quant or "bf16").compute_dtype)
     if missing:
         raise MissingChipFact(resolved.chip.id, missing)
+    from sncc.capacity import redundant_experts_per_device, role_memory
     roles = []
+    arch = resolved.arch
+    mixed_graphs = graph_mixed(plan)
     for name, role in plan.roles():
+        mem = role_memory(plan, resolved, name, role)
         roles.append((name, RoleSpec(
             instances=role.instances, devices=role.devices, tp=role.tp, ep=role.ep, pp=role.pp,
             max_num_batched_tokens=role.max_num_batched_tokens, chunk_size=role.chunked_prefill,
             max_num_seqs=role.max_num_seqs,
-            kv_budget_bytes_per_device=None,  # the simulator sizes the pool with its calibrated profile
+            kv_budget_bytes_per_device=mem.kv_budget if mem is not None else None,
             block_size=plan.kv_cache.block_size, graph_mode=role.graph_mode,
-            graph_gears=captured_sizes(plan, role),
+            graph_gears=captured_sizes(plan, role), graph_mixed=mixed_graphs,
+            expert_parallel=expert_parallel(plan, role, arch),
+            redundant_experts=redundant_experts_per_device(plan, arch, role),
+            memory_utilization=role.memory_utilization or plan.hardware.memory_utilization,
+            memory=mem,
         )))
     opt = plan.optimize
     applied, notes = applicable_features(plan, resolved)
@@ -195,8 +228,8 @@ def spec_from_plan(plan, resolved, *, seed: int = 0, profile: str | None = None)
         superkernel=bool(opt and opt.superkernel_layers > 0 and "superkernel_layers" in applied),
         mtp=(spec_dec.draft_tokens, spec_dec.acceptance) if spec_dec else None,
         draft_cost=draft_cost_of(spec_dec) if spec_dec else None,
-        redundant_experts=(opt.omni_placement.redundant_experts
-                           if opt and opt.omni_placement and "omni_placement" in applied else 0),
+        draft_kind="eagle" if spec_dec is not None and spec_dec.method in ("eagle", "eagle3") else "mtp",
+        redundant_experts=0,    # per role: RoleSpec.redundant_experts
         omni_attn_compress_ratio=(opt.omni_attn.compress_ratio
                                   if opt and opt.omni_attn and "omni_attn" in applied else None),
         prefix_cache_hit_rate=opt.prefix_cache_hit if opt else 0.0,
@@ -237,11 +270,12 @@ def spec_from_plan(plan, resolved, *, seed: int = 0, profile: str | None = None)
         # Omni-Infer's reservation of prompt + max_tokens is fitted to seed 000 (profile
         # [policy]); vLLM and vllm-ascend allocate KV blocks on demand and preempt
         kv_admission="reserve-max-tokens" if plan.engine.kind == "omni-infer" else "on-demand",
+        engine=plan.engine.kind,
     )
 
 
 def run_plan(plan, resolved, *, seed: int = 0, profile: str | None = None):
     """Simulate ``plan`` and return the :class:`~sncc.sim.metrics.SimResult`."""
-    from sncc.sim.engine.run import simulate
+    from sncc.sim.engine.run import simulate_spec as simulate
 
     return simulate(spec_from_plan(plan, resolved, seed=seed, profile=profile))

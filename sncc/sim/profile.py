@@ -111,12 +111,12 @@ CONSTANTS: Dict[str, str] = {
     "compute.eta_c_gemm_decode": "efficiency",
     "compute.eta_c_attn_prefill": "efficiency",
     "compute.eta_c_attn_decode": "efficiency",
+    "compute.eta_c_indexer": "efficiency",
     "compute.op_t0_s": "seconds",
-    "compute.vector_s_per_token_layer_prefill": "seconds",
-    "compute.vector_s_per_token_layer_decode": "seconds",
+    "compute.eta_vector": "efficiency",
+    "compute.dequant_s_per_weight_element": "seconds",
     "overlap.microbatch_hide_fraction": "fraction",
     "overhead.decode_graph_step_s": "seconds",
-    "overhead.prefill_graph_step_s": "seconds",
     "overhead.eager_launch_per_layer_s": "seconds",
     "overhead.superkernel_launch_factor": "nonnegative",
     "overhead.prefill_step_s": "seconds",
@@ -130,8 +130,6 @@ CONSTANTS: Dict[str, str] = {
     "kv_transfer.setup_s": "seconds",
     "kv_transfer.per_descriptor_s": "seconds",
     "kv_transfer.layerwise": "bool",
-    "memory.gpu_memory_utilization": "efficiency",
-    "memory.runtime_reserve_bytes": "bytes",
     "mtp.draft_layer_cost_factor": "nonnegative",
     "omni_attn.kept_tokens": "tokens",
     "workload.lognormal_cv_input": "nonnegative",
@@ -144,7 +142,6 @@ CONSTANTS: Dict[str, str] = {
 #: ``calibration.other_generation_residual`` is needed with ``calibration.generations``
 #: (sncc.sim.runner.profile_match).
 OPTIONAL: Dict[str, str] = {
-    "compute.vector_reference": "model_quant",
     "comm.ep_normal": "ep_table",
     "comm.ep_low_latency": "ep_table",
     "comm.ep_link_efficiency": "efficiency",

@@ -25,7 +25,8 @@ class RoleSpec:
         instances: number of engine instances of this role.
         devices: devices per instance.
         tp, ep, pp: parallel sizes (see above).
-        max_num_batched_tokens: token budget per engine step per instance [tokens].
+        max_num_batched_tokens: token budget of one engine step per DP rank [tokens] (vLLM and
+            vllm-ascend apply it per data-parallel engine core).
         chunk_size: chunked-prefill chunk per request per step [tokens] or None (= budget).
         max_num_seqs: running sequences per attention (DP) group.
         kv_budget_bytes_per_device: KV-cache pool per device [B]; None -> computed
@@ -39,6 +40,20 @@ class RoleSpec:
             None -> the profile's ``policy.graph_gears`` rule: ``max-only`` =
             ``[max_num_seqs*(1+draft)]`` (Omni-Infer's default ``decode_gear_list``,
             domain-facts §4.2), ``pow2`` = powers of two (CUDA-graph capture sizes).
+        graph_mixed: steps holding prefill tokens and decodes run in the captured graphs (vLLM
+            ``PIECEWISE`` / ``FULL_AND_PIECEWISE``); False = decode-only graphs
+            (``FULL_DECODE_ONLY``), mixed steps run eager.
+        expert_parallel: routed experts placed by expert parallelism over ``tp * ep`` devices
+            (dispatch/combine all-to-all); False = experts tensor-sharded over them (all-reduce, no
+            dispatch; vLLM without ``--enable-expert-parallel``).
+        redundant_experts: redundant routed-expert slots per device the build deploys
+            (:func:`sncc.capacity.redundant_experts_per_device`); None = ``Features.redundant_experts``
+            on decode/serve roles.
+        memory_utilization: fraction of HBM the engine may use (the emitted
+            ``gpu_memory_utilization``).
+        memory: the :class:`sncc.capacity.MemoryBreakdown` ``sncc check`` computed for the role
+            (:func:`sncc.capacity.role_memory`); None = computed from this spec by the same
+            arithmetic (:func:`sncc.sim.engine.memory.role_memory`).
     """
 
     instances: int
@@ -53,6 +68,11 @@ class RoleSpec:
     block_size: int = 128
     graph_mode: Optional[bool] = None
     graph_gears: Optional[Tuple[int, ...]] = None
+    graph_mixed: bool = True
+    expert_parallel: bool = True
+    redundant_experts: Optional[int] = None
+    memory_utilization: float = 0.9
+    memory: Any = None
 
     @property
     def dp_groups(self) -> int:
@@ -84,6 +104,9 @@ class Features:
             None -> one decoder layer x the profile's ``mtp.draft_layer_cost_factor`` (MTP/EAGLE).  Verification always runs the
             target on ``1 + k`` tokens per sequence (GEMMs, EP traffic, vector work and
             attention FLOPs scale with ``1 + k``; KV is read once).
+        draft_kind: what drafts when ``draft_cost`` is None: ``mtp`` (the model's MTP module, one
+            decoder layer of the target, MoE included) or ``eagle`` (an EAGLE head: one dense BF16
+            decoder layer at the target's hidden size).
         redundant_experts: extra expert replicas per device (EPLB / OmniPlacement); they
             lower the routed-load imbalance (:func:`sncc.sim.cost_gemm.imbalance_with_redundancy`).
         omni_attn_compress_ratio: OmniAttn: fraction of layers compressed (plan
@@ -97,6 +120,7 @@ class Features:
     superkernel: bool = False
     mtp: Optional[Tuple[int, float]] = None
     draft_cost: Optional[float] = None
+    draft_kind: str = "mtp"
     redundant_experts: int = 0
     omni_attn_compress_ratio: Optional[float] = None
     prefix_cache_hit_rate: float = 0.0
@@ -195,6 +219,11 @@ class SimSpec:
             None = unknown.  What-ifs that add devices beyond it say how many more they need.
         notes: plan settings the simulator did not apply, and why (e.g. an Omni-Infer
             optimisation on another engine); copied to ``info.not_applied``.
+        engine: engine kind (``omni-infer``, ``vllm-ascend``, ``vllm``) whose runtime reserve sizes a
+            hand-built spec's KV pool (:func:`sncc.capacity.engine_reserve`); None = the default.
+        plan_features: facts about the plan for calibration-interval matching (regime, nearest
+            calibration point): :func:`sncc.sim.calibration.intervals.plan_features`; None = derived
+            from this spec.
     """
 
     model: Any
@@ -216,6 +245,8 @@ class SimSpec:
     hccl_buffsize_mb: Optional[int] = None
     devices_available: Optional[int] = None
     notes: Tuple[str, ...] = ()
+    engine: Optional[str] = None
+    plan_features: Optional[Any] = None
 
     def role(self, name: str) -> Optional[RoleSpec]:
         """The RoleSpec called ``name`` or None."""

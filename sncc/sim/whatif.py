@@ -33,7 +33,7 @@ from typing import Any, Dict, List, Optional
 
 from sncc.sim.engine.metrics import FAMILY, evaluate_slo, violated
 from sncc.sim.engine.des import Unadmittable
-from sncc.sim.engine.run import simulate
+from sncc.sim.engine.run import simulate_spec as simulate
 
 #: MTP what-if: 1 draft token at 70 % acceptance — CloudMatrix-Infer's assumption (domain-facts §6.1)
 MTP_WHATIF = (1, 0.7)

@@ -80,7 +80,7 @@ class Row:
 
 def residual_rows(profile: str = "ascend-a3") -> List[Row]:
     """The residual table of an A3 profile against seed 000 and CloudMatrix-Infer (§6.1)."""
-    from sncc.sim.engine.run import simulate
+    from sncc.sim.engine.run import simulate_spec as simulate
     from sncc.sim.calibration.scenarios import (CLOUDMATRIX_DECODE, CLOUDMATRIX_PREFILL_TOK_S_PER_NPU, SEED000_PUBLISHED,
                             cloudmatrix_decode_step, cloudmatrix_prefill_tok_s_per_npu, seed000_spec)
 
@@ -484,7 +484,7 @@ def fit(base: str, keys: Sequence[str], points: Sequence[Point], *, max_evals: i
         raise CalibrationError("sncc calibrate needs scipy: pip install 'sncc[calibrate]'") from None
     from sncc.sim import profile as P
     from sncc.sim.engine.des import Unadmittable
-    from sncc.sim.engine.run import simulate
+    from sncc.sim.engine.run import simulate_spec as simulate
 
     pre = f"{points[0].file}: " if points and points[0].file else ""
     raw0 = P._load_raw(base)

@@ -46,7 +46,7 @@ def seed000_spec(prefill_instances: int = 7, requests: int = 3000, concurrency: 
                        max_num_batched_tokens=32768, chunk_size=16384, max_num_seqs=16,
                        graph_mode=False)
     decode = RoleSpec(instances=1, devices=decode_devices, tp=1, ep=decode_devices,
-                      max_num_batched_tokens=decode_devices * 48, max_num_seqs=48, graph_mode=True)
+                      max_num_batched_tokens=48, max_num_seqs=48, graph_mode=True)
     wl = Workload(requests=requests, concurrency=concurrency,
                   input=LengthDist("lognormal", mean=input_mean, max=16384),
                   output=LengthDist("lognormal", mean=output_mean, max=32768),
@@ -59,7 +59,7 @@ def seed000_spec(prefill_instances: int = 7, requests: int = 3000, concurrency: 
                    roles=(("prefill", prefill), ("decode", decode)), features=feats, workload=wl,
                    slos=(SloTarget("ttft", "mean", "<", 2.0), SloTarget("tpot", "mean", "<", 0.050)),
                    kv_admission="reserve-max-tokens", prefill_dispatch="pull",
-                   hccl_buffsize_mb=1000)  # seed 000 plan: env { HCCL_BUFFSIZE = 1000 }
+                   hccl_buffsize_mb=1000, engine="omni-infer")  # seed 000 plan: env { HCCL_BUFFSIZE = 1000 }
 
 
 def cloudmatrix_decode_step(isl: int, osl: int, batch_per_npu: int, profile: str = "ascend-a3") -> dict:

@@ -107,6 +107,11 @@ class AttentionCost:
     omni_layers: float = 0.0
     omni_kept: float = 0.0
 
+    @property
+    def has_indexer(self) -> bool:
+        """True for the families with a lightning indexer (``mla-dsa``, ``dsv4`` with CSA layers)."""
+        return self.shape.family == "mla-dsa" or (self.shape.family == "dsv4" and bool(self.shape.n_csa))
+
     # ----------------------------------------------------------------- storage
     def stored_bytes_per_token(self) -> float:
         """KV bytes the pool stores per token of context, all layers [B]; equals the

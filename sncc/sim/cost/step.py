@@ -1,34 +1,30 @@
-"""Engine-step latency of one instance: prefill (chunked) and decode steps.
+"""Engine-step latency of one instance: prefill (chunked), decode and mixed steps.
 
-Combines the per-family cost modules (attention, GEMM/MoE, communication) with
-the profile's efficiencies and overheads.  All times in seconds, per step, for
-the slowest device of the instance (DP groups step in lockstep).
+A step is described by a :class:`Step` (its prefill tokens and decode sequences) and costed by
+the registered terms of :mod:`sncc.sim.cost.terms`: per layer, the compute terms plus the
+communication not hidden by two-micro-batch overlap, over the dense and MoE layers, plus the
+per-step terms (LM head, drafting, launch, prefill overhead).  All times in seconds, for the
+slowest device of the instance (DP groups step in lockstep).
 
-Prefill step (``T`` new tokens spread over the ``ep`` DP groups)::
+Units: tokens, bytes, FLOP/s, B/s, seconds.  ``exposed(c) = c - min(c, hide x compute)`` per
+layer with two micro-batches (``overlap.microbatch_hide_fraction``), else ``c``.
 
-    t = t_step0 + sum_layers[ sum_ops roofline(op) + vector*T_dev
-                              + exposed(TP all-reduce + EP dispatch/combine) ]
-
-Decode step (``B`` sequences in the largest DP group, each verifying ``1+d``
-tokens with MTP; a sequence gains ``E = (1 - a^(d+1)) / (1 - a)`` tokens per step,
-:func:`expected_accepted_tokens`)::
-
-    t = t_graph + sum_layers[ roofline(attn GEMM) + roofline(MLA/GQA core over
-        the group's KV) + roofline(dense|shared|routed experts touched)
-        + vector*tokens + exposed(EP low-latency dispatch/combine) ] + lm_head + MTP draft
-
-``exposed(c) = c - min(c, hide * compute)`` with two micro-batches, else ``c``.
+Speculative decoding: each of ``B`` sequences verifies ``1 + k`` tokens per step and gains
+``E = (1 - a^(k+1)) / (1 - a)`` tokens (:func:`expected_accepted_tokens`).  The verify step runs
+the target's GEMMs, EP traffic, vector work and attention FLOPs on ``B (1 + k)`` tokens and reads
+the KV once; the drafts are ``k`` sequential forwards of one layer plus the LM head (MTP/EAGLE),
+or ``k x draft_cost`` target steps (a separate draft model).
 """
 from __future__ import annotations
 
-import functools
-from typing import Any, Dict, Iterable, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from sncc.sim.cost import attention as ca
 from sncc.sim.cost import comm as cc
-from sncc.sim.cost.gemm import experts_touched_fraction, imbalance_with_redundancy, local_experts
-from sncc.sim.cost.roofline import peak_for, roofline
-from sncc.sim.cost.vector import activation_quantized, vector_elements
+from sncc.sim.cost.gemm import imbalance_with_redundancy, local_experts
+from sncc.sim.cost.roofline import peak_for
+from sncc.sim.cost.terms import TERMS
+from sncc.sim.cost.vector import activation_quantized, vector_elements, vector_seconds_per_element
 from sncc.sim.model_shape import ModelShape
 
 
@@ -49,66 +45,109 @@ def expected_accepted_tokens(acceptance: float, draft_tokens: int) -> float:
     return (1.0 - a ** (k + 1)) / (1.0 - a)
 
 
-@functools.lru_cache(maxsize=16)
-def _reference_elements(model_id: str, quant_id: str) -> Dict[str, float]:
-    """Vector elements per token-layer of the profile's reference model and quant."""
-    from sncc import catalog
-    from sncc.sim.model_shape import model_shape
-    q = catalog.quant(quant_id)
-    return vector_elements(model_shape(catalog.model(model_id)), activation_quantized(q.compute_dtype))
+class Step:
+    """The tokens of one step of one instance (built by :meth:`StepModel.step`).
+
+    ``T`` prefill tokens of the instance, ``T_rank`` of them on its busiest DP rank, whose
+    attention-core FLOPs are ``att_fl`` (BF16, all layers) and lightning-indexer FLOPs ``idx_fl``
+    (DSA / DeepSeek-V4, at the indexer's rate); ``B`` decode sequences in the largest DP group at mean
+    context ``ctx_avg`` [tokens], ``B_total`` in the instance; ``q`` tokens verified per sequence
+    (1 + draft); ``dec_tok`` decode tokens per DP group after padding to the captured graph size;
+    ``tok_g`` tokens per DP group (= per device of an attention TP group); ``tok_total`` tokens of
+    the instance (EP traffic); ``vec_tok`` tokens whose elementwise work one device does;
+    ``prefill`` whether the step holds prefill tokens; ``eager`` whether it runs without graphs;
+    ``eta_c`` the GEMM efficiency of the step's phase; ``with_draft`` whether drafting is costed."""
+
+    __slots__ = ("T", "T_rank", "att_fl", "idx_fl", "B", "ctx_avg", "B_total", "q", "dec_tok", "tok_g", "tok_total", "vec_tok",
+                 "prefill", "eager", "eta_c", "with_draft")
+
+
+#: scope codes of :data:`TERMS` (see the terms module docstring)
+_ALL, _DENSE, _MOE, _STEP = 0, 1, 2, 3
+_SCOPE = {"all": _ALL, "dense": _DENSE, "moe": _MOE, "step": _STEP}
+_TABLE = tuple((t.name, t.fn, _SCOPE[t.scope], t.kind == "comm") for t in TERMS)
 
 
 class StepModel:
-    """Step-time model of one role; construct once per simulation (caches decode steps)."""
+    """Step-time model of one role; construct once per simulation (caches decode steps).
+
+    Raises KeyError when the profile lacks a constant (profiles are validated on load), ValueError
+    when the chip lacks a peak rate for the compute dtype (:func:`sncc.sim.cost.roofline.peak_for`).
+    """
 
     def __init__(self, spec: Any, role_name: str, role: Any, profile: Any, shape: ModelShape,
-                 kv_tok_bytes: float, weight_bytes: float, compute_dtype: str):
+                 kv_tok_bytes: float, weight_bytes: float, compute_dtype: str,
+                 expert_weight_bytes: Optional[float] = None):
         self.role = role
         self.role_name = role_name
         self.shape = shape
-        self.p = profile
+        self.p = p = profile
         chip = spec.chip
         f = spec.features
+        self.tp = role.tp
+        self.dp = role.ep
         self.bw = float(chip.hbm_bandwidth)
         self.peak_w = peak_for(chip, compute_dtype)
         self.peak_a = peak_for(chip, "bf16")
-        self.wb = weight_bytes
         self.peak_idx = peak_for(chip, "fp8")   # lightning indexer: FP8 (INT8 cube on A2/A3)
+        self.wb_dense = float(weight_bytes)
+        if expert_weight_bytes is None:
+            from sncc.sim.engine.run import resolve_expert_weight_bytes
+            expert_weight_bytes = resolve_expert_weight_bytes(spec)
+        self.wb_expert = float(expert_weight_bytes)
+        self.wb = self.wb_dense
         self.kv_share = ca.kv_share_per_device(shape, role.tp)
         self.mb2 = f.micro_batch >= 2
-        self.hide = profile.get("overlap.microbatch_hide_fraction") if self.mb2 else 0.0
+        self.hide = p.get("overlap.microbatch_hide_fraction") if self.mb2 else 0.0
         graph = role.graph_mode if role.graph_mode is not None else (
             False if role_name == "prefill" else f.graph_mode)
         self.graph = graph
+        self.graph_mixed = getattr(role, "graph_mixed", True)
         self.superkernel = bool(f.superkernel and graph)
         self.mtp = f.mtp
         self.draft = f.mtp[0] if f.mtp else 0
+        self.draft_cost = f.draft_cost
+        self.draft_kind = getattr(f, "draft_kind", "mtp")
         omni = f.omni_attn_compress_ratio or 0.0
         self.attn = ca.attention_cost(shape, kv_tok_bytes, omni_layers=omni,
-                                      omni_kept=profile.get("omni_attn.kept_tokens") if omni else 0.0)
-        # vector unit: fitted time per token-layer of the reference model, per element
+                                      omni_kept=p.get("omni_attn.kept_tokens") if omni else 0.0)
         act_q = activation_quantized(compute_dtype)
         self.vec_elems = vector_elements(shape, act_q)
-        ref_elems = self.vec_elems
-        if profile.has("compute.vector_reference"):
-            ref = profile.get("compute.vector_reference")
-            ref_elems = _reference_elements(ref["model"], ref["quant"])
-        ref_total = sum(ref_elems.values()) or 1.0
-        self.vec_s = {ph: {k: profile.get(f"compute.vector_s_per_token_layer_{ph}") * v / ref_total
-                           for k, v in self.vec_elems.items()} for ph in ("prefill", "decode")}
-        self.vec_tot = {ph: sum(d.values()) for ph, d in self.vec_s.items()}
-        self.eta_m = profile.get("compute.eta_m")
-        self.ep_size = role.tp * role.ep
-        self.e_loc = local_experts(shape.n_experts, self.ep_size, f.redundant_experts) if shape.n_experts else 0.0
+        self.vec_elems_total = sum(self.vec_elems.values())
+        self.vec_s_per_elem = vector_seconds_per_element(self.bw, p.get("compute.eta_vector"))
+        self.eta_m = p.get("compute.eta_m")
+        self.eta_c_prefill = p.get("compute.eta_c_gemm_prefill")
+        self.eta_c_decode = p.get("compute.eta_c_gemm_decode")
+        self.eta_c_attn_prefill = p.get("compute.eta_c_attn_prefill")
+        self.eta_c_attn_decode = p.get("compute.eta_c_attn_decode")
+        self.eta_c_indexer = p.get("compute.eta_c_indexer")
+        self.t0 = p.get("compute.op_t0_s")
+        low_bit = shape.n_experts and self.wb_expert < (1.0 if act_q else 2.0)
+        self.dequant_s = p.get("compute.dequant_s_per_weight_element") if low_bit else 0.0
+        self.expert_parallel = bool(getattr(role, "expert_parallel", True))
+        self.ep_shard = role.tp * role.ep
+        self.ep_size = role.tp * role.ep if self.expert_parallel else 1
+        rr = getattr(role, "redundant_experts", None)
+        redundant = (rr if rr is not None else (f.redundant_experts if role_name != "prefill" else 0)) \
+            if self.expert_parallel else 0
+        self.e_loc = local_experts(shape.n_experts, self.ep_size, redundant) if shape.n_experts else 0.0
         links = spec.links
         tp_link = cc.link_for_group(links, role.tp, spec.devices_per_node)
         self.tp_bw, self.tp_lat = cc.link_bw_lat(tp_link)
         ep_link = cc.link_for_group(links, self.ep_size, spec.devices_per_node)
         self.ep_link_bw, _ = cc.link_bw_lat(ep_link)
-        self.ar_alpha = profile.get("comm.allreduce_alpha_s")
-        self.ar_eta = profile.get("comm.allreduce_link_efficiency")
+        self.ep_bw = {mode: cc.ep_bandwidths(p, mode, self.ep_size, self.ep_link_bw)
+                      for mode in ("normal", "low_latency")}
+        self.ep_alpha = {mode: p.get(f"comm.ep_alpha_{mode}_s") for mode in ("normal", "low_latency")}
+        self.ar_alpha = p.get("comm.allreduce_alpha_s")
+        self.ar_eta = p.get("comm.allreduce_link_efficiency")
         self.disp_bytes = 1.0 if compute_dtype in ("int8", "fp8") else 2.0
         self.comb_bytes = 2.0
+        self.p_draft_layer_factor = p.get("mtp.draft_layer_cost_factor")
+        self.prefill_step_s = p.get("overhead.prefill_step_s")
+        self._launch_graph = p.get("overhead.decode_graph_step_s")
+        self._launch_eager = p.get("overhead.eager_launch_per_layer_s") * shape.n_layers
+        self._sk = p.get("overhead.superkernel_launch_factor")
         self._dec_cache: Dict[Tuple[int, int, int], float] = {}
         q = 1 + self.draft
         if not graph:
@@ -116,7 +155,7 @@ class StepModel:
         elif role.graph_gears:
             self.gears = sorted(role.graph_gears)
         else:
-            rule = profile.get("policy.graph_gears")
+            rule = p.get("policy.graph_gears")
             top = role.max_num_seqs * q
             if rule == "max-only":
                 self.gears = [top]
@@ -127,171 +166,194 @@ class StepModel:
                     g *= 2
                 self.gears = gs + [top]
         # imbalance of routed-token load (max/mean over devices), reduced by redundant experts
-        self.imb = imbalance_with_redundancy(profile.get("moe.imbalance"), f.redundant_experts,
-                                             self.ep_size, shape.n_experts,
-                                             profile.get("moe.redundancy_exponent"))
-        # speculative decoding: draft cost per draft token as a fraction of a decode layer pass
-        # (plan `draft_cost` is per target decode step; see _mixed_step)
-        self.draft_cost = f.draft_cost
+        self.imb = imbalance_with_redundancy(p.get("moe.imbalance"), redundant, self.ep_size, shape.n_experts,
+                                             p.get("moe.redundancy_exponent"))
 
-    # ------------------------------------------------------------------ helpers
-    def _exposed(self, comm: float, compute: float) -> float:
-        return comm - min(comm, self.hide * compute)
-
-    def _launch(self, kind: str, eager: bool = False) -> float:
-        """Launch overhead [s] of one step: the graph replay cost, or per-layer eager launches
-        when the role runs eager or this step's batch is above every captured size."""
-        p = self.p
-        L = self.shape.n_layers
-        if self.graph and not eager:
-            t = p.get(f"overhead.{kind}_graph_step_s")
-        else:
-            t = p.get("overhead.eager_launch_per_layer_s") * L
-        if self.superkernel and not eager:
-            t *= p.get("overhead.superkernel_launch_factor")
-        return t
-
-    # ------------------------------------------------------------------ prefill
-    def prefill_step(self, chunks: Iterable[Tuple[float, float]]) -> float:
-        """Latency [s] of one prefill step processing ``chunks`` = (new tokens, cached prior)."""
-        T, att = self._prefill_attn(chunks)
-        if T <= 0:
-            return 0.0
-        return self._mixed_step(T, att, 0, 0.0, 0)
-
-    def _prefill_attn(self, chunks: Iterable[Tuple[float, float]]) -> Tuple[float, float]:
-        """(new tokens, attention core FLOPs as BF16-equivalent, all layers) of prefill chunks."""
-        T = 0.0
-        fl = 0.0
-        ix = 0.0
-        pf = self.attn.prefill
-        for l, prior in chunks:
-            T += l
-            a, i = pf(l, prior)
-            fl += a
-            ix += i
-        return T, fl + ix * self.peak_a / self.peak_idx
-
-    def _mixed_step(self, T: float, att_fl: float, B: int, ctx_sum: float, B_total: int,
-                    parts: Dict[str, Any] | None = None, draft: bool = True) -> float:
-        """Step with T prefill tokens (instance-wide, attention core ``att_fl`` FLOPs over all
-        layers, BF16-equivalent) plus B decode sequences in the largest group.
-
-        ``parts``, when given, receives the step's components [s]: ``attention`` (projections
-        and core: KV reads or attention FLOPs), ``ffn`` (dense/shared/routed expert GEMMs:
-        weight reads or FLOPs), ``vector``, ``comm_exposed`` (TP all-reduce + EP
-        dispatch/combine not hidden by micro-batch overlap), ``head_mtp`` (LM head, MTP draft),
-        ``launch`` (graph/eager launch and per-step overheads).  ``draft=False`` leaves out a
-        separate draft model's forwards (the base its ``draft_cost`` is a fraction of)."""
-        s, r, p = self.shape, self.role, self.p
-        tp, ep = r.tp, r.ep
+    # ------------------------------------------------------------------ steps
+    def step(self, T: float, att_fl: float, B: int, ctx_sum: float, B_total: int,
+             with_draft: bool = True, T_rank: Optional[float] = None, idx_fl: float = 0.0) -> Step:
+        """The :class:`Step` of ``T`` prefill tokens, ``T_rank`` of them (default ``T / dp``: spread
+        evenly) on the busiest DP rank with attention FLOPs ``att_fl``, and ``B`` decode sequences
+        of total context ``ctx_sum`` in the largest DP group (``B_total`` in the instance)."""
+        s = Step()
         q = 1 + self.draft
         dec_tok = B * q
-        eager_step = False
+        eager = False
         if B > 0 and self.gears:
             for g in self.gears:
                 if g >= dec_tok:
                     dec_tok = g
                     break
             else:
-                eager_step = True     # above the largest captured size: the engine runs it eager
-        tok_g = T / ep + dec_tok                      # tokens per DP group
-        tok_total = T + max(B_total * q, dec_tok * ep)  # tokens of the whole instance (EP traffic)
-        prefill_part = T > 0
-        eta_c = p.get("compute.eta_c_gemm_prefill") if prefill_part else p.get("compute.eta_c_gemm_decode")
-        t0 = p.get("compute.op_t0_s")
-        pw, pa, bw, em, wb = self.peak_w, self.peak_a, self.bw, self.eta_m, self.wb
-        # attention projections + core
-        t_attn_gemm = roofline(2 * tok_g * s.attn_params / tp, s.attn_params / tp * wb, pw, bw, eta_c, em, t0)
-        t_core = 0.0
-        L = s.n_layers
-        if att_fl > 0:
-            t_core += roofline(att_fl / L / ep / tp, 0.0, pa, bw, p.get("compute.eta_c_attn_prefill"), em, t0)
-        if B > 0:
-            # per layer (averaged over the family's layer kinds), B sequences at mean context
-            by1, fl1, ix1 = self.attn.decode(ctx_sum / B)
-            fl = B * q * (fl1 + ix1 * pa / self.peak_idx) / L / tp
-            by = B * by1 / L * self.kv_share
-            t_core += roofline(fl, by, pa, bw, p.get("compute.eta_c_attn_decode"), em, t0)
-        attn = t_attn_gemm + t_core
-        # FFN
-        t_dense = roofline(2 * tok_g * s.dense_ffn_params / tp, s.dense_ffn_params / tp * wb, pw, bw, eta_c, em, t0)
-        t_moe = 0.0
-        if s.n_experts:
-            t_shared = roofline(2 * tok_g * s.shared_params / tp, s.shared_params / tp * wb, pw, bw, eta_c, em, t0) \
-                if s.shared_params else 0.0
-            routed_tok = tok_total * s.top_k / self.ep_size * self.imb
-            touched = self.e_loc * experts_touched_fraction(tok_total, s.n_experts, s.top_k)
-            t_routed = roofline(2 * routed_tok * s.expert_params, touched * s.expert_params * wb,
-                                pw, bw, eta_c, em, t0)
-            t_moe = t_shared + t_routed
-        # vector work (norms, rope, softmax, quant, SwiGLU): per token per layer
-        phase = "prefill" if prefill_part else "decode"
-        vec_tok = T / (tp * ep) + dec_tok
-        t_vec = self.vec_tot[phase] * vec_tok
-        # communication
-        ar = 2 * cc.allreduce_time(tok_g * s.hidden * 2.0, tp, self.tp_bw, self.tp_lat, self.ar_alpha, self.ar_eta)
-        ep_t = 0.0
-        if s.n_experts and self.ep_size > 1:
-            mode = "normal" if prefill_part else "low_latency"
-            bd, bc = cc.ep_bandwidths(p, mode, self.ep_size, self.ep_link_bw)
-            alpha = p.get(f"comm.ep_alpha_{mode}_s")
-            ep_t = cc.ep_layer_time(tok_total / self.ep_size * self.imb, s.hidden, s.top_k, self.ep_size,
-                                    self.disp_bytes, self.comb_bytes, bd, bc, alpha)
-        comp_dense = attn + t_dense + t_vec
-        comp_moe = attn + t_moe + t_vec
-        layer_dense = comp_dense + self._exposed(ar, comp_dense)
-        layer_moe = comp_moe + self._exposed(ar + ep_t, comp_moe)
-        total = s.n_dense * layer_dense + s.n_moe * layer_moe
+                eager = True     # above the largest captured size: the engine runs it eager
+        prefill = T > 0
+        if not self.graph or (prefill and (B == 0 or not self.graph_mixed)):
+            eager = True
+        dp = self.dp
+        if T_rank is None:
+            T_rank = T / dp
+            att_fl, idx_fl = att_fl / dp, idx_fl / dp
+        s.T, s.T_rank, s.att_fl, s.idx_fl, s.B, s.B_total, s.q = T, T_rank, att_fl, idx_fl, B, B_total, q
+        s.ctx_avg = ctx_sum / B if B > 0 else 0.0
+        s.dec_tok = dec_tok
+        s.tok_g = T_rank + dec_tok
+        s.tok_total = T + max(B_total * q, dec_tok * dp)
+        s.vec_tok = T_rank / self.tp + dec_tok
+        s.prefill = prefill
+        s.eager = eager
+        s.eta_c = self.eta_c_prefill if prefill else self.eta_c_decode
+        s.with_draft = with_draft
+        return s
+
+    def single_token_step(self, s: Step) -> Step:
+        """The draft forwards' step: the same ``B`` sequences, one token each, no prefill."""
+        d = Step()
+        d.T = d.T_rank = d.att_fl = d.idx_fl = 0.0
+        d.B, d.B_total, d.q = s.B, s.B_total, 1
+        d.ctx_avg = s.ctx_avg
+        d.dec_tok = s.B
+        d.tok_g = float(s.B)
+        d.tok_total = float(max(s.B_total, s.B * self.dp))
+        d.vec_tok = float(s.B)
+        d.prefill = False
+        d.eager = s.eager
+        d.eta_c = self.eta_c_decode
+        d.with_draft = False
+        return d
+
+    def single_token_layer(self, s: Step) -> float:
+        """One draft forward's decoder layer at the sequences of ``s`` [s]: the target's own layer
+        (a MoE layer for a MoE model: the MTP module) or, for ``draft_kind == "eagle"``, one dense
+        BF16 layer at the target's hidden size (attention projections, a SwiGLU FFN of the
+        target's dense intermediate size — 3 x hidden when the model has none — the layer's
+        attention over the context, the TP all-reduces)."""
+        d = self.single_token_step(s)
+        if self.draft_kind == "eagle":
+            from sncc.sim.cost.roofline import roofline
+            from sncc.sim.cost.terms import attention_core_decode, tp_allreduce
+            sh = self.shape
+            inter = sh.dense_inter or 3 * sh.hidden
+            params = (sh.attn_params + 3.0 * sh.hidden * inter) / self.tp
+            comp = roofline(2.0 * d.tok_g * params, params * 2.0, self.peak_a, self.bw, self.eta_c_decode,
+                            self.eta_m, self.t0) + attention_core_decode(self, d)
+            comm = tp_allreduce(self, d)
+            return comp + comm - min(comm, self.hide * comp)
+        comp = [0.0, 0.0]
+        comm = [0.0, 0.0]
+        for _, fn, scope, is_comm in _TABLE:
+            if scope == _STEP:
+                continue
+            v = fn(self, d)
+            if not v:
+                continue
+            acc = comm if is_comm else comp
+            if scope == _ALL:
+                acc[0] += v
+                acc[1] += v
+            else:
+                acc[scope - 1] += v
+        k = 1 if self.shape.n_experts else 0
+        return comp[k] + comm[k] - min(comm[k], self.hide * comp[k])
+
+    def verify_step_without_draft(self, s: Step) -> float:
+        """The decode step of the sequences of ``s`` without its drafts and prefill (the base a
+        separate draft model's ``draft_cost`` is a fraction of)."""
+        base = self.step(0.0, 0.0, s.B, s.ctx_avg * s.B, s.B_total, with_draft=False)
+        return self.evaluate(base)
+
+    def launch_s(self, s: Step) -> float:
+        """Launch overhead of step ``s`` [s] (see :func:`sncc.sim.cost.terms.launch`)."""
+        if s.eager:
+            return self._launch_eager
+        return self._launch_graph * self._sk if self.superkernel else self._launch_graph
+
+    def evaluate(self, s: Step, parts: Optional[Dict[str, float]] = None) -> float:
+        """Time of step ``s`` [s]: the registered terms, per layer kind with exposed
+        communication, plus the per-step terms.  ``parts`` (when given) receives every term's
+        contribution [s] (communication terms: their exposed share), summing to the total."""
+        sh = self.shape
+        vals: List[float] = []
+        comp = [0.0, 0.0]
+        comm = [0.0, 0.0]
+        step_total = 0.0
+        for _, fn, scope, is_comm in _TABLE:
+            v = fn(self, s)
+            vals.append(v)
+            if not v:
+                continue
+            if scope == _STEP:
+                step_total += v
+                continue
+            acc = comm if is_comm else comp
+            if scope == _ALL:
+                acc[0] += v
+                acc[1] += v
+            else:
+                acc[scope - 1] += v
+        n = (sh.n_dense, sh.n_moe)
+        exposed = [comm[i] - min(comm[i], self.hide * comp[i]) for i in (0, 1)]
+        total = step_total + sum(n[i] * (comp[i] + exposed[i]) for i in (0, 1))
         if parts is not None:
-            parts["attention"] = s.n_layers * attn
-            parts["ffn"] = s.n_dense * t_dense + s.n_moe * t_moe
-            parts["vector"] = s.n_layers * t_vec
-            parts["vector_by_op"] = {k: s.n_layers * v * vec_tok for k, v in self.vec_s[phase].items()}
-            parts["comm_exposed"] = (s.n_dense * self._exposed(ar, comp_dense)
-                                     + s.n_moe * self._exposed(ar + ep_t, comp_moe))
-            before = total
-        # LM head for decode tokens (prefill samples one token per finished request: negligible)
-        if B > 0:
-            total += roofline(2 * dec_tok * s.hidden * s.vocab / tp, s.hidden * s.vocab * 2.0 / tp,
-                              pa, bw, eta_c, em, t0)
-            if self.draft:
-                # draft: each of the k draft tokens is one sequential forward of the draft
-                # model at the decode batch.  Default (MTP/EAGLE): one decoder layer of the
-                # target x mtp.draft_layer_cost_factor; a separate draft (`draft_cost`) is
-                # added below, once the step's launch overhead is known
-                if self.draft_cost is None:
-                    total += self.draft * p.get("mtp.draft_layer_cost_factor") * (
-                        layer_moe if s.n_experts else layer_dense)
-        launch = self._launch("prefill" if prefill_part and B == 0 else "decode", eager=eager_step)
-        if prefill_part:
-            launch += p.get("overhead.prefill_step_s")
-        if B > 0 and self.draft and self.draft_cost is not None and draft:
-            # a separate draft (plan `draft_cost`, engines.toml draft_model_cost_fraction for
-            # draft_model, 0 for n-gram): k sequential draft forwards, each `draft_cost` of the
-            # target's whole decode step of these B sequences (launch included) — the SN7002
-            # check's `1 + k x draft_cost` target steps
-            base = total + launch if not prefill_part else \
-                self._mixed_step(0.0, 0.0, B, ctx_sum, B_total, draft=False)
-            total += self.draft * self.draft_cost * base
-        if parts is not None:
-            parts["head_mtp"] = total - before
-            before = total
-        total += launch
-        if parts is not None:
-            parts["launch"] = total - before
+            ratio = [exposed[i] / comm[i] if comm[i] else 0.0 for i in (0, 1)]
+            for (name, _, scope, is_comm), v in zip(_TABLE, vals):
+                if scope == _STEP:
+                    parts[name] = v
+                    continue
+                kinds = (0, 1) if scope == _ALL else (scope - 1,)
+                parts[name] = sum(v * n[i] * (ratio[i] if is_comm else 1.0) for i in kinds)
         return total
 
-    def breakdown(self, T: float, B: int, ctx_sum: float, B_total: int) -> Dict[str, float]:
-        """Components [s] of one step with ``T`` fresh prefill tokens (no cached prefix,
-        one request per chunk of ``chunk_size``) and ``B`` decode sequences (see
-        :meth:`_mixed_step`); key ``total`` is the step time."""
-        parts: Dict[str, Any] = {}
-        _, att = self._prefill_attn([(T, 0.0)] if T > 0 else [])
-        parts["total"] = self._mixed_step(T, att, B, ctx_sum, B_total, parts)
-        return parts
+    # ------------------------------------------------------------------ public API
+    def prefill_step(self, chunks: Iterable[tuple]) -> float:
+        """Latency [s] of one prefill step processing ``chunks`` = (new tokens, cached prior[, DP
+        rank]); chunks without a rank go to the ranks in turn."""
+        T, T_rank, att, idx = self._prefill_attn(chunks)
+        if T <= 0:
+            return 0.0
+        return self.evaluate(self.step(T, att, 0, 0.0, 0, T_rank=T_rank, idx_fl=idx))
 
-    # ------------------------------------------------------------------ decode
+    def _prefill_attn(self, chunks: Iterable[tuple]) -> Tuple[float, float, float, float]:
+        """(new tokens of the instance, new tokens of the busiest DP rank, that rank's attention
+        core FLOPs and lightning-indexer FLOPs over all layers) of prefill ``chunks`` = (tokens,
+        cached prior[, rank]); a chunk without a rank takes rank ``index % dp``.  The ranks step in
+        lockstep, so the busiest one sets the step's prefill time."""
+        dp = self.dp
+        tok = [0.0] * dp
+        fl = [0.0] * dp
+        ix = [0.0] * dp
+        pf = self.attn.prefill
+        for n, c in enumerate(chunks):
+            l, prior = c[0], c[1]
+            r = c[2] if len(c) > 2 else n % dp
+            a, i = pf(l, prior)
+            tok[r] += l
+            fl[r] += a
+            ix[r] += i
+        T = sum(tok)
+        if T <= 0:
+            return 0.0, 0.0, 0.0, 0.0
+        r = max(range(dp), key=lambda j: fl[j] + ix[j] + tok[j]) if dp > 1 else 0
+        return T, tok[r], fl[r], ix[r]
+
+    def breakdown(self, T: float, B: int, ctx_sum: float, B_total: int) -> Dict[str, Any]:
+        """Components [s] of one step with ``T`` fresh prefill tokens (one prompt, no cached
+        prefix) and ``B`` decode sequences: ``terms`` (every registered term's contribution),
+        one key per report group of :data:`sncc.sim.cost.terms.GROUPS` (sums of its terms),
+        ``vector_by_op`` (the elementwise term split by family) and ``total``."""
+        from sncc.sim.cost.terms import TERMS as _T
+
+        terms: Dict[str, float] = {}
+        _, T_rank, att, idx = self._prefill_attn([(T, 0.0, 0)] if T > 0 else [])
+        s = self.step(T, att, B, ctx_sum, B_total, T_rank=T_rank, idx_fl=idx)
+        total = self.evaluate(s, terms)
+        out: Dict[str, Any] = {"total": total, "terms": terms}
+        for t in _T:
+            out[t.group] = out.get(t.group, 0.0) + terms[t.name]
+        vec = terms.get("vector.elementwise", 0.0)
+        tot_el = self.vec_elems_total or 1.0
+        out["vector_by_op"] = {k: vec * v / tot_el for k, v in self.vec_elems.items()}
+        return out
+
     def decode_step(self, B: int, ctx_sum: float, B_total: int) -> float:
         """Latency [s] of a decode step: ``B`` seqs in the largest DP group with total
         context ``ctx_sum`` [tokens]; ``B_total`` seqs in the whole instance."""
@@ -301,16 +363,17 @@ class StepModel:
         key = (B, cavg, B_total >> 4)
         t = self._dec_cache.get(key)
         if t is None:
-            t = self._mixed_step(0.0, 0.0, B, ((cavg << 7) + 64) * B, max(B, (B_total >> 4 << 4) + 8))
+            t = self.evaluate(self.step(0.0, 0.0, B, ((cavg << 7) + 64) * B, max(B, (B_total >> 4 << 4) + 8)))
             self._dec_cache[key] = t
         return t
 
     def mixed_step(self, chunks: Iterable[Tuple[float, float]], B: int, ctx_sum: float, B_total: int) -> float:
-        """Aggregated-mode step: prefill chunks plus ``B`` decode seqs (largest group)."""
-        T, att = self._prefill_attn(chunks)
+        """Aggregated-mode step: prefill chunks (tokens, prior[, rank]) plus ``B`` decode seqs
+        (largest group)."""
+        T, T_rank, att, idx = self._prefill_attn(chunks)
         if T <= 0:
             return self.decode_step(B, ctx_sum, B_total)
-        return self._mixed_step(T, att, B, ctx_sum, B_total)
+        return self.evaluate(self.step(T, att, B, ctx_sum, B_total, T_rank=T_rank, idx_fl=idx))
 
     @property
     def tokens_per_decode_step(self) -> float:

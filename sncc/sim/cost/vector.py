@@ -18,10 +18,12 @@ elementwise operations outside fused kernels, counted in elements per token per 
 Attention softmax is not here: it runs inside the fused attention kernel
 (:mod:`sncc.sim.cost.attention`).
 
-Rate: the profile's ``compute.vector_s_per_token_layer_<phase>`` is the fitted time per
-token per layer of the reference model/quant in ``compute.vector_reference``; the time per
-element is that divided by the reference's element count, so a model with a larger FFN or a
-BF16 plan without activation quantization gets proportionally more or less vector time.
+Rate: these operations are memory-bound streaming passes.  Each element is read and written
+once in BF16 (:data:`ELEMENT_BYTES` = 2 + 2 bytes), at the chip's HBM bandwidth times the
+profile's ``compute.eta_vector`` (fitted for Ascend, whose vector units stream through the unified
+buffer; the copy efficiency on NVIDIA).  The time therefore scales with the elements of the model
+and the tokens of the step, not with a per-token constant fitted on one model (issue 11: a
+per-token-layer constant fitted on DeepSeek-R1 decode dominated small-model steps).
 """
 from __future__ import annotations
 
@@ -30,6 +32,14 @@ from typing import Dict
 from sncc.sim.model_shape import ModelShape
 
 FAMILIES = ("norm", "rope", "act_quant", "swiglu", "router")
+
+#: HBM traffic of one element of one elementwise pass [B]: a BF16 read and a BF16 write
+ELEMENT_BYTES = 4.0
+
+
+def vector_seconds_per_element(hbm_bandwidth: float, eta_vector: float) -> float:
+    """Time of one element of one elementwise pass [s]: ``ELEMENT_BYTES / (BW x eta_vector)``."""
+    return ELEMENT_BYTES / (hbm_bandwidth * eta_vector)
 
 
 def vector_elements(shape: ModelShape, act_quant: bool) -> Dict[str, float]:

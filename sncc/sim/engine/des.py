@@ -7,7 +7,7 @@ finish-step indices) plus O(DP ranks) for the lockstep maximum.
 Disaggregated plans (``prefill`` + ``decode`` roles)::
 
     client -> proxy queue --(decode KV reservation + prefill instance ready)-->
-    prefill steps (chunked, <= max_num_batched_tokens) -> KV transfer ->
+    prefill steps (chunked, <= max_num_batched_tokens per DP rank) -> KV transfer ->
     decode instance (continuous batching over its DP ranks, lockstep steps)
 
 * The proxy dispatches FCFS only when a decode DP rank can admit the request
@@ -62,6 +62,18 @@ from sncc.sim.engine.events import Event
 ARRIVAL, STEP_DONE, KV_ARRIVED, DECODE_DONE, FOLLOW_UP = Event
 
 
+def step_budget(role: Any) -> tuple:
+    """(token budget of one step of the instance, largest chunk of one request) [tokens].
+
+    vLLM and vllm-ascend apply ``max_num_batched_tokens`` per data-parallel rank (each DP engine
+    core schedules its own step), so an instance of ``ep`` DP ranks schedules up to ``ep x
+    max_num_batched_tokens`` tokens per lockstep step, and one request (on one rank) at most its
+    rank's budget, or its chunk size when chunked prefill is on."""
+    per_rank = role.max_num_batched_tokens
+    chunk = min(role.chunk_size or per_rank, per_rank)
+    return per_rank * max(1, role.ep), chunk
+
+
 class Unadmittable(ValueError):
     """Requests that no KV pool of the deployment can ever hold: the run cannot complete.
 
@@ -104,7 +116,7 @@ class _Reqs:
     """Struct-of-arrays request table (times in seconds, lengths in tokens)."""
 
     __slots__ = ("prompt", "out", "t_arr", "t_disp", "t_first", "t_done", "blocks", "rank", "inst",
-                 "done_prompt", "cached", "t_pdone", "t_kv", "kv_wait", "gen", "fin")
+                 "done_prompt", "cached", "t_pdone", "t_kv", "kv_wait", "gen", "fin", "prank")
 
     def __init__(self, prompts: List[int], outs: List[int]):
         n = len(prompts)
@@ -124,6 +136,7 @@ class _Reqs:
         self.kv_wait = [0.0] * n    # part of t_kv - t_pdone spent waiting for shared links [s]
         self.gen = [0] * n          # tokens generated before a preemption (on-demand) [tokens]
         self.fin = [-1] * n         # decode step at which the live heap entry finishes
+        self.prank = [-1] * n       # DP rank of its prefill instance that prefills it (disaggregated)
 
 
 class _DecodeInst:
@@ -398,6 +411,7 @@ class Simulation:
                 R.cached[i] = 0
                 R.done_prompt[i] = 0
                 R.rank[i] = -1
+                R.prank[i] = -1
                 self.preemptions += 1
                 requeue(i)
         d.total = sum(d.running)
@@ -498,8 +512,7 @@ class Simulation:
     def _start_prefill(self, k: int) -> bool:
         """Form and start a prefill step on idle instance k; False (and idle) if nothing to do."""
         c, R = self.c, self.R
-        budget = c.prefill.max_num_batched_tokens
-        chunk = c.prefill.chunk_size or budget
+        budget, chunk = step_budget(c.prefill)
         active = self.p_active[k]
         # pull new requests (pull mode: from the proxy, with decode reservation)
         if self.push_mode:
@@ -526,15 +539,20 @@ class Simulation:
             self.p_idle.append(k)
             return False
         chunks = []
-        left = budget
+        dp = max(1, c.prefill.ep)
+        left = [budget // dp] * dp       # each DP rank schedules its own max_num_batched_tokens
         finishing = []
+        prank = R.prank
         for i in active:
-            if left <= 0:
-                break
+            r = prank[i]
+            if r < 0:
+                r = prank[i] = left.index(max(left))    # a new prompt goes to the least loaded rank
+            if left[r] <= 0:
+                continue
             todo = R.prompt[i] - R.done_prompt[i]
-            l = min(todo, chunk, left)
-            chunks.append((l, R.done_prompt[i]))
-            left -= l
+            l = min(todo, chunk, left[r])
+            chunks.append((l, R.done_prompt[i], r))
+            left[r] -= l
             R.done_prompt[i] += l
             if R.done_prompt[i] >= R.prompt[i]:
                 finishing.append(i)
@@ -728,8 +746,7 @@ class Simulation:
         d = self.d[k]
         step = d.step
         tps = self.tps
-        budget = c.serve.max_num_batched_tokens
-        chunk = c.serve.chunk_size or budget
+        budget, chunk = step_budget(c.serve)
         q = 1 + c.serve_model.draft
         pre = self.preemptions
         if self.on_demand and d.heap:
@@ -748,17 +765,17 @@ class Simulation:
                 R.t_disp[i] = self.now
             pref.append(i)
             left -= min(chunk, R.prompt[i] - R.done_prompt[i])
-        left = budget - B_total * q
+        per_rank = budget // max(1, c.serve.ep)
+        lefts = [per_rank - n * q for n in d.running]   # each DP rank's own token budget
         chunks = []
         fin = []
         for i in pref:
-            if left <= 0:
-                break
-            l = min(R.prompt[i] - R.done_prompt[i], chunk, left)
+            r = R.rank[i]
+            l = min(R.prompt[i] - R.done_prompt[i], chunk, lefts[r])
             if l <= 0:
                 continue
-            chunks.append((l, R.done_prompt[i]))
-            left -= l
+            chunks.append((l, R.done_prompt[i], r))
+            lefts[r] -= l
             R.done_prompt[i] += l
             if R.done_prompt[i] >= R.prompt[i]:
                 fin.append(i)

@@ -1,12 +1,13 @@
 """KV pool of a simulated role, sized by sncc's one memory model (:mod:`sncc.capacity`).
 
-``W_shard + KV + reserve + HCCL buffers <= HBM * utilization`` (simulator-modelling.md
-§3.9).  Weights (:func:`sncc.capacity.weights_per_device`, from
-:func:`sncc.catalog.arch.param_breakdown`), KV bytes per token
-(:func:`sncc.catalog.arch.kv_bytes_per_token_per_device`) and HCCL buffers
-(2 x HCCL_BUFFSIZE per communicator) are the same functions the memory check
-uses; the calibration profile supplies only what is calibrated:
-``memory.gpu_memory_utilization`` and ``memory.runtime_reserve_bytes``.
+``W_shard + KV + reserve + communication buffers <= HBM x utilization`` (simulator-modelling.md
+§3.9).  A plan's roles arrive with the pool ``sncc check`` computes
+(:func:`sncc.capacity.role_memory`, stored in ``RoleSpec.memory`` by :mod:`sncc.sim.from_plan`),
+so check and simulate give the same KV budget.  A hand-built :class:`~sncc.sim.spec.SimSpec`
+(the calibration scenarios, tests) is sized by the same arithmetic,
+:func:`sncc.capacity.device_memory`, with the same constants: the engine's reserve
+(:func:`sncc.capacity.engine_reserve`), the role's memory utilization, HCCL or NCCL buffers by
+the chip's vendor.  No calibration profile holds memory constants.
 """
 from __future__ import annotations
 
@@ -14,28 +15,35 @@ import math
 from typing import Any
 
 
-def role_memory(spec: Any, profile: Any, role_name: str, role: Any, *, mtp: bool,
-                quant: str, weight_bytes: float):
+def role_memory(spec: Any, role_name: str, role: Any, *, mtp: bool, quant: str,
+                weight_bytes: float | None = None):
     """:class:`sncc.capacity.MemoryBreakdown` of one device of ``role`` [B].
 
-    Raises ValueError when ``role.tp`` does not split the model's KV heads.
-    """
-    from sncc.capacity import device_memory, hccl_buffsize_mb
+    ``role.memory`` when the plan's memory model sized it, else computed from the spec.
+    ``weight_bytes`` overrides the bytes of every linear weight (hand-built specs with
+    ``quant_weight_bytes``).  Raises ValueError when ``role.tp`` does not split the KV heads."""
+    if getattr(role, "memory", None) is not None:
+        return role.memory
+    from sncc.capacity import device_memory, engine_reserve, hccl_buffsize_mb
 
     hccl = spec.hccl_buffsize_mb if spec.hccl_buffsize_mb is not None else hccl_buffsize_mb({})
-    redundant = spec.features.redundant_experts if role_name != "prefill" else 0
+    redundant = role.redundant_experts if getattr(role, "redundant_experts", None) is not None else (
+        spec.features.redundant_experts if role_name != "prefill" else 0)
+    res = engine_reserve(getattr(spec, "engine", None), role_name)
     return device_memory(
         spec.model, quant, spec.kv_dtype, role.tp, role.ep, role.pp,
-        hbm_bytes=int(spec.chip.hbm_bytes), utilization=profile.get("memory.gpu_memory_utilization"),
-        reserve_bytes=int(profile.get("memory.runtime_reserve_bytes")), hccl_mb=hccl,
-        context=1, seqs=1, redundant_experts=redundant, mtp=mtp,
-        kv_bytes_per_token=spec.kv_bytes_per_token, weight_bytes=weight_bytes)
+        hbm_bytes=int(spec.chip.hbm_bytes), utilization=getattr(role, "memory_utilization", None) or 0.9,
+        reserve_bytes=res.bytes, hccl_mb=hccl, context=1, seqs=1, redundant_experts=redundant, mtp=mtp,
+        kv_bytes_per_token=spec.kv_bytes_per_token, weight_bytes=weight_bytes,
+        vendor=str(getattr(spec.chip, "vendor", "huawei")).lower(), reserve_note=res.note)
 
 
-def kv_budget_bytes_per_device(spec: Any, profile: Any, role_name: str, role: Any, *, mtp: bool,
-                               quant: str, weight_bytes: float) -> float:
-    """KV pool per device [B] = HBM * utilization - weights - reserve - HCCL (>= 0)."""
-    return max(0.0, float(role_memory(spec, profile, role_name, role, mtp=mtp, quant=quant,
+def kv_budget_bytes_per_device(spec: Any, role_name: str, role: Any, *, mtp: bool, quant: str,
+                               weight_bytes: float | None = None) -> float:
+    """KV pool per device [B] = HBM x utilization - weights - reserve - buffers (>= 0)."""
+    if role.kv_budget_bytes_per_device is not None:
+        return max(0.0, float(role.kv_budget_bytes_per_device))
+    return max(0.0, float(role_memory(spec, role_name, role, mtp=mtp, quant=quant,
                                       weight_bytes=weight_bytes).kv_budget))
 
 

@@ -16,14 +16,26 @@ from sncc.sim.workload import sample_lengths
 
 
 def resolve_quant(spec: Any) -> tuple:
-    """(weight bytes per parameter, compute dtype) from overrides or the catalog."""
+    """(bytes per non-expert linear weight, compute dtype) from the spec's overrides or the
+    catalog (:func:`sncc.capacity.weight_bytes_by_group`: a MoE model's attention and shared
+    experts may be wider than its low-bit routed experts).  Raises KeyError for an unknown quant."""
     wb, cd = spec.quant_weight_bytes, spec.quant_compute_dtype
     if wb is None or cd is None:
         from sncc import catalog
+        from sncc.capacity import weight_bytes_by_group
         q = catalog.quant(spec.quant)
-        wb = q.weight_bytes if wb is None else wb
+        wb = weight_bytes_by_group(spec.quant, bool(getattr(spec.model, "is_moe", False)))[1] if wb is None else wb
         cd = q.compute_dtype if cd is None else cd
     return float(wb), str(cd)
+
+
+def resolve_expert_weight_bytes(spec: Any) -> float:
+    """Bytes per routed-expert weight: the spec's ``quant_weight_bytes`` override, else the
+    quantization's ``weight_bytes`` (:func:`sncc.capacity.weight_bytes_by_group`)."""
+    if spec.quant_weight_bytes is not None:
+        return float(spec.quant_weight_bytes)
+    from sncc.capacity import weight_bytes_by_group
+    return weight_bytes_by_group(spec.quant, True)[0]
 
 
 def resolve_kv_bytes_per_token(spec: Any) -> float:
@@ -112,7 +124,7 @@ def prepare(spec: Any) -> Any:
     c.pool_memory = {}
 
     def pool_blocks(name: str, role: Any) -> int:
-        mem = role_memory(spec, prof, name, role, mtp=mtp_on, quant=spec.quant, weight_bytes=wb)
+        mem = role_memory(spec, name, role, mtp=mtp_on, quant=spec.quant, weight_bytes=spec.quant_weight_bytes)
         budget = role.kv_budget_bytes_per_device
         if budget is None:
             budget = max(0.0, float(mem.kv_budget))
@@ -292,52 +304,22 @@ def _gib(b: float) -> str:
 
 
 def pool_sizing_note(c: Any, role: str) -> str:
-    """How the simulator sized ``role``'s KV pool per device (one sentence, for
-    :class:`~sncc.sim.engine.Unadmittable`): ``HBM x memory.gpu_memory_utilization - weights -
-    HCCL buffers - memory.runtime_reserve_bytes``, the two constants from the calibration
-    profile with their source or fit, and how ``sncc check`` sizes the same pool instead
-    (engines.toml's ``activation_reserve_bytes`` and the plan's ``memory_utilization``)."""
-    from sncc.catalog.engine_defaults import engine_defaults
-
+    """How ``role``'s KV pool per device was sized, as one sentence (for
+    :class:`~sncc.sim.engine.des.Unadmittable`): sncc's one memory model (:mod:`sncc.capacity`, the
+    pool ``sncc check`` computes too) — HBM x memory utilization - weights - communication buffers
+    - runtime reserve (with its source, or "fitted" and to what) — and what to change."""
     mem, budget = c.pool_memory[role]
-    prof = c.profile
-
-    def why(key: str) -> str:
-        e = prof.entry(key)
-        return e["fitted"].split(";")[0] if "fitted" in e else "source: " + str(e.get("source", "?")).split(";")[0]
-
-    ed = engine_defaults()
-    return (f"The simulator sized the pool per device with calibration profile `{prof.id}`: HBM {_gib(mem.hbm)} "
-            f"x memory.gpu_memory_utilization {mem.utilization:g} ({why('memory.gpu_memory_utilization')}) - weights "
-            f"{_gib(mem.weights)} - HCCL buffers {_gib(mem.hccl)} - memory.runtime_reserve_bytes "
-            f"{mem.reserve / 1e9:.1f} GB ({why('memory.runtime_reserve_bytes')}) = {_gib(budget)} of KV per "
-            f"device.  `sncc check` sizes the same pool with engines.toml's sourced activation reserve "
-            f"({_gib(ed['activation_reserve_bytes'])}) and the plan's memory_utilization instead, so it can pass "
-            "where the simulator's larger, calibrated reserve leaves no room.")
+    tokens = int(budget // mem.kv_per_token) if mem.kv_per_token > 0 else 0
+    comm = f" - {mem.comm} buffers {_gib(mem.hccl)}" if mem.hccl else ""
+    why = f" ({mem.reserve_note})" if mem.reserve_note else ""
+    return (f"KV pool per device (sncc's one memory model, the budget `sncc check` uses too): HBM {_gib(mem.hbm)} "
+            f"x memory utilization {mem.utilization:g} - weights {_gib(mem.weights)}{comm} - runtime reserve "
+            f"{_gib(mem.reserve)}{why} = {_gib(budget)} (about {tokens:,} tokens per DP rank).  Shorten the longest "
+            "requests (input/output max), give each DP rank more memory (more devices per rank, a smaller "
+            "quantization, a higher memory_utilization), or lower max_tokens.")
 
 
-def check_budget_note(plan: Any, resolved: Any, role: str) -> Optional[str]:
-    """The KV budget per device ``sncc check`` computes for ``role`` of ``plan``
-    (:func:`sncc.capacity.role_memory`: engines.toml reserve, the plan's utilization) and
-    the tokens it holds per DP rank, as one sentence; None when the check cannot size it."""
-    from sncc.capacity import role_memory as check_memory
-
-    roles = dict(plan.roles())
-    if role not in roles:
-        return None
-    m = check_memory(plan, resolved, role, roles[role])
-    if m is None:
-        return None
-    kv = max(0, m.kv_budget)
-    tokens = int(kv // m.kv_per_token) if m.kv_per_token > 0 else 0
-    return (f"`sncc check`'s budget: HBM {_gib(m.hbm)} x {m.utilization:g} - weights {_gib(m.weights)} - HCCL "
-            f"buffers {_gib(m.hccl)} - reserve {_gib(m.reserve)} = {_gib(kv)} of KV per device "
-            f"(about {tokens:,} tokens per DP rank).  Shorten the longest requests (input/output max), give each "
-            "DP rank more memory (more devices per rank, a smaller quantization), or simulate with a profile "
-            "whose reserve you measured (`--profile`).")
-
-
-def simulate(spec: Any, *, series: bool = True, progress: Any = None) -> SimResult:
+def simulate_spec(spec: Any, *, series: bool = True, progress: Any = None) -> SimResult:
     """Run the discrete-event simulation of ``spec`` and return its metrics.
 
     ``series=False`` skips the time series (goodput search, calibration).  ``progress``, when
