@@ -172,6 +172,12 @@ def write_profile(values, records, typical, summary):
             del node["source"]
         node["fitted"] = note
     cal = doc["calibration"]
+    if records is None:
+        write_memory(values)
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(tomlkit.dumps(doc))
+        print(f"\nwrote the constants into {path} (no leave-one-out records: run without --no-loo)")
+        return
     loo = tomlkit.inline_table()
     loo["value"] = records
     loo["source"] = (f"bench/calibration.py leave-one-group-out residuals (r = predicted/measured - 1) of every fitted "
@@ -184,13 +190,20 @@ def write_profile(values, records, typical, summary):
     cal["typical_distance"] = t
     with open(path, "w", encoding="utf-8") as fh:
         fh.write(tomlkit.dumps(doc))
+    write_memory(values)
+    print(f"\nwrote {path}")
+
+
+def write_memory(values):
+    """Write the fitted Omni-Infer decode reserve into memory.toml."""
+    import tomlkit
+
     mem = os.path.join(ROOT, "sncc", "catalog", "data", "memory.toml")
     with open(mem, encoding="utf-8") as fh:
         mdoc = tomlkit.parse(fh.read())
     mdoc["reserve"]["omni-infer"]["bytes"] = int(round(values[RESERVE], -8))
     with open(mem, "w", encoding="utf-8") as fh:
         fh.write(tomlkit.dumps(mdoc))
-    print(f"\nwrote {path} and {mem}")
 
 
 def main() -> int:
@@ -233,11 +246,8 @@ def main() -> int:
     for ns in not_stated:
         print(f"\nnot stated: {ns['id']} ({ns['measured']}): {ns['reason']}")
     print(f"\n({time.time() - t0:.0f} s)")
-    if a.write and loo is not None:
-        write_profile(values, records, typical, s_loo)
-    elif a.write:
-        print("--write needs the leave-one-out run (drop --no-loo)")
-    _ = s_in
+    if a.write:
+        write_profile(values, records if loo is not None else None, typical, s_loo if loo is not None else s_in)
     return 0
 
 

@@ -373,6 +373,16 @@ DRAFT_MODEL_MISSING = _code(
     'speculative { method = eagle3  draft_tokens = 2  acceptance = 0.6 }',
     'speculative { method = eagle3  model = "/data/eagle3-qwen3-32b"  draft_tokens = 2  acceptance = 0.6 }')
 
+CHIP_FACTS_MISSING = _code(
+    "SN4080", "chip-facts-missing", "error", "the simulator needs a chip fact the catalog does not have",
+    "The step-cost model needs the device's HBM capacity and bandwidth and a dense peak rate for the "
+    "plan's compute type. The catalog (sncc/catalog/data/chips.toml) leaves a fact absent when no "
+    "source gives it, and the simulator does not guess it: `sncc check` accepts the plan, `sncc "
+    "simulate` refuses it with the list of missing facts. Add the fact with its source to the chip's "
+    "entry, or plan for a chip the catalog describes (Ascend 950DT has no shipped-software bandwidth "
+    "figure: the Atlas 350 card's 950PR does).",
+    'hardware { chip = "ascend-950dt"  devices = 8 }', 'hardware { chip = "ascend-950pr"  devices = 8 }')
+
 # --- SN5xxx scheduler and context -----------------------------------------
 CHUNK_EXCEEDS_BUDGET = _code(
     "SN5001", "chunk-exceeds-batch-tokens", "error", "chunked_prefill is larger than max_num_batched_tokens",
@@ -434,6 +444,14 @@ CONVERSATION_EXCEEDS_CONTEXT = _code(
     "input `max` to hold the whole conversation.",
     "workload { turns = 30  input { mean = 2k  max = 8k }  output { mean = 256  max = 1k } }",
     "workload { turns = 3  input { mean = 2k  max = 8k }  output { mean = 256  max = 1k } }")
+SIMULATION_STEP_BOUND = _code(
+    "SN5080", "simulation-step-bound", "error", "the simulation exceeded its bound on engine steps",
+    "`sncc simulate` steps the engines one iteration at a time and stops after "
+    "100 engine events per requested request (at least 200,000; a normal run takes 1 to 5) instead of running for minutes: a plan whose "
+    "steps are tiny for its workload (a `chunked_prefill` of a few tokens for multi-thousand-token "
+    "prompts, say) needs more steps than the requests it serves justify. The message says how many "
+    "requests had completed. Use a chunk size near the engine's default, or fewer `requests`.",
+    "serve { chunked_prefill = 1 }", "serve { chunked_prefill = 4k }")
 
 # --- SN6xxx gateway ----------------------------------------------------------
 GATEWAY_MODEL_MISMATCH = _code(

@@ -451,7 +451,8 @@ def cheapest_changes(spec: Any, result: Any, *, requests: Optional[int] = None,
         gain = False
         for s, v in missed:
             nv = evaluate_slo(r, s, result.info.get("residuals"))
-            effects.append({"slo": v.name, "before": v.observed, "after": nv.observed, "verdict": nv.verdict})
+            effects.append({"slo": v.name, "metric": v.metric, "before": v.observed, "after": nv.observed,
+                            "verdict": nv.verdict})
             gain = gain or _better(s.op, v.observed, nv.observed) > noise[v.name]
         if not gain:
             continue

@@ -35,13 +35,15 @@ from sncc.sim.cost.roofline import roofline
 @dataclass(frozen=True)
 class CostTerm:
     """One named cost: ``fn(model, step) -> seconds`` over ``scope``; ``kind`` compute or comm;
-    ``group`` the report line it belongs to (module docstring)."""
+    ``group`` the report line it belongs to (module docstring); ``label`` a few words for the
+    report; ``doc`` the function's first paragraph."""
 
     name: str
     group: str
     scope: str
     kind: str
     fn: Callable[[Any, Any], float]
+    label: str = ""
     doc: str = ""
 
 
@@ -216,21 +218,25 @@ def prefill_step_overhead(m, s) -> float:
 
 #: The registered cost terms, in report order.
 TERMS: Tuple[CostTerm, ...] = (
-    CostTerm("attention.projections", "attention", "all", "compute", attention_projections),
-    CostTerm("attention.prefill", "attention", "all", "compute", attention_core_prefill),
-    CostTerm("attention.decode", "attention", "all", "compute", attention_core_decode),
-    CostTerm("attention.indexer", "attention", "all", "compute", attention_indexer),
-    CostTerm("ffn.dense", "ffn", "dense", "compute", dense_ffn),
-    CostTerm("moe.shared", "ffn", "moe", "compute", shared_experts),
-    CostTerm("moe.routed", "ffn", "moe", "compute", routed_experts),
-    CostTerm("moe.dequant", "ffn", "moe", "compute", expert_dequant),
-    CostTerm("vector.elementwise", "vector", "all", "compute", vector_elementwise),
-    CostTerm("comm.tp_allreduce", "comm", "all", "comm", tp_allreduce),
-    CostTerm("comm.ep_dispatch_combine", "comm", "moe", "comm", ep_dispatch_combine),
-    CostTerm("lm_head", "lm_head", "step", "compute", lm_head),
-    CostTerm("draft", "draft", "step", "compute", draft_tokens),
-    CostTerm("launch", "launch", "step", "compute", launch),
-    CostTerm("overhead.prefill_step", "overhead", "step", "compute", prefill_step_overhead),
+    CostTerm("attention.projections", "attention", "all", "compute", attention_projections,
+             "attention projections (weights)"),
+    CostTerm("attention.prefill", "attention", "all", "compute", attention_core_prefill, "causal attention of prompts"),
+    CostTerm("attention.decode", "attention", "all", "compute", attention_core_decode, "attention over the context (KV)"),
+    CostTerm("attention.indexer", "attention", "all", "compute", attention_indexer, "DSA lightning indexer"),
+    CostTerm("ffn.dense", "ffn", "dense", "compute", dense_ffn, "dense FFN layers"),
+    CostTerm("moe.shared", "ffn", "moe", "compute", shared_experts, "shared experts"),
+    CostTerm("moe.routed", "ffn", "moe", "compute", routed_experts, "routed experts (busiest device)"),
+    CostTerm("moe.dequant", "ffn", "moe", "compute", expert_dequant, "low-bit expert dequantization"),
+    CostTerm("vector.elementwise", "vector", "all", "compute", vector_elementwise,
+             "norms, RoPE, activation quant, SwiGLU, router"),
+    CostTerm("comm.tp_allreduce", "comm", "all", "comm", tp_allreduce, "TP all-reduce (exposed)"),
+    CostTerm("comm.ep_dispatch_combine", "comm", "moe", "comm", ep_dispatch_combine,
+             "EP dispatch + combine (exposed)"),
+    CostTerm("lm_head", "lm_head", "step", "compute", lm_head, "LM head"),
+    CostTerm("draft", "draft", "step", "compute", draft_tokens, "speculative drafts"),
+    CostTerm("launch", "launch", "step", "compute", launch, "graph replay or eager kernel launches"),
+    CostTerm("overhead.prefill_step", "overhead", "step", "compute", prefill_step_overhead,
+             "per-step scheduling of prefill"),
 )
 
 for _t in TERMS:

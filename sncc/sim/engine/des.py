@@ -112,6 +112,29 @@ class Unadmittable(ValueError):
         return " ".join([self.head, *self.notes])
 
 
+#: engine events allowed per requested request (and at least :data:`MIN_EVENT_BOUND`): a normal run
+#: takes 1 to 5 per request (measured on the examples and calibration plans: decode steps are shared
+#: by the batch and run ahead,
+#: :meth:`Simulation._run_ahead`); a plan whose steps are tiny for its workload would run for
+#: minutes, and stops with :class:`StepBoundExceeded` instead (diagnostic SN5080)
+EVENTS_PER_REQUEST = 100
+MIN_EVENT_BOUND = 200_000
+
+
+class StepBoundExceeded(ValueError):
+    """The run needed more engine events than its bound (:data:`EVENTS_PER_REQUEST` per request).
+
+    Attributes: ``events`` (the bound reached), ``completed`` and ``requests`` (requests done and
+    requested), ``simulated_s`` (simulated time reached [s])."""
+
+    def __init__(self, events: int, completed: int, requests: int, simulated_s: float):
+        self.events, self.completed, self.requests, self.simulated_s = events, completed, requests, simulated_s
+        super().__init__(
+            f"the simulation stopped after {events:,} engine events ({completed} of {requests} requests completed, "
+            f"{simulated_s:,.1f} s simulated): the plan's engine steps are too small for its workload "
+            f"(sncc allows {EVENTS_PER_REQUEST} events and prefill chunks per request)")
+
+
 class _Reqs:
     """Struct-of-arrays request table (times in seconds, lengths in tokens)."""
 
@@ -143,7 +166,7 @@ class _DecodeInst:
     """One decode instance: DP ranks with KV pools, running sets, a finish heap."""
 
     __slots__ = ("free_blocks", "nseq", "sum_prompt", "sum_start", "pending", "new_this", "heap",
-                 "step", "busy", "total", "running", "cap", "order")
+                 "step", "busy", "total", "running", "cap", "order", "span")
 
     def __init__(self, ranks: int, blocks: int):
         self.cap = blocks * ranks
@@ -159,6 +182,7 @@ class _DecodeInst:
         self.busy = False
         self.total = 0
         self.order: List[List[int]] = [[] for _ in range(ranks)]   # start order (on-demand)
+        self.span = 1           # decode steps the pending DECODE_DONE event covers (run-ahead)
 
 
 class Simulation:
@@ -177,6 +201,8 @@ class Simulation:
         self.ts_dt = 1.0
         self._ts_next = 0.0
         self.preemptions = 0
+        #: prefill chunks scheduled (each costs like an event; counted against the event bound)
+        self.work = 0
         self.on_demand = ctx.reserve_blocks is None
         self.blk = ctx.block_size
         #: optional ``progress(completed, requests)`` called every 65,536 events
@@ -198,8 +224,8 @@ class Simulation:
     def run(self) -> Dict[str, Any]:
         """Run to completion; returns raw per-request arrays and counters.
 
-        Raises :class:`Unadmittable` when a request can never fit one DP rank's KV pool, and
-        ValueError for ``burstiness <= 0``."""
+        Raises :class:`Unadmittable` when a request can never fit one DP rank's KV pool,
+        :class:`StepBoundExceeded` past the event bound, and ValueError for ``burstiness <= 0``."""
         spec, c = self.spec, self.c
         wl = spec.workload
         n = wl.requests
@@ -240,20 +266,20 @@ class Simulation:
         ev = self.ev
         pop = heapq.heappop
         progress = self.progress
-        if progress is None:
-            while ev:
-                t, _, kind, a = pop(ev)
-                self.now = t
-                handlers[kind](a)
-        else:
-            events = 0
-            while ev:
-                t, _, kind, a = pop(ev)
-                self.now = t
-                handlers[kind](a)
-                events += 1
-                if not events & 0xFFFF:     # every 65,536 events: a cheap callback
-                    progress(self.completed, n)
+        bound = max(MIN_EVENT_BOUND, EVENTS_PER_REQUEST * n)
+        events = 0
+        while ev:
+            t, _, kind, a = pop(ev)
+            self.now = t
+            handlers[kind](a)
+            events += 1
+            if self.work >= 4096:           # chunks scheduled since the last check count as events
+                events += self.work
+                self.work = 0
+            if events >= bound:
+                raise StepBoundExceeded(events, self.completed, n, self.now)
+            if progress is not None and not events & 0x3FFF:    # every 16,384 events: a cheap callback
+                progress(self.completed, n)
         return {"reqs": self.R, "issued": self.issued, "completed": self.completed,
                 "preemptions": self.preemptions,
                 "kv_transfers": getattr(self, "kv_transfers", 0), "kv_waited": getattr(self, "kv_waited", 0),
@@ -557,6 +583,7 @@ class Simulation:
             if R.done_prompt[i] >= R.prompt[i]:
                 finishing.append(i)
         t = c.prefill_model.prefill_step(chunks)
+        self.work += len(chunks)
         self.p_step_info[k] = finishing
         self.p_step_time[k] = t
         if finishing:
@@ -647,10 +674,46 @@ class Simulation:
         run = d.running
         B = max(run)
         r = run.index(B)
-        ctx = d.sum_prompt[r] + tps * (B * step - d.sum_start[r])
-        t = self.c.decode_model.decode_step(B, ctx, d.total)
+        d.span, t = self._run_ahead(d, B, r, self.c.decode_model)
         d.busy = True
         self._push(self.now + t, DECODE_DONE, di)
+
+    def _run_ahead(self, d: "_DecodeInst", B: int, r: int, model: Any) -> tuple:
+        """(steps, seconds) of the decode-only steps group ``d`` runs before anything but its own
+        steps can change: the first step always, then as many more as pass before its next
+        sequence finishes, before a first token must be stamped, before an on-demand rank's
+        growing blocks would overflow (a preemption), and no later than the first step boundary
+        after the next event of the simulation.  Identical steps are costed once per 128-token
+        context bucket (:meth:`sncc.sim.cost.step.StepModel.decode_step`), so a long decode at
+        low concurrency costs a handful of events instead of one per token; the result is the
+        same as stepping one at a time."""
+        step = d.step
+        tps = self.tps
+        k_max = 1 if (d.new_this or not d.heap) else max(1, d.heap[0][0] - step + 1)
+        if self.on_demand and k_max > 1:
+            blk = self.blk
+            for rr, n in enumerate(d.running):
+                if n:
+                    k_max = min(k_max, int((d.free_blocks[rr] * blk / tps + d.sum_start[rr]) / n) - step + 1)
+            k_max = max(1, k_max)
+        limit = self.ev[0][0] - self.now if self.ev else float("inf")
+        total_seqs = d.total
+        sp, ss = d.sum_prompt[r], d.sum_start[r]
+        j, t_sum = 0, 0.0
+        while j < k_max:
+            ctx = sp + tps * (B * (step + j) - ss)
+            t = model.decode_step(B, ctx, total_seqs)
+            per = ctx / B
+            edge = ((int(per) >> 7) + 1) << 7
+            n = min(k_max - j, max(1, int(math.ceil((edge - per) / tps))))
+            if t > 0 and t_sum + n * t >= limit:
+                n = max(1, int(math.ceil((limit - t_sum) / t)))
+                j += n
+                t_sum += n * t
+                break
+            j += n
+            t_sum += n * t
+        return j, t_sum
 
     def _pop_finished(self, d, step: int) -> list[int]:
         """Remove the sequences of decode/serve group ``d`` that finish at or before
@@ -680,7 +743,8 @@ class Simulation:
         for i in d.new_this:
             R.t_first[i] = now
         d.new_this = []
-        step = d.step
+        step = d.step + d.span - 1      # the last step of the run-ahead span
+        d.span = 1
         for i in self._pop_finished(d, step):
             self._complete(i)
         d.step = step + 1
@@ -787,6 +851,14 @@ class Simulation:
             d.busy = False
             return
         run = d.running
+        if not chunks and not self.s_pref[k] and pre == self.preemptions:
+            # decode only, nothing admissible until a sequence finishes: run ahead
+            B = max(run)
+            r = run.index(B)
+            d.span, t = self._run_ahead(d, B, r, c.serve_model)
+            d.busy = True
+            self._push(self.now + t, STEP_DONE, k)
+            return
         if B_total:
             B = max(run)
             r = run.index(B)
@@ -794,6 +866,8 @@ class Simulation:
         else:
             B, ctx = 0, 0.0
         t = c.serve_model.mixed_step(chunks, B, ctx, B_total)
+        self.work += len(chunks)
+        d.span = 1
         d.busy = True
         self._push(self.now + t, STEP_DONE, k)
 
@@ -801,7 +875,8 @@ class Simulation:
         R = self.R
         d = self.d[k]
         now = self.now
-        step = d.step
+        step = d.step + d.span - 1      # the last step of the run-ahead span
+        d.span = 1
         tps = self.tps
         for i in self._pop_finished(d, step):
             self.s_load[k] -= 1

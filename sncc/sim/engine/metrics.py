@@ -30,7 +30,9 @@ _OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge
 
 @dataclass
 class SloVerdict:
-    """One SLO check: ``name`` like ``ttft.p90 <= 2.0``; values in the metric's unit.
+    """One SLO check: ``name`` like ``ttft.p90 <= 2 s`` (the target in the metric's display unit,
+    :func:`sncc.sim.report.units.slo_name`); ``target``, ``observed``, ``low``, ``high`` in SI
+    (seconds for latencies; the JSON document converts them to the unit the name shows).
 
     ``low``/``high``: the interval the true value lies in given the profile's calibration
     residuals for the metric's family (:func:`interval`).  ``verdict``: ``met`` (the whole
@@ -50,6 +52,9 @@ class SloVerdict:
     low: Optional[float] = None
     high: Optional[float] = None
     window: str = "run"
+    metric: str = ""
+    stat: str = "mean"
+    op: str = "<"
 
 
 @dataclass
@@ -345,11 +350,12 @@ def evaluate_slo(res: SimResult, s: Any, residuals: Optional[Dict[str, Sequence[
             obs = res.output_tokens_per_s
         else:
             obs = res.tokens_per_s_per_user["mean"]
-    name = f"{m}.{stat} {s.op} {s.target:g}" if m in ("ttft", "tpot", "e2e") else f"{m} {s.op} {s.target:g}"
+    from sncc.sim.report.units import slo_name
+    name = slo_name(m, stat, s.op, s.target)
     op = _OPS[s.op]
     if obs is None or obs != obs:      # nan: no multi-token output (TPOT) or nothing completed
         return SloVerdict(name=name, target=s.target, observed=float("nan"), met=None, verdict="n/a",
-                          window=window)
+                          window=window, metric=m, stat=stat, op=s.op)
     rs = (residuals or {}).get(FAMILY[m]) or []
     if rs and obs == obs:
         lo, hi = interval(obs, rs)
@@ -365,4 +371,4 @@ def evaluate_slo(res: SimResult, s: Any, residuals: Optional[Dict[str, Sequence[
     else:
         verdict, met = "uncertain", None
     return SloVerdict(name=name, target=s.target, observed=obs, met=met, verdict=verdict,
-                      low=lo if rs else None, high=hi if rs else None, window=window)
+                      low=lo if rs else None, high=hi if rs else None, window=window, metric=m, stat=stat, op=s.op)

@@ -107,7 +107,9 @@ def _empty(ax: Any, text: str) -> None:
 def write_plot(result: Any, path: str, title: str, ttft: Sequence[float], tpot_ms: Sequence[float],
                slos: Sequence[Any] = ()) -> None:
     """Write the figure to ``path`` (format from its extension); ``ttft`` [s] and ``tpot_ms``
-    [ms] are per-request samples of the window the histograms show.
+    [ms] are per-request samples of the window the histograms show.  The p50/p90/p99 lines and
+    legends are the report's own figures (:func:`sncc.sim.report.units.window_stats`), not a
+    second computation from the samples.
 
     Raises :class:`PlotUnavailable` without matplotlib or when matplotlib cannot write the
     format (e.g. ``.pgf`` without LaTeX), OSError when ``path`` cannot be written."""
@@ -146,6 +148,8 @@ def write_plot(result: Any, path: str, title: str, ttft: Sequence[float], tpot_m
         a2.grid(alpha=0.3)
 
     tps_user = (result.tokens_per_s_per_user or {}).get("mean")
+    from sncc.sim.report.units import fmt, window_stats
+    stats = window_stats(result)
 
     def hist(ax, xs, unit, metric, label, color, empty_note):
         if not xs:
@@ -156,10 +160,11 @@ def write_plot(result: Any, path: str, title: str, ttft: Sequence[float], tpot_m
         # one value: matplotlib would centre a ±0.5 range on it (negative latencies); span [0, 2v]
         rng = (0.0, 2.0 * hi_x) if hi_x == lo_x and hi_x > 0 else None
         counts, _, _ = ax.hist(xs, bins=50, range=rng, color=color, alpha=0.8)
-        xs_sorted = sorted(xs)
+        row = stats["tpot_ms" if metric == "tpot" else "ttft_s"]
         for q, ls in ((50, "-"), (90, "--"), (99, ":")):
-            v = xs_sorted[min(len(xs_sorted) - 1, int(len(xs_sorted) * q / 100))]
-            ax.axvline(v, color="black", ls=ls, lw=1, label=f"p{q} {v:.3g} {unit}")
+            v = row.get(f"p{q}")
+            if v is not None and v == v:
+                ax.axvline(v, color="black", ls=ls, lw=1, label=f"p{q} {fmt(v, unit)}")
         on_mean = False
         for sl in slos:
             if sl.metric == metric:
@@ -168,12 +173,12 @@ def write_plot(result: Any, path: str, title: str, ttft: Sequence[float], tpot_m
                 on_mean = on_mean or (sl.stat or "mean") == "mean"
             elif sl.metric == "tokens_per_s_per_user" and metric == "tpot" and sl.target > 0:
                 tv = 1e3 / sl.target
-                seen = f"\nrun mean {tps_user:.3g} tokens/s" if tps_user == tps_user and tps_user else ""
+                seen = f"\nrun mean {fmt(tps_user, 'tokens/s')}" if tps_user == tps_user and tps_user else ""
                 ax.axvline(tv, color="tab:pink", lw=2, ls="-.",
-                           label=f"SLO {_slo_text(sl)}:\nTPOT <= {tv:.3g} {unit} per request{seen}")
+                           label=f"SLO {_slo_text(sl)}:\nTPOT <= {fmt(tv, unit)} per request{seen}")
         if on_mean:
-            m = sum(xs) / len(xs)
-            ax.axvline(m, color="tab:green", lw=2, ls="--", label=f"observed mean {m:.3g} {unit}")
+            m = row.get("mean")
+            ax.axvline(m, color="tab:green", lw=2, ls="--", label=f"observed mean {fmt(m, unit)}")
         lo, hi = ax.get_xlim()
         if lo < 0:                       # a latency is never negative
             ax.set_xlim(0, hi)

@@ -1,77 +1,58 @@
-"""Render a :class:`~sncc.sim.metrics.SimResult` as a text report or JSON
-(``schemas/simulate.schema.json``)."""
+"""The text report of ``sncc simulate``: rich tables of throughput, latency percentiles, SLO verdicts
+with their intervals, where the time goes, what-ifs and goodput.
 
+Numbers are written by :func:`sncc.sim.report.units.fmt` (fixed point, no exponents, ``n/a`` for a
+figure the run does not define) in one unit per metric; the latency table shows the same
+statistics the JSON document's ``latency`` and the plot's legends do
+(:func:`sncc.sim.report.units.window_stats`).  The step breakdown lists the registered cost terms
+(:data:`sncc.sim.cost.terms.TERMS`) that cost time, each with its description, and says which terms
+are zero for this plan and why.  Colour only on a terminal (``color=True``).
+"""
 from __future__ import annotations
 
-import json
-import math
+import io
+from typing import Any, Dict, List, Optional
 
-from sncc.sim.whatif import MT_KEEPS_UP
+from sncc.sim.report.units import NA, fmt, to_unit, unit_of, window_stats
 
-
-def _num(x) -> float | None:
-    return None if x is None or (isinstance(x, float) and math.isnan(x)) else x
-
-
-#: SLO metric -> (unit of its JSON numbers, unit shown in the text report, text value per JSON
-#: value).  JSON keeps SI seconds for every latency; the report shows TPOT in ms, TTFT and e2e in
-#: s, QPM bare (the name is its unit)
-SLO_UNITS = {"ttft": ("s", "s", 1.0), "tpot": ("s", "ms", 1e3), "e2e": ("s", "s", 1.0),
-             "qpm": ("req/min", "", 1.0), "output_tokens_per_s": ("tokens/s", "tokens/s", 1.0),
-             "tokens_per_s_per_user": ("tokens/s", "tokens/s", 1.0)}
-
-
-def _slo_metric(name: str) -> str:
-    """``tpot`` of an SLO name such as ``tpot.mean < 0.05`` or ``qpm >= 600``."""
-    return name.split(" ", 1)[0].split(".", 1)[0]
-
-
-def result_dict(result, extra: dict | None = None) -> dict:
-    """The JSON document of a run: the result's fields plus ``$schema`` and ``extra``
-    (``goodput``, ``changes``).  Each ``slo`` entry gets ``unit``, the unit of its ``target``,
-    ``observed``, ``low`` and ``high`` (:data:`SLO_UNITS`: ``s`` for latencies, SI as in the name)."""
-    d = result.to_dict()
-    for e in d.get("slo") or ():
-        u = SLO_UNITS.get(_slo_metric(e["name"]))
-        if u:
-            e["unit"] = u[0]
-    doc = {"$schema": "https://sncc.dev/schemas/simulate.schema.json"}
-    doc.update(d)
-    if extra:
-        doc.update(extra)
-    return json.loads(json.dumps(doc, default=lambda o: None), parse_constant=lambda c: None)
+#: why a registered cost term may be zero for a plan (report footnote)
+ZERO_WHY = {
+    "attention.indexer": "no lightning indexer (not DeepSeek-V3.2/V4)",
+    "ffn.dense": "no dense FFN layers",
+    "moe.shared": "no shared experts",
+    "moe.routed": "dense model",
+    "moe.dequant": "experts stored at the activation width (no low-bit dequantization)",
+    "vector.elementwise": "profile sets no elementwise cost",
+    "comm.tp_allreduce": "attention TP 1",
+    "comm.ep_dispatch_combine": "no expert-parallel dispatch (dense model, one device, or TP-sharded experts)",
+    "draft": "no speculative decoding",
+}
+#: terms a decode step / a prefill step never has (not listed as zero)
+NOT_IN = {"decode_step": ("attention.prefill", "overhead.prefill_step"),
+          "prefill_step": ("attention.decode", "lm_head", "draft")}
 
 
-def render_json(result, extra: dict | None = None) -> str:
-    """JSON text (2-space indent, trailing newline)."""
-    return json.dumps(result_dict(result, extra), indent=2, allow_nan=False) + "\n"
+def _console(color: bool, width: int = 110):
+    from rich.console import Console
+
+    return Console(file=io.StringIO(), width=width, color_system="standard" if color else None,
+                   force_terminal=color, highlight=False, soft_wrap=False, emoji=False)
 
 
-def _fmt_slo_value(name: str, v: float) -> str:
-    """Value ``v`` (JSON unit) of the SLO called ``name`` in its report unit, e.g. ``45 ms``."""
-    if v is None or v != v:        # None / nan: the run defines no value (an n/a verdict)
-        return "-"
-    _, unit, k = SLO_UNITS.get(_slo_metric(name), ("", "", 1.0))
-    x = v * k
-    return f"{x:.3g} {unit}" if unit == "ms" else f"{x:.4g} {unit}".rstrip()
+def _table(title: str, *cols: str, right_from: int = 1):
+    from rich import box
+    from rich.table import Table
 
-
-def _slo_label(name: str) -> str:
-    """An SLO name (``tpot.mean < 0.05``, target in SI) with its target in the report unit:
-    ``tpot.mean < 50 ms``."""
-    parts = name.split(" ")
-    if len(parts) != 3:
-        return name
-    try:
-        target = float(parts[2])
-    except ValueError:
-        return name
-    return f"{parts[0]} {parts[1]} {_fmt_slo_value(name, target)}"
+    t = Table(title=title, title_justify="left", title_style="bold", box=box.SIMPLE_HEAD, pad_edge=False,
+              show_edge=False)
+    for i, c in enumerate(cols):
+        t.add_column(c, justify="right" if i >= right_from else "left", no_wrap=i == 0)
+    return t
 
 
 def _after(c: dict) -> str:
-    """What a what-if leaves of every SLO, in the verdict model (met / missed / uncertain;
-    "predicted to miss" = missed, or uncertain with the point estimate missing)."""
+    """What a what-if leaves of every SLO (met / missed / uncertain; "predicted to miss" = missed,
+    or uncertain with the point estimate missing)."""
     verdicts = c.get("verdicts") or {}
     short = c.get("predicted_to_miss") or []
     if c.get("all_slos") == "met":
@@ -79,131 +60,172 @@ def _after(c: dict) -> str:
     if not short:
         k = sum(v == "uncertain" for v in verdicts.values())
         return f"no SLO predicted to miss ({k} uncertain)" if k else "no SLO predicted to miss"
-    return "still predicted to miss: " + ", ".join(f"{_slo_label(n)} ({verdicts.get(n, '?')})" for n in short)
+    return "still predicted to miss: " + ", ".join(f"{n} ({verdicts.get(n, '?')})" for n in short)
 
 
-def render_text(result, plan, extra: dict | None = None) -> str:
-    """A human report: throughput, latency percentiles (run and steady state), SLO verdicts
-    with their calibration intervals, where the time goes, and what-ifs / goodput."""
-    d = result.to_dict()
+def render_text(result, plan, extra: dict | None = None, *, color: bool = False) -> str:
+    """The human report of one run (module docstring)."""
+    from sncc.sim.whatif import MT_KEEPS_UP
+
     extra = extra or {}
-    lines = [f"plan `{plan.name}`: {d['requests']['completed']} requests in {d['duration_s']:.1f} s (simulated, "
-             f"profile {d['info'].get('profile', '?')})", ""]
-    if d["info"].get("profile_note"):
-        lines[-1:-1] = [f"  note: {d['info']['profile_note']}"]
-    for n in d["info"].get("not_applied") or ():
-        lines[-1:-1] = [f"  note: {n}"]
-    for n in d["info"].get("notes") or ():
-        lines[-1:-1] = [f"  note: {n}"]
-    lines.append(f"  {'QPM (whole run)':<28}{d['qpm']:>10.1f}")
-    lines.append(f"  {'output tokens/s':<28}{d['output_tokens_per_s']:>10.0f}")
-    lines.append(f"  {'output tokens/s per device':<28}{d['output_tokens_per_s_per_device']:>10.1f}")
-    tpu = _num(d["tokens_per_s_per_user"].get("mean"))
-    # no request with more than one output token: no decode speed to report (n/a, not 0)
-    lines.append(f"  {'tokens/s per user (mean)':<28}" + (f"{tpu:>10.1f}" if tpu is not None else f"{'n/a':>10}"))
-    lines.append("")
+    d = result.to_dict()
+    info = d["info"]
+    con = _console(color)
+    p = con.print
+    p(f"plan `{plan.name}`: {d['requests']['completed']} requests in {fmt(d['duration_s'], 's')} "
+      f"(simulated, profile {info.get('profile', '?')})")
+    for n in [info.get("profile_note"), info.get("interval_note"), *(info.get("not_applied") or ()),
+              *(info.get("notes") or ())]:
+        if n:
+            p(f"  note: {n}", markup=False)
 
-    def table(title, rows):
-        lines.append(f"  {title:<16}{'mean':>10}{'p50':>10}{'p90':>10}{'p99':>10}")
-        for label, row in rows:
-            row = row or {}
-            cells = "".join(f"{(row.get(s) or 0):>10.3g}" for s in ("mean", "p50", "p90", "p99"))
-            lines.append(f"  {label:<16}{cells}")
-
-    table("whole run", [("TTFT (s)", d["ttft_s"]), ("TPOT (ms)", d["tpot_ms"]), ("e2e (s)", d["e2e_s"]),
-                        ("queue (s)", d["queue_s"])])
+    p()
     sat = d.get("saturated") or {}
+    t = _table("throughput", "", "whole run", "steady state" if sat else "")
+    t.add_row("QPM", fmt(d["qpm"]), fmt(sat.get("qpm")) if sat else "")
+    t.add_row("output tokens/s", fmt(d["output_tokens_per_s"]), "")
+    t.add_row("output tokens/s per device", fmt(d["output_tokens_per_s_per_device"]), "")
+    t.add_row("tokens/s per user (mean)", fmt(d["tokens_per_s_per_user"].get("mean")),
+              fmt(sat.get("tokens_per_s_per_user")) if sat else "")
+    p(t)
+    p()
+
+    def lat_table(title, rows):
+        lt = _table(title, "", "mean", "p50", "p90", "p99")
+        for label, key, unit, k in rows:
+            row = rows_src.get(key) or {}
+            lt.add_row(f"{label} ({unit})", *(fmt(None if row.get(s) is None else row.get(s) * k) for s in
+                                              ("mean", "p50", "p90", "p99")))
+        return lt
+
+    spec_rows = (("TTFT", "ttft_s", "s", 1.0), ("TPOT", "tpot_ms", "ms", 1.0), ("e2e", "e2e_s", "s", 1.0),
+                 ("queue", "queue_s", "s", 1.0))
+    rows_src = {k: d[k] for k in ("ttft_s", "tpot_ms", "e2e_s", "queue_s")}
+    p(lat_table("latency, whole run", spec_rows))
+    p()
     if sat:
-        lines.append("")
-        rule = "admission blocked" if sat.get("window") == "admission-blocked" else "arrivals 10–90 %"
-        lines.append(f"  steady state ({rule}: {sat['start_s']:.0f}–{sat['end_s']:.0f} s, "
-                     f"{sat['requests']:.0f} requests): QPM {sat['qpm']:.1f}")
-        p = sat["percentiles"]
-        table("steady state", [("TTFT (s)", p["ttft_s"]), ("TPOT (ms)", p["tpot_ms"]), ("e2e (s)", p["e2e_s"]),
-                               ("queue (s)", p["queue_s"])])
+        rule = "admission blocked" if sat.get("window") == "admission-blocked" else "arrivals 10-90 %"
+        rows_src = {k: v for k, v in window_stats(result).items() if k != "window"}
+        p(lat_table(f"latency, steady state ({rule}: {fmt(sat['start_s'], 's')} to {fmt(sat['end_s'], 's')}, "
+                    f"{int(sat['requests'])} requests)", spec_rows))
+        p()
+
     iv = d.get("intervals") or {}
     if iv:
-        lines.append("")
-        lines.append("  calibration intervals (from the profile's residuals):")
-        for k, lab, unit in (("qpm", "QPM", ""), ("ttft_s", "TTFT mean", " s"), ("tpot_ms", "TPOT mean", " ms")):
+        it = _table(f"80 % calibration intervals ({iv.get('_note', 'leave-one-out residuals')})", "", "prediction",
+                    "interval")
+        for k, lab, unit in (("qpm", "QPM", ""), ("ttft_s", "TTFT mean", "s"), ("tpot_ms", "TPOT mean", "ms")):
             if k in iv:
                 x = iv[k]
-                lines.append(f"    {lab:<10} {x['value']:.4g}{unit}  in [{x['low']:.4g}, {x['high']:.4g}]{unit}")
+                it.add_row(lab, fmt(x["value"], unit), f"{fmt(x['low'])} to {fmt(x['high'], unit)}")
+        p(it)
+        p()
+
     if d.get("slo"):
-        lines.append("")
+        st = _table("SLOs", "verdict", "SLO", "window", "predicted", "interval", right_from=3)
         for s in d["slo"]:
-            mark = {"met": "met      ", "missed": "MISSED   ", "uncertain": "UNCERTAIN", "n/a": "n/a      "}[s["verdict"]]
-            rng = ""
-            if s.get("low") is not None:
-                rng = f"  interval [{_fmt_slo_value(s['name'], s['low'])}, {_fmt_slo_value(s['name'], s['high'])}]"
-            win = " (steady state)" if s.get("window") == "steady" else ""
-            if s["verdict"] == "n/a":    # undefined on this run: neither met nor missed
-                rng = ("  (no completed request has more than one output token)"
-                       if s["name"].startswith(("tpot", "tokens_per_s_per_user")) else "  (no completed request)")
-            lines.append(f"  {mark} {_slo_label(s['name']) + win:<38} observed {_fmt_slo_value(s['name'], s['observed'])}{rng}")
+            m = s.get("metric", "")
+            unit = "" if unit_of(m) == "req/min" else unit_of(m)
+            obs = fmt(to_unit(m, s["observed"]), unit)
+            rng = (f"{fmt(to_unit(m, s['low']))} to {fmt(to_unit(m, s['high']), unit)}"
+                   if s.get("low") is not None else "")
+            if s["verdict"] == "n/a":
+                rng = ("no request has more than one output token" if m in ("tpot", "tokens_per_s_per_user")
+                       else "no completed request")
+            mark = {"met": "met", "missed": "MISSED", "uncertain": "UNCERTAIN", "n/a": NA}[s["verdict"]]
+            st.add_row(mark, s["name"], s.get("window", ""), obs, rng)
+        p(st)
+        p()
+
     b = d.get("binds") or {}
     if b.get("time_shares"):
-        lines.append("")
-        lines.append(f"  where a request's time goes ({'steady state' if b.get('window') == 'steady' else 'whole run'}):")
+        wt = _table(f"where a request's time goes ({'steady state' if b.get('window') == 'steady' else 'whole run'})",
+                    "", "mean", "share")
         for k, v in b["time_shares"].items():
-            lines.append(f"    {k.replace('_', ' '):<14}{v['mean_s']:>10.3g} s  {100 * v['share']:>5.1f} %")
+            wt.add_row(k.replace("_", " "), fmt(v["mean_s"], "s"), fmt(100 * v["share"], "%", 2))
+        p(wt)
         kv = b.get("kv_transfer")
         if kv and "kv_transfer" in b["time_shares"]:
-            lines.append(f"      of the KV transfer, waiting for shared P/D links: {kv['contention_mean_s']:.3g} s "
-                         f"({100 * kv['contention_share']:.1f} %; {kv['delayed']} of {kv['transfers']} transfers delayed)")
-    for key, lab in (("decode_step", "decode step"), ("prefill_step", "prefill step")):
-        st = b.get(key)
-        if st:
-            what = (f"{st['batch_per_group']} seqs per attention group" if "batch_per_group" in st
-                    else f"one {st['tokens']:.0f}-token prompt")
-            comp = ", ".join(f"{k.replace('_', ' ')} {1e3 * st[k]:.3g}" for k in
-                             ("attention", "ffn", "vector", "comm_exposed", "head_mtp", "launch") if k in st)
-            lines.append(f"    {lab} ({what}): {1e3 * st['total']:.3g} ms = {comp} ms")
-            vb = st.get("vector_by_op")
-            if vb and st.get("vector"):
-                lines.append("      vector unit: " + ", ".join(
-                    f"{k.replace('_', ' ')} {1e3 * v:.3g}" for k, v in vb.items() if v) + " ms")
+            p(f"  of the KV transfer, waiting for shared P/D links: {fmt(kv['contention_mean_s'], 's')} "
+              f"({fmt(100 * kv['contention_share'], '%', 2)}; {kv['delayed']} of {kv['transfers']} transfers delayed)")
+    p()
+    _steps(p, b)
+
     ch = extra.get("changes")
     if ch:
-        lines.append("")
-        lines.append("  cheapest changes for the SLOs predicted to miss (each re-simulated):")
+        p("\ncheapest changes for the SLOs predicted to miss (each re-simulated):")
         for c in ch:
-            eff = "; ".join(f"{_slo_label(e['slo'])}: {_fmt_slo_value(e['slo'], e['before'])} -> "
-                            f"{_fmt_slo_value(e['slo'], e['after'])}" for e in c["effects"])
-            need = (f", needs {c['needs_devices']} devices beyond the plan's hardware"
-                    if c.get("needs_devices") else "")
-            lines.append(f"    {c['change']} (+{c['added_devices']} devices{need}): {eff}; after it: {_after(c)}")
+            eff = "; ".join(f"{e['slo']}: {fmt(to_unit(e.get('metric', ''), e['before']))} -> "
+                            f"{fmt(to_unit(e.get('metric', ''), e['after']), unit_of(e.get('metric', '')))}"
+                            for e in c["effects"])
+            need = f", needs {c['needs_devices']} devices beyond the plan's hardware" if c.get("needs_devices") else ""
+            p(f"  {c['change']} (+{c['added_devices']} devices{need}): {eff}; after it: {_after(c)}", markup=False)
     elif "changes" in extra:
-        lines.append("")
-        lines.append("  no what-if (one more instance, MTP, larger KV blocks) moves a missed SLO beyond the seed noise")
+        p("\n  no what-if (one more instance, MTP, larger KV blocks) moves a missed SLO beyond the seed noise")
     gp = extra.get("goodput")
     if gp:
-        lines.append("")
-        names = ", ".join(_slo_label(n) if " " in n else n for n in gp.get("binding") or ())
+        names = ", ".join(gp.get("binding") or ())
         unit, turns = gp.get("unit", "req/s"), gp.get("turns", 1) or 1
-        what = ("every latency and tokens/s-per-user SLO (client TTFT = queue + TTFT) on the steady window "
-                "while keeping up")
+        what = "every latency and tokens/s-per-user SLO (client TTFT = queue + TTFT) on the steady window while keeping up"
         if turns > 1:
             what += f" with at least {100 * MT_KEEPS_UP:.0f} % of the offered turns completed"
-        iv = (f" (interval {gp['low']:.3g}–{gp['high']:.3g})" if gp.get("low") is not None
-              and gp.get("high") is not None else "")
+        ivl = (f" (interval {fmt(gp['low'])} to {fmt(gp['high'])})" if gp.get("low") is not None
+               and gp.get("high") is not None else "")
         burst = gp.get("burstiness", 1.0)
         process = "Poisson" if burst in (None, 1, 1.0) else f"Gamma (burstiness {burst:g})"
-        arrivals = (f"{process} conversation starts ({turns} turns each: {gp['rate'] * turns:.3g} requests/s)"
+        arrivals = (f"{process} conversation starts ({turns} turns each: {fmt(gp['rate'] * turns)} requests/s)"
                     if turns > 1 else f"{process} arrivals")
         if gp["rate"] > 0:
             bind = f"; binding above it: {names}" if names else ""
-            lines.append(f"  goodput: {gp['rate']:.3g} {unit}{iv} ({gp['qpm']:.1f} QPM) of {arrivals} meet {what} "
-                         f"({gp['runs']} runs){bind}")
+            p(f"\ngoodput: {fmt(gp['rate'])} {unit}{ivl} ({fmt(gp['qpm'])} QPM) of {arrivals} meet {what} "
+              f"({gp['runs']} runs){bind}", markup=False)
         else:
             low = min((r for r, _ in gp.get("trials") or ()), default=0.0)
-            lines.append(f"  goodput: none — no rate down to {low:.3g} {unit} meets {what} ({gp['runs']} runs)"
-                         + (f"; failing there: {names}" if names else ""))
-        if iv:
-            lines.append("    interval: the rates at which the pessimistic / optimistic ends of the calibration "
-                         "residuals still meet every SLO")
-    lines.append("")
-    lines.append("TTFT is measured from dispatch to an engine instance (the engine's own metric); "
-                 "time in the proxy queue is `queue`.  An SLO whose calibration interval straddles its target "
-                 "is UNCERTAIN (exit 0 unless --strict).")
-    return "\n".join(lines) + "\n"
+            p(f"\ngoodput: none - no rate down to {fmt(low)} {unit} meets {what} ({gp['runs']} runs)"
+              + (f"; failing there: {names}" if names else ""), markup=False)
+        if ivl:
+            p("  interval: the rates at which the pessimistic / optimistic ends of the calibration residuals "
+              "still meet every SLO")
+    p("\nTTFT is measured from dispatch to an engine instance (the engine's own metric); time in the proxy "
+      "queue is `queue`.  An SLO whose 80 % calibration interval straddles its target is UNCERTAIN (exit 0 "
+      "unless --strict).", markup=False)
+    return con.file.getvalue()
+
+
+def _steps(p, b: Dict[str, Any]) -> None:
+    """The decode and prefill step breakdowns: one row per registered cost term that costs time."""
+    from sncc.sim.cost.terms import TERMS
+
+    for key, lab in (("decode_step", "decode step"), ("prefill_step", "prefill step")):
+        st = b.get(key)
+        if not st:
+            continue
+        what = (f"{st['batch_per_group']} sequences per DP rank" if "batch_per_group" in st
+                else f"one {fmt(st['tokens'])}-token prompt")
+        terms = st.get("terms") or {}
+        total = st["total"] or 1.0
+        t = _table(f"{lab} ({what}): {fmt(1e3 * st['total'], 'ms')}", "cost term", "ms", "share", "what it is",
+                   right_from=1)
+        t.columns[3].justify = "left"
+        zero: List[str] = []
+        for term in TERMS:
+            v = terms.get(term.name, 0.0)
+            if v > 0:
+                t.add_row(term.name, fmt(1e3 * v), fmt(100 * v / total, "%", 2), term.label)
+            elif term.name in ZERO_WHY and term.name not in NOT_IN[key]:
+                zero.append(f"{term.name} ({ZERO_WHY[term.name]})")
+        p(t)
+        vb = st.get("vector_by_op")
+        if vb and terms.get("vector.elementwise"):
+            p("  elementwise work by family: " + ", ".join(
+                f"{k.replace('_', ' ')} {fmt(1e3 * v, 'ms')}" for k, v in vb.items() if v))
+        if zero:
+            p("  zero here: " + "; ".join(zero), markup=False)
+        p()
+
+
+def render_json(result, extra: Optional[dict] = None) -> str:
+    """The JSON document (:func:`sncc.sim.report.json.render_json`)."""
+    from sncc.sim.report.json import render_json as _r
+
+    return _r(result, extra)
