@@ -1,7 +1,7 @@
 """One plan file through the pipeline, each phase a cached property (vyper's
 ``CompilerData`` pattern): asking for an output computes only what it needs.
 
-    source → module (AST) → plan (typed) → resolved → diagnostics → outputs
+    source → module (AST) → plan (typed) → facts → diagnostics → outputs
 """
 
 from __future__ import annotations
@@ -65,11 +65,11 @@ class Compilation:
         return self._built[0]
 
     @cached_property
-    def resolved(self):
-        """:class:`~sncc.plan.resolve.Resolved` facts, or None without a plan."""
+    def facts(self):
+        """:class:`~sncc.facts.Facts` of the plan, or None without a plan."""
         if self.plan is None:
             return None
-        from sncc.plan.resolve import resolve
+        from sncc.facts import derive
 
         import os
 
@@ -77,7 +77,12 @@ class Compilation:
         where = self.plan.model.span_of("weights")
         origin = where.file if where is not None else self.source.name
         base = os.path.dirname(origin) if origin not in ("<stdin>", "-") else None
-        return resolve(self.plan, base_dir=base or ".")
+        return derive(self.plan, base_dir=base or ".")
+
+    @property
+    def resolved(self):
+        """The old name of :attr:`facts`."""
+        return self.facts
 
     @cached_property
     def check_diagnostics(self) -> list[Diagnostic]:

@@ -26,6 +26,7 @@ def check_trace(plan, resolved):
 
 CHECKS = (
     parallelism.check_roles,
+    parallelism.check_parallel_keys,
     parallelism.check_parallel_sizes,
     parallelism.check_device_count,
     parallelism.check_heads_divisible,

@@ -72,12 +72,12 @@ def check_options_apply(plan, r):
 
 def check_mtp_layers(plan, r):
     """``speculative { method = mtp }`` needs MTP layers in the model (SN4016)."""
-    spec = plan.speculative
-    if spec is None or spec.method != "mtp" or r.arch is None:
+    if r.arch is None or (getattr(r.arch, "num_nextn_predict_layers", 0) or 0) > 0:
         return
-    if (getattr(r.arch, "num_nextn_predict_layers", 0) or 0) > 0:
-        return
-    yield diag(codes.MTP_WITHOUT_LAYERS, f"`{r.served_name}` has no MTP layers (num_nextn_predict_layers = 0)",
-               spec.span_of("method"), notes=[f"architecture from {r.arch_source}"],
+    spans = {rf.speculative.span_of("method") for rf in r.roles.values()
+             if rf.speculative is not None and rf.speculative.method == "mtp"}
+    for span in sorted(spans, key=lambda s: (s is None, s.start if s is not None else 0)):
+        yield diag(codes.MTP_WITHOUT_LAYERS, f"`{r.served_name}` has no MTP layers (num_nextn_predict_layers = 0)",
+               span, notes=[f"architecture from {r.arch_source}"],
                help="use `method = eagle3` or `draft_model` with a draft model, or turn speculative decoding off",
                path=("speculative", "method"))

@@ -129,8 +129,8 @@ def check_capture_grid(plan, r):
     explicit = g.capture_sizes if g is not None and g.capture_sizes else None
     if grid is None and explicit is None:
         return
-    draft = plan.speculative.draft_tokens if plan.speculative is not None else 0
     for n, role in graph_roles(plan):
+        draft = r.roles[n].draft_tokens if n in r.roles else 0
         need = role.max_num_seqs * (1 + draft)
         if explicit is not None:
             if need in explicit:
@@ -171,8 +171,8 @@ def check_decode_gears(plan, r):
     if any(x <= 0 for x in gears):
         yield diag(codes.DECODE_GEARS_INVALID, "decode gears must be positive token counts", span, path=("graph", "decode_gears"))
         return
-    draft = plan.speculative.draft_tokens if plan.speculative is not None else 0
     for n, role in graph_roles(plan):
+        draft = r.roles[n].draft_tokens if n in r.roles else 0
         top = role.max_num_seqs * (1 + draft)
         if max(gears) != top:
             yield diag(codes.DECODE_GEARS_INVALID,

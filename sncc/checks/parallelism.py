@@ -24,23 +24,59 @@ def check_roles(plan, r):
                    help=f"add `{missing} {{ ... }}`, or rename this role to `serve`")
 
 
-def check_parallel_sizes(plan, r):
-    """``tp × ep × pp`` equals each instance's ``devices`` (SN3001)."""
+def _dp_key(role) -> str:
+    """The key the role wrote for its data-parallel size: ``ep`` (the seeds' form) or ``dp``."""
+    return "ep" if not role.is_default("ep") else "dp"
+
+
+def check_parallel_keys(plan, r):
+    """Keys that exclude each other (SN2016): ``ep`` and ``dp`` together; ``ep`` (which means
+    expert parallelism on) with ``expert_parallel = false``; redundant experts in both ``eplb``
+    and ``optimize.omni_placement``."""
     for name, role in plan.roles():
-        product = role.tp * role.ep * role.pp
+        if not role.is_default("ep") and not role.is_default("dp"):
+            yield diag(codes.CONFLICTING_KEYS, f"`{name}` gives both `ep` and `dp`", role.key_span("dp") or role.span_of("dp"),
+                       related=[Related(role.span_of("ep"), "`ep` given here")],
+                       help=f"write `dp = {role.dp}` with `expert_parallel = true|false`, or the seeds' `ep = {role.ep}` "
+                            "(data parallelism with expert parallelism on), not both", path=(name, "dp"))
+        if not role.is_default("ep") and role.expert_parallel is False:
+            yield diag(codes.CONFLICTING_KEYS, f"`{name}`: `ep = {role.ep}` means expert parallelism, but `expert_parallel = false`",
+                       role.span_of("expert_parallel"), related=[Related(role.span_of("ep"), "`ep` given here")],
+                       help=f"for tensor-sharded experts write `dp = {role.ep}  expert_parallel = false`", path=(name, "expert_parallel"))
+    pl = plan.optimize.omni_placement if plan.optimize is not None else None
+    blocks = [plan.eplb] + [role.eplb for _, role in plan.roles()]
+    if pl is not None and not pl.is_default("redundant_experts"):
+        for b in blocks:
+            if b is not None and not b.is_default("redundant_experts"):
+                yield diag(codes.CONFLICTING_KEYS, "redundant experts are given in `eplb` and in `optimize.omni_placement`",
+                           b.span_of("redundant_experts"),
+                           related=[Related(pl.span_of("redundant_experts"), "per device, given here")],
+                           help="keep one: `eplb { redundant_experts }` counts slots per instance, "
+                                "`omni_placement { redundant_experts }` per device", path=("eplb", "redundant_experts"))
+                break
+
+
+def check_parallel_sizes(plan, r):
+    """``tp × dp × pp`` (``tp × ep × pp`` in the seeds' form) equals each instance's ``devices`` (SN3001)."""
+    for name, role in plan.roles():
+        rf = r.roles.get(name)
+        if rf is None:
+            continue
+        product = rf.devices
         if product == role.devices:
             continue
-        related = [Related(role.span_of(k), f"`{k} = {getattr(role, k)}`" + (" (default)" if role.is_default(k) else ""))
-                   for k in ("tp", "ep", "pp")]
+        k = _dp_key(role)
+        related = [Related(role.span_of(x), f"`{x} = {getattr(role, x)}`" + (" (default)" if role.is_default(x) else ""))
+                   for x in ("tp", k, "pp")]
         fixes = []
-        help_ = f"make `tp × ep × pp` equal {role.devices}"
+        help_ = f"make `tp × {k} × pp` equal {role.devices}"
         if role.devices % (role.tp * role.pp) == 0:
-            good_ep = role.devices // (role.tp * role.pp)
-            help_ = f"with tp = {role.tp}, use ep = {good_ep}, or set devices = {product}"
-            if not role.is_default("ep"):
-                fixes.append(Fix(f"set ep = {good_ep}", (Edit(role.span_of("ep"), str(good_ep)),), "unsafe"))
+            good = role.devices // (role.tp * role.pp)
+            help_ = f"with tp = {role.tp}, use {k} = {good}, or set devices = {product}"
+            if not role.is_default(k):
+                fixes.append(Fix(f"set {k} = {good}", (Edit(role.span_of(k), str(good)),), "unsafe"))
         yield diag(codes.PARALLEL_MISMATCH,
-                   f"`{name}`: tp × ep × pp = {role.tp} × {role.ep} × {role.pp} = {product}, but each instance has {role.devices} devices",
+                   f"`{name}`: tp × {k} × pp = {role.tp} × {rf.dp} × {role.pp} = {product}, but each instance has {role.devices} devices",
                    role.span_of("devices"), related=related, help=help_, fixes=fixes, path=(name, "devices"))
 
 
@@ -92,39 +128,52 @@ def check_heads_divisible(plan, r):
                        notes=[f"architecture from {r.arch_source}"], path=(name, "tp"))
 
 
-def check_experts_spread(plan, r):
-    """Experts spread evenly over the EP group; EP only on MoE models (SN3005, SN3006).
+#: largest EP group size SN3005 considers when suggesting one (bounds the search, not the check)
+_DIVISOR_SEARCH_LIMIT = 4096
 
-    Static expert placement (Omni-Infer; vllm-ascend before PR #16384) needs
-    ``(routed + redundant × group) % (tp × ep) == 0`` (misconfig case BR-03).
+
+def check_experts_spread(plan, r):
+    """Experts spread evenly over the EP group where the engine needs it; expert parallelism
+    only on MoE models (SN3005, SN3006).
+
+    Static expert placement (``engines.toml [expert_placement]``: Omni-Infer; vllm-ascend before
+    PR #16384) needs ``(routed + redundant) % ep_group == 0`` (misconfig BR-03); vLLM assigns the
+    remainder to the first ranks and is not checked.  A role without an EP dispatch (a dense
+    model, ``expert_parallel = false``, one device) has no EP group to split over.
     """
     a = r.arch
     if a is None:
         return
-    redundant = 0
-    red_span = None
-    if plan.optimize is not None and plan.optimize.omni_placement is not None:
-        redundant = plan.optimize.omni_placement.redundant_experts
-        red_span = plan.optimize.omni_placement.span_of("redundant_experts")
     for name, role in plan.roles():
-        group = role.tp * role.ep
+        rf = r.roles.get(name)
+        if rf is None:
+            continue
         if not a.is_moe:
-            if role.ep > 1:
-                yield diag(codes.EP_ON_DENSE, f"`{name}`: ep = {role.ep} but `{r.served_name}` has no experts",
-                           role.span_of("ep"), help="set ep = 1; use tp or more instances for a dense model",
-                           path=(name, "ep"))
+            if not role.is_default("ep") and role.ep > 1 or role.expert_parallel:
+                k = "ep" if not role.is_default("ep") else "expert_parallel"
+                yield diag(codes.EP_ON_DENSE, f"`{name}`: {k} = {str(getattr(role, k)).lower()} but `{r.served_name}` has no experts",
+                           role.span_of(k), help="use tp, dp or more instances for a dense model" if k == "ep"
+                           else "remove `expert_parallel`: a dense model has no experts to place", path=(name, k))
             continue
-        if group <= 1:
+        if not rf.expert_parallel or not r.even_expert_split:
             continue
-        total = a.n_routed_experts + redundant * group
-        if total % group:
-            # (routed + redundant × g) % g == routed % g: only divisors of `routed` fit, so the
-            # search stops at `routed` (a huge tp × ep must not become a huge loop)
-            fit = [g for g in range(2, min(2 * group, a.n_routed_experts) + 1) if a.n_routed_experts % g == 0]
-            near = min(fit, key=lambda g: abs(g - group)) if fit else None
-            related = [Related(red_span, f"{redundant} redundant experts per device")] if red_span and redundant else []
-            yield diag(codes.EXPERTS_NOT_DIVISIBLE,
-                       f"`{name}`: {a.n_routed_experts} routed experts" + (f" + {redundant * group} redundant" if redundant else "")
-                       + f" do not spread evenly over {group} devices (tp × ep)",
-                       role.span_of("ep"), related=related,
-                       help=f"use an EP group of {near} devices" if near else "change tp × ep", path=(name, "ep"))
+        group, total = rf.ep_size, rf.routed_slots
+        if total % group == 0:
+            continue
+        ep = rf.eplb
+        red = rf.redundant_experts
+        # (routed + redundant) % g == 0: a divisor search bounded by a constant, so that a huge
+        # tp × dp or redundant count never becomes a huge loop
+        fit = [g for g in range(2, min(2 * group, total, _DIVISOR_SEARCH_LIMIT) + 1) if total % g == 0]
+        near = min(fit, key=lambda g: abs(g - group)) if fit else None
+        pad = group - total % group
+        related = [Related(ep.span, f"{red} redundant experts ({ep.source})")] if ep is not None and red else []
+        k = _dp_key(role)
+        yield diag(codes.EXPERTS_NOT_DIVISIBLE,
+                   f"`{name}`: {rf.routed_experts} routed experts" + (f" + {red} redundant" if red else "")
+                   + f" do not spread evenly over an EP group of {group} devices (tp × {k})",
+                   role.span_of(k), related=related,
+                   help=(f"use an EP group of {near} devices" if near else "change tp × " + k)
+                        + f", or add {pad} redundant experts (`eplb {{ redundant_experts = {red + pad} }}`)",
+                   notes=["this engine places experts statically and needs an even split (engines.toml [expert_placement])"],
+                   path=(name, k))

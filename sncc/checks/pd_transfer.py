@@ -125,7 +125,11 @@ def check_kv_connector_settings(plan, r):
                    fixes=[Fix("set true", (Edit(span, "true"),), "safe")], path=("kv_transfer", "use_ascend_direct"))
     if kt is not None:
         for side, role in (("prefill", plan.prefill), ("decode", plan.decode)):
-            for fld, actual, what in ((f"{side}_tp", role.tp, "tp"), (f"{side}_dp", role.ep, "ep")):
+            rf = r.roles.get(side)
+            if rf is None:
+                continue
+            dpk = "ep" if not role.is_default("ep") else "dp"
+            for fld, actual, what in ((f"{side}_tp", role.tp, "tp"), (f"{side}_dp", rf.dp, dpk)):
                 declared = getattr(kt, fld)
                 if declared is not None and declared != actual:
                     span = kt.span_of(fld)

@@ -61,74 +61,78 @@ def check_device_mask(plan, r):
         return
     visible = len(set(ids))
     for rname, role in plan.roles():
-        inst = role.tp * role.ep * role.pp
+        rf = r.roles.get(rname)
+        if rf is None:
+            continue
+        inst = rf.devices
         local = min(inst, per_node) if per_node else inst
         if local > visible:
             full = ",".join(str(i) for i in range(local))
             yield diag(codes.DEVICE_MASK_MISMATCH,
-                       f"`{rname}` needs {local} devices per node (tp × ep × pp = {inst}) but `{name}` shows {visible}",
+                       f"`{rname}` needs {local} devices per node (tp × dp × pp = {inst}) but `{name}` shows {visible}",
                        span, related=[Related(role.span_of("tp"), f"`{rname}.tp = {role.tp}`")],
-                       help=f"show {local} devices (`{name} = \"{full}\"`) or lower tp/ep to {visible} devices",
+                       help=f"show {local} devices (`{name} = \"{full}\"`) or lower tp × dp to {visible} devices",
                        fixes=[Fix(f"show {local} devices", (Edit(span, f'"{full}"'),), "unsafe")] if span else [],
                        path=("env", name))
             return
 
 
 def dispatch_buffer_mb(arch, role, redundant: int, draft: int) -> float | None:
-    """MB of HCCL buffer the fused MoE dispatch/combine needs on one rank of ``role``.
+    """Old signature of :func:`sncc.facts.buffers.dispatch_buffer_mb` (``role`` with ``tp``,
+    ``ep``, ``max_num_seqs``; ``redundant`` per device), kept for callers not yet on the facts layer."""
+    from sncc.facts.buffers import dispatch_buffer_mb as _mb
 
-    ``2 × (maxBs × dispatch_bytes × ep_world × local_experts + maxBs × combine_bytes × (top_k + shared)) / 2^20``
-    (vllm-ascend#5287) with maxBs = ``max_num_seqs × (1 + draft)`` decode tokens of one DP rank,
-    ``ep_world = tp × ep``, ``local_experts = ceil(routed / ep_world) + redundant``.  None for a
-    dense model or an EP group of one device.
-    """
-    if arch is None or not arch.is_moe:
-        return None
     world = role.tp * role.ep
-    if world <= 1:
-        return None
-    d = engine_defaults()
-    hidden = arch.hidden_size
-    disp = d["moe_dispatch_bytes_per_hidden"] * hidden + d["moe_dispatch_extra_bytes"]
-    comb = d["moe_combine_bytes_per_hidden"] * hidden
-    local = math.ceil(arch.n_routed_experts / world) + redundant
-    max_bs = role.max_num_seqs * (1 + draft)
-    k = arch.num_experts_per_tok + (arch.n_shared_experts or 0)
-    return 2 * (max_bs * disp * world * local + max_bs * comb * k) / 2**20
+    return _mb(arch, world, (arch.n_routed_experts if arch is not None and arch.is_moe else 0) + redundant * world,
+               role.max_num_seqs * (1 + draft))
 
 
 def check_hccl_buffer(plan, r):
-    """``HCCL_BUFFSIZE`` covers the MoE dispatch/combine window of each decoding role
-    (SN4010; misconfig BR-09).  Prefill steps use the all-to-all path, not the fused kernel."""
-    from sncc.capacity import hccl_buffsize_mb, plan_is_moe_ep
+    """``HCCL_BUFFSIZE`` covers the MoE dispatch/combine window of each decoding role that runs an
+    EP dispatch (SN4010; misconfig BR-09).  Prefill steps use the all-to-all path, not the fused
+    kernel; a TP-only MoE role (``expert_parallel = false``) dispatches nothing.  The buffer size is
+    :func:`sncc.facts.buffers.role_dispatch_buffer_mb`, the one the simulator's what-ifs use."""
+    from sncc.capacity import hccl_buffsize_mb
+    from sncc.facts.buffers import role_dispatch_buffer_mb
 
     if not _ascend(r) or r.arch is None or not r.arch.is_moe:
         return
-    redundant = 0
-    if plan.optimize is not None and plan.optimize.omni_placement is not None:
-        redundant = plan.optimize.omni_placement.redundant_experts
-    draft = plan.speculative.draft_tokens if plan.speculative is not None else 0
-    set_mb = env_int(plan, "HCCL_BUFFSIZE")
-    have = set_mb if set_mb is not None else hccl_buffsize_mb({}, plan_is_moe_ep(plan, r.arch))
     for name, role in plan.roles():
-        if name == "prefill":
+        rf = r.roles.get(name)
+        if name == "prefill" or rf is None:
             continue
-        need = dispatch_buffer_mb(r.arch, role, redundant, draft)
-        if need is None or need <= have:
+        need = role_dispatch_buffer_mb(r.arch, rf)
+        if need is None:
+            continue
+        raw = rf.env_value("HCCL_BUFFSIZE")
+        set_mb = _int_or_none(raw)
+        have = set_mb if set_mb is not None else hccl_buffsize_mb({}, r.moe_ep)
+        if need <= have:
             continue
         want = int(math.ceil(need / 64.0) * 64)
-        span = plan.env_span("HCCL_BUFFSIZE") if set_mb is not None else role.span_of("max_num_seqs")
-        world = role.tp * role.ep
-        local = math.ceil(r.arch.n_routed_experts / world) + redundant
+        span = rf.env_span("HCCL_BUFFSIZE") if set_mb is not None else role.span_of("max_num_seqs")
+        local = math.ceil(rf.routed_slots / rf.ep_size)
+        draft = rf.draft_tokens
+        where = "`env`" if set_mb is None or rf.env["HCCL_BUFFSIZE"].origin == "plan" else f"`{name}.env`"
         yield diag(codes.HCCL_BUFFER_TOO_SMALL,
                    f"HCCL_BUFFSIZE {have} MB is below the {need:.0f} MB the MoE dispatch/combine of `{name}` needs",
                    span,
                    related=[Related(role.span_of("max_num_seqs"), f"maxBs = max_num_seqs {role.max_num_seqs} × (1 + {draft}) tokens per rank")],
-                   notes=[f"hidden {r.arch.hidden_size}, EP world {world} (tp × ep), {local} local experts, top-k {r.arch.num_experts_per_tok}"
+                   notes=[f"hidden {r.arch.hidden_size}, EP group {rf.ep_size} (tp × dp), {local} local experts, top-k {r.arch.num_experts_per_tok}"
                           f" + {r.arch.n_shared_experts or 0} shared" + ("" if set_mb is not None else f"; {have} MB is sncc's default")],
-                   help=f"set `HCCL_BUFFSIZE = {want}` in `env`, or lower max_num_seqs",
+                   help=f"set `HCCL_BUFFSIZE = {want}` in {where}, or lower max_num_seqs",
                    fixes=[Fix(f"set HCCL_BUFFSIZE = {want}", (Edit(span, str(want)),), "unsafe")] if set_mb is not None and span else [],
                    path=("env", "HCCL_BUFFSIZE"))
+
+
+def _int_or_none(raw: str | None) -> int | None:
+    """An env value read as CANN reads an integer variable, or None when unset or not a number."""
+    if raw is None:
+        return None
+    try:
+        return int(float(raw))
+    except (ValueError, OverflowError):
+        return None
 
 
 def check_hccl_connect_timeout(plan, r):
@@ -157,11 +161,11 @@ def check_hccl_connect_timeout(plan, r):
     per_node = _per_node(r)
     if not per_node or r.arch is None or not r.arch.is_moe:
         return
-    multi = [(n, role) for n, role in plan.roles() if role.tp * role.ep * role.pp > per_node]
+    multi = [(n, role) for n, role in plan.roles() if n in r.roles and r.roles[n].devices > per_node]
     if not multi or val >= warn:
         return
     n, role = multi[0]
-    inst = role.tp * role.ep * role.pp
+    inst = r.roles[n].devices
     yield diag(codes.HCCL_CONNECT_TIMEOUT,
                f"HCCL_CONNECT_TIMEOUT {val}s is short for `{n}` instances spanning {-(-inst // per_node)} nodes of a MoE model",
                span, related=[Related(role.span_of("devices"), f"{inst} devices per instance, {per_node} per node")],

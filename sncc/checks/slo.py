@@ -18,8 +18,15 @@ from sncc.diagnostics.model import Related, diag
 from sncc.units import format_duration
 
 
-def tpot_floor_s(plan, r, role) -> float | None:
-    """TPOT lower bound in seconds for ``role`` (None when facts are missing)."""
+def tpot_floor_s(plan, r, role, rf=None) -> float | None:
+    """TPOT lower bound in seconds for ``role`` (None when facts are missing).
+
+    One device must read its share of the weights per decode step: attention, dense FFN and
+    shared experts split over ``tp``; of the routed experts, the ``top_k`` touched per token —
+    whole experts over an EP group (at least ``ceil(top_k / group)`` per device), or a
+    ``1 / (tp × dp)`` shard of each when experts are tensor-sharded.  With speculative
+    decoding a step yields E(α, k) tokens (:func:`sncc.facts.speculative.expected_tokens`).
+    ``rf`` is the role's :class:`~sncc.facts.model.RoleFacts` (looked up when None)."""
     from sncc.catalog.arch import param_breakdown
 
     a, chip = r.arch, r.chip
@@ -28,14 +35,19 @@ def tpot_floor_s(plan, r, role) -> float | None:
     p = param_breakdown(a)
     wb = catalog.quant(r.quant).weight_bytes if r.quant else 2.0
     bytes_ = (p["attention"] + p["dense_ffn"] + p["shared_experts"]) * wb / role.tp + (p["lm_head"] or p["embedding"]) * 2.0 / role.tp  # a tied head reads the embedding
-    if a.is_moe:
-        group = role.tp * role.ep
-        per_dev = math.ceil(a.num_experts_per_tok / group) if group > 0 else a.num_experts_per_tok
+    if rf is None:
+        rf = next((f for n, f in r.roles.items() if getattr(plan, n, None) is role), None)
+    if a.is_moe and rf is not None:
+        group = rf.tp * rf.dp
+        if rf.expert_parallel:
+            per_dev = math.ceil(a.num_experts_per_tok / group)
+        else:
+            per_dev = a.num_experts_per_tok / group
         bytes_ += p["moe_layers"] * p["routed_expert_one"] * wb * per_dev
     # pipeline stages run one after another for a token: the whole model is read per token
     t = bytes_ / chip.hbm_bandwidth
-    if plan.speculative is not None:
-        t /= 1 + plan.speculative.acceptance * plan.speculative.draft_tokens
+    if rf is not None and rf.speculative is not None:
+        t /= rf.speculative.tokens_per_step
     return t
 
 

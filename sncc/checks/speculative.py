@@ -23,11 +23,28 @@ from sncc.diagnostics.model import diag
 
 
 def expected_tokens(alpha: float, k: int) -> float:
-    """Tokens per verification step, ``(1 − α^(k+1)) / (1 − α)`` — the simulator's own
-    :func:`sncc.sim.step_model.expected_accepted_tokens`, so check and simulator agree."""
-    from sncc.sim.step_model import expected_accepted_tokens
+    """Tokens per verification step, ``(1 − α^(k+1)) / (1 − α)``: the facts layer's
+    :func:`sncc.facts.speculative.expected_tokens`, which the simulator reads too."""
+    from sncc.facts.speculative import expected_tokens as _e
 
-    return expected_accepted_tokens(alpha, k)
+    return _e(alpha, k)
+
+
+def _speculating_roles(plan, r):
+    """``[(role name, SpeculativeFacts)]`` of the roles that run speculative decoding, each
+    distinct setting once (a plan-level block shared by every role is reported once)."""
+    out, seen = [], set()
+    for name, _ in plan.roles():
+        rf = r.roles.get(name)
+        sp = rf.speculative if rf is not None else None
+        if sp is None:
+            continue
+        key = (sp.method, sp.draft_tokens, sp.acceptance, sp.model, sp.draft_cost, tuple(sorted((k, v) for k, v in sp.spans.items() if v)))
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append((name, sp))
+    return out
 
 
 def check_draft_model(plan, r):
@@ -38,10 +55,10 @@ def check_draft_model(plan, r):
     with that source); reported at ``speculative.method``."""
     from sncc.emit.vllm_ascend import DRAFT_CHECKPOINT_METHODS
 
-    sp = plan.speculative
-    if sp is None or sp.model or sp.method not in DRAFT_CHECKPOINT_METHODS:
-        return
-    yield diag(codes.DRAFT_MODEL_MISSING,
+    for _, sp in _speculating_roles(plan, r):
+        if sp.model or sp.method not in DRAFT_CHECKPOINT_METHODS:
+            continue
+        yield diag(codes.DRAFT_MODEL_MISSING,
                f"speculative method `{sp.method}` needs a draft checkpoint, and `speculative.model` is not set",
                sp.span_of("method"),
                notes=["vLLM refuses to start without speculative_config.model for this method "
@@ -52,10 +69,12 @@ def check_draft_model(plan, r):
 
 
 def check_speculative_gain(plan, r):
-    """Warn when speculation is predicted to lower decode throughput (SN7002)."""
-    sp = plan.speculative
+    """Warn when speculation is predicted to lower decode throughput (SN7002), for the decoding
+    role (decode or serve) and the speculative setting in force there."""
     role_name = "decode" if plan.decode is not None else "serve" if plan.serve is not None else None
-    if sp is None or role_name is None:
+    rf = r.roles.get(role_name) if role_name is not None else None
+    sp = rf.speculative if rf is not None else None
+    if sp is None:
         return
     k, a = sp.draft_tokens, sp.acceptance
     e = expected_tokens(a, k)

@@ -170,7 +170,10 @@ CONFLICTING_KEYS = _code(
     "`workload { rate }` is an open loop (requests arrive at that rate whatever the deployment "
     "does) and `workload { concurrency }` a closed loop (each client sends its next request when "
     "the previous one completes): a workload has one of them. With neither, the simulator runs "
-    "min(requests, 64) closed-loop clients, or replays the arrival times of a trace that has them.",
+    "min(requests, 64) closed-loop clients, or replays the arrival times of a trace that has them. "
+    "In a role, `ep = N` (the seeds' form: data parallelism with expert parallelism on) and `dp` "
+    "exclude each other, as do `ep` and `expert_parallel = false`; redundant experts are given in "
+    "`eplb` (per instance) or in `optimize.omni_placement` (per device), not both.",
     "workload { requests = 1000  rate = 8  concurrency = 64 ... }",
     "workload { requests = 1000  rate = 8 ... }")
 IMPORT_HOLDS_PLAN = _code(
@@ -182,11 +185,13 @@ IMPORT_HOLDS_PLAN = _code(
 
 # --- SN3xxx parallelism and devices -----------------------------------------
 PARALLEL_MISMATCH = _code(
-    "SN3001", "parallel-size-mismatch", "error", "tp × ep × pp does not equal the instance's devices",
-    "Each instance's devices are split as `tp × ep × pp`: attention is tensor-parallel over `tp` "
-    "devices and replicated `ep` times (vLLM data-parallel attention), routed experts spread over "
-    "all `tp × ep` devices, and `pp` pipeline stages multiply that. The product must equal "
-    "`devices` (seed 001: TP 8 × EP 8 needs 64 cards), or HCCL group initialisation fails.",
+    "SN3001", "parallel-size-mismatch", "error", "tp × dp × pp does not equal the instance's devices",
+    "Each instance's devices are split as `tp × dp × pp` (`tp × ep × pp` in the seeds' form): "
+    "attention is tensor-parallel over `tp` devices and replicated `dp` times (vLLM data-parallel "
+    "attention), routed experts spread over all `tp × dp` devices (by expert parallelism, or "
+    "tensor-sharded with `expert_parallel = false`), and `pp` pipeline stages multiply that. The "
+    "product must equal `devices` (seed 001: TP 8 × EP 8 needs 64 cards), or HCCL group "
+    "initialisation fails.",
     "decode { devices = 64  tp = 8  ep = 4 }", "decode { devices = 64  tp = 8  ep = 8 }")
 DEVICES_EXCEED = _code(
     "SN3002", "devices-exceed-hardware", "error", "the roles need more devices than the hardware has",

@@ -228,6 +228,27 @@ class _Builder:
                 else:
                     return self.bad(item, "an integer", where, key)
             return out
+        if kind == "address-list":
+            if not isinstance(v, ast.ListLit):
+                return self.bad(v, 'a list of addresses like `["10.0.0.1", env("NODE1_IP")]`', where, key)
+            out = []
+            for item in v.items:
+                if isinstance(item, ast.Call) and item.name == "env":
+                    ref = self.env_ref(item, where, key)
+                    if ref is _BAD:
+                        return _BAD
+                    out.append(ref)
+                elif isinstance(item, ast.Str):
+                    if self.control_chars(item, where, key):
+                        return _BAD
+                    if not item.value.strip() or any(c.isspace() for c in item.value):
+                        self.error(codes.INVALID_VALUE, f"`{item.value}` is not a host address", item.span,
+                                   help="write an IP address or host name, without spaces")
+                        return _BAD
+                    out.append(item.value)
+                else:
+                    return self.bad(item, 'a string or `env("NAME")`', where, key)
+            return out
         if kind in ("version", "string") and isinstance(v, ast.Str) and self.control_chars(v, where, key):
             return _BAD
         if kind == "version" and isinstance(v, ast.Str):
@@ -370,7 +391,7 @@ class _Builder:
                        help=f"write `{b.name} {{ ... }}`",
                        fixes=[Fix("remove the name", (Edit(b.label.span, ""),), "safe")])
         seen: dict[str, Span] = {}
-        settable = [n for n in fields if n != cls.label_field and n not in _HIDDEN]
+        settable = [n for n in fields if n != cls.label_field and (n not in _HIDDEN or _field_kind(fields[n]) == "env-map")]
         for item in b.items:
             if isinstance(item, ast.Block):
                 name, span = item.name, item.name_span
@@ -381,13 +402,13 @@ class _Builder:
                            related=[Related(seen[name], "first given here")], help="remove one of them")
                 continue
             seen[name] = span
-            if cls is m.Plan and isinstance(item, ast.Block) and name in ("slo", "env"):
-                if name == "slo":
-                    data["slo"], meta.children["slo"] = self.slo(item)
-                else:
-                    data["env"], meta.children["env"] = self.env_block(item)
+            if cls is m.Plan and isinstance(item, ast.Block) and name == "slo":
+                data["slo"], meta.children["slo"] = self.slo(item)
                 continue
-            if name not in fields or name in _HIDDEN or name == cls.label_field:
+            if isinstance(item, ast.Block) and name in fields and _field_kind(fields[name]) == "env-map":
+                data[name], meta.children[name] = self.env_block(item)
+                continue
+            if name not in fields or (name in _HIDDEN and _field_kind(fields[name]) != "env-map") or name == cls.label_field:
                 self.unknown(name, span, where, settable, isinstance(item, ast.Block))
                 continue
             info = fields[name]
@@ -570,10 +591,11 @@ def _attach(node: BaseModel, meta: Meta) -> None:
         child = getattr(node, name, None)
         if isinstance(child, BaseModel):
             _attach(child, child_meta)
-    if isinstance(node, m.Plan):
+    if isinstance(node, m.Node):
         env_meta = meta.children.get("env")
         if env_meta:
             node._env_spans = dict(env_meta.values)
+    if isinstance(node, m.Plan):
         slo_meta = meta.children.get("slo")
         if slo_meta:
             node._slo_span = slo_meta.name_span
@@ -678,7 +700,26 @@ def build_plan(module: ast.Module) -> tuple[m.Plan | None, list[Diagnostic]]:
     if plan is None:
         return None, b.diags
     _attach(plan, meta)
+    _require_acceptance(b, plan)
     return plan, b.diags
+
+
+def _require_acceptance(b: "_Builder", plan: m.Plan) -> None:
+    """SN2005 for a speculative block that is on (``method`` not ``none``) with no ``acceptance``
+    of its own or, for a role's block, from the plan-level block it overrides."""
+    top = plan.speculative
+    if top is not None and top.method != "none" and top.acceptance is None and not top.written("acceptance"):
+        b.error(codes.MISSING_KEY, "missing `acceptance` in `speculative`", top.name_span,
+                help=_MISSING_HELP["acceptance"])
+    for name, role in plan.roles():
+        sp = role.speculative
+        if sp is None or sp.acceptance is not None or sp.written("acceptance"):
+            continue
+        method = sp.method if sp.written("method") or top is None else top.method
+        if method == "none" or (top is not None and top.acceptance is not None):
+            continue
+        b.error(codes.MISSING_KEY, f"missing `acceptance` in `{name}.speculative`", sp.name_span,
+                help=_MISSING_HELP["acceptance"])
 
 
 _MISSING_HELP = {

@@ -23,7 +23,7 @@ from sncc.source import Span
 KINDS = (
     "count", "int", "tokens", "tokens-or-off", "duration", "bytes", "bandwidth",
     "ratio", "float", "bool", "string", "enum", "secret", "int-list", "env-map", "version",
-    "duration-or-none",
+    "duration-or-none", "address-list",
 )
 
 
@@ -60,6 +60,11 @@ class Node(BaseModel):
     _value_spans: dict = PrivateAttr(default_factory=dict)
     _key_spans: dict = PrivateAttr(default_factory=dict)
     _invalid: frozenset = PrivateAttr(default=frozenset())
+    _env_spans: dict = PrivateAttr(default_factory=dict)
+
+    def env_span(self, name: str) -> Optional[Span]:
+        """Span of an ``env { NAME = ... }`` value of this block (plan or role), or None."""
+        return self._env_spans.get(name)
 
     def span_of(self, field: str) -> Optional[Span]:
         """Span of ``field``'s value in the file, or of the block when the value is a default."""
@@ -125,25 +130,71 @@ class Engine(Node):
     version: Optional[str] = F(None, kind="version", doc="engine release, e.g. `v0.11.0` for vllm-ascend")
 
 
+class Eplb(Node):
+    """``eplb { ... }``: redundant experts and expert-load balancing, for every engine that has them.
+
+    Written at plan level (the default of every role) or inside a role (overrides key by key).
+    ``redundant_experts`` counts extra routed-expert slots per *instance* (vLLM's
+    ``--eplb-config`` ``num_redundant_experts``): 256 routed + 32 redundant = 288 slots over 144
+    devices is 2 per device.  Each engine adapter writes its release's own keys.
+    """
+
+    redundant_experts: int = F(0, kind="int", doc="extra routed-expert slots per instance (vLLM `num_redundant_experts`)", ge=0)
+    dynamic: bool = F(False, kind="bool", doc="rebalance expert placement at run time (vLLM `--enable-eplb`, vllm-ascend `dynamic_eplb`, Omni-Infer `enable_dynamic`)")
+    interval: Optional[int] = F(None, kind="count", doc="engine steps between rebalances (vLLM `step_interval`)", ge=1)
+    window: Optional[int] = F(None, kind="count", doc="engine steps of expert load recorded per rebalance (vLLM `window_size`)", ge=1)
+
+
+class Speculative(Node):
+    """``speculative { ... }``: speculative decoding (MTP, EAGLE, n-gram).
+
+    Written at plan level (every role) or inside a role (overrides key by key);
+    ``method = none`` in a role turns a plan-level setting off there.
+    """
+
+    method: str = F("mtp", kind="enum", doc="speculative method (`draft_model` = a separate small model; `none` = off, in a role)", choices=("mtp", "eagle", "eagle3", "ngram", "draft_model", "none"))
+    draft_tokens: int = F(1, kind="count", doc="draft tokens proposed per step (`num_speculative_tokens`)", ge=1)
+    model: Optional[str] = F(None, kind="string", doc="draft model path or Hugging Face id (method draft_model / eagle / eagle3)")
+    acceptance: Optional[float] = F(None, kind="ratio", doc="mean acceptance rate of draft tokens (required: measure it)", ge=0, le=1)
+    draft_cost: Optional[float] = F(None, kind="ratio", doc="time of one draft token as a fraction of one target decode step; default: the simulator's MTP/EAGLE layer cost, 0 for n-gram", ge=0, le=1)
+
+
 class Role(Node):
     """``prefill``/``decode``/``serve { ... }``: one role's instances and parallelism.
 
-    ``tp × ep × pp`` devices form one instance: attention is tensor-parallel over
-    ``tp`` devices and replicated ``ep`` times (vLLM data-parallel attention);
-    routed experts spread over all ``tp × ep`` devices.
+    One instance is ``tp × dp × pp`` devices: attention is tensor-parallel over ``tp``
+    devices and replicated ``dp`` times (vLLM data-parallel attention).  The seeds' ``ep = N``
+    means ``dp = N`` with expert parallelism on.  With expert parallelism (the default for a
+    MoE model when ``tp × dp > 1``) routed experts spread over all ``tp × dp`` devices; with
+    ``expert_parallel = false`` they are tensor-sharded over the same ranks (vLLM's default
+    without ``--enable-expert-parallel``).
     """
 
     instances: int = F(1, kind="count", doc="number of engine instances of this role", ge=1)
     devices: int = F(kind="count", doc="devices per instance", ge=1)
     tp: int = F(1, kind="count", doc="tensor-parallel size of attention", ge=1)
-    ep: int = F(1, kind="count", doc="expert-parallel groups (vLLM data-parallel attention size); experts spread over tp × ep devices", ge=1)
+    dp: int = F(1, kind="count", doc="data-parallel attention replicas per instance (vLLM `--data-parallel-size`)", ge=1)
+    ep: int = F(1, kind="count", doc="the seeds' form: `ep = N` is `dp = N` with expert parallelism on; experts spread over tp × ep devices", ge=1)
+    expert_parallel: Optional[bool] = F(None, kind="bool", doc="routed experts placed by expert parallelism over tp × dp devices (vLLM `--enable-expert-parallel`); default: on for MoE models when tp × dp > 1")
     pp: int = F(1, kind="count", doc="pipeline-parallel stages", ge=1)
-    max_num_batched_tokens: int = F(8192, kind="tokens", doc="token budget of one engine step (`max_num_batched_tokens`); sncc default 8k", ge=1)
+    max_num_batched_tokens: int = F(8192, kind="tokens", doc="token budget of one engine step per data-parallel rank (`max_num_batched_tokens`); sncc default 8k", ge=1)
     chunked_prefill: Optional[int] = F(None, kind="tokens-or-off", doc="chunked-prefill chunk size in tokens, or `off` (the default)", ge=1)
     max_num_seqs: int = F(256, kind="count", doc="sequences per attention group (per DP rank) in one step (`max_num_seqs`; vLLM default 256)", ge=1)
     memory_utilization: Optional[float] = F(None, kind="ratio", doc="overrides hardware.memory_utilization for this role", gt=0, le=1)
     graph_mode: Optional[bool] = F(None, kind="bool", doc="run captured graphs (true) or eager (false); default: graph for decode and serve, eager for prefill")
     scheduler: str = F("default", kind="enum", doc="`ascend` = vllm-ascend's Ascend scheduler (`additional_config.ascend_scheduler_config`, v0.9.1 to v0.11.x), which runs without chunked prefill", choices=("default", "ascend"))
+    speculative: Optional[Speculative] = None
+    eplb: Optional[Eplb] = None
+    env: dict[str, str] = Field(
+        default_factory=dict,
+        description="environment of this role's servers, merged over the plan's `env` (the role's value wins)",
+        json_schema_extra={"kind": "env-map"},
+    )
+
+    @property
+    def dp_size(self) -> int:
+        """Data-parallel attention replicas as written: ``ep`` when the seeds' form is used, else ``dp``."""
+        return self.ep if not self.is_default("ep") else self.dp
 
 
 class KVCache(Node):
@@ -187,16 +238,6 @@ class Optimize(Node):
     omni_proxy: Optional[OmniProxy] = None
 
 
-class Speculative(Node):
-    """``speculative { ... }``: speculative decoding (MTP, EAGLE, n-gram)."""
-
-    method: str = F("mtp", kind="enum", doc="speculative method (`draft_model` = a separate small model)", choices=("mtp", "eagle", "eagle3", "ngram", "draft_model"))
-    draft_tokens: int = F(1, kind="count", doc="draft tokens proposed per step (`num_speculative_tokens`)", ge=1)
-    model: Optional[str] = F(None, kind="string", doc="draft model path or Hugging Face id (method draft_model / eagle / eagle3)")
-    acceptance: float = F(kind="ratio", doc="mean acceptance rate of draft tokens (required: measure it)", ge=0, le=1)
-    draft_cost: Optional[float] = F(None, kind="ratio", doc="time of one draft token as a fraction of one target decode step; default: the simulator's MTP/EAGLE layer cost, 0 for n-gram", ge=0, le=1)
-
-
 class Graph(Node):
     """``graph { ... }``: graph capture of the decode (and serve) roles."""
 
@@ -227,6 +268,22 @@ class KVTransfer(Node):
     prefill_dp: Optional[int] = F(None, kind="count", doc="`kv_connector_extra_config.prefill.dp_size`; default: prefill.ep", ge=1)
     decode_tp: Optional[int] = F(None, kind="count", doc="`kv_connector_extra_config.decode.tp_size`; default: decode.tp", ge=1)
     decode_dp: Optional[int] = F(None, kind="count", doc="`kv_connector_extra_config.decode.dp_size`; default: decode.ep", ge=1)
+
+
+class Hosts(Node):
+    """``hosts { ... }``: each node's address and network interface, and the port bases.
+
+    Node *k* of the deployment (in the order lowering assigns nodes) is ``addresses[k]``.
+    Without ``hosts`` the launch scripts read ``NODE_<k>_IP`` and ``SNCC_NIC`` and stop with a
+    message when they are unset.
+    """
+
+    addresses: Optional[list] = F(None, kind="address-list", doc='node addresses in deployment order; each a string or `env("NAME")`')
+    nic: Optional[str] = F(None, doc="network interface of the nodes (HCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME, TP_SOCKET_IFNAME)")
+    port: int = F(8000, kind="count", doc="first API port on a node; each further server on the node takes the next", ge=1, le=65535)
+    dp_rpc_port: int = F(13345, kind="count", doc="`--data-parallel-rpc-port` base", ge=1, le=65535)
+    kv_port: int = F(20001, kind="count", doc="KV-transfer port base (the connector's port rules apply)", ge=1, le=65535)
+    proxy_port: int = F(9000, kind="count", doc="port of the P/D proxy or router", ge=1, le=65535)
 
 
 class Proxy(Node):
@@ -325,10 +382,12 @@ class Plan(Node):
     kv_cache: KVCache = Field(default_factory=KVCache)
     optimize: Optional[Optimize] = None
     speculative: Optional[Speculative] = None
+    eplb: Optional[Eplb] = None
     graph: Optional[Graph] = None
     software: Optional[Software] = None
     kv_transfer: Optional[KVTransfer] = None
     proxy: Optional[Proxy] = None
+    hosts: Optional[Hosts] = None
     workload: Workload
     slo: list[SloTarget] = Field(default_factory=list)
     gateway: Optional[Gateway] = None
@@ -338,7 +397,6 @@ class Plan(Node):
         json_schema_extra={"kind": "env-map"},
     )
 
-    _env_spans: dict = PrivateAttr(default_factory=dict)
     _slo_span: Optional[Span] = PrivateAttr(default=None)
 
     @property
@@ -349,7 +407,3 @@ class Plan(Node):
     def roles(self) -> list[tuple[str, Role]]:
         """``[(name, role), ...]`` of the roles present, in prefill, decode, serve order."""
         return [(n, r) for n in ("prefill", "decode", "serve") if (r := getattr(self, n)) is not None]
-
-    def env_span(self, name: str) -> Optional[Span]:
-        """Span of an ``env { NAME = ... }`` value, or None."""
-        return self._env_spans.get(name)

@@ -1,0 +1,110 @@
+"""Catalog and checkpoint resolution: the model's architecture (catalog or the weights'
+config.json), the chip and system, the effective quantization and KV dtype,
+``max_model_len``, the served model name and the device count.
+
+Resolution problems (unknown ids, an unreadable config.json) become
+diagnostics; the corresponding attribute is then None and checks that need it
+skip themselves.
+"""
+
+from __future__ import annotations
+
+import difflib
+from sncc import catalog
+from sncc.diagnostics import codes
+from sncc.diagnostics.model import Diagnostic, Related, diag
+from sncc.facts.model import Facts
+from sncc.plan.model import Plan
+from sncc.source import Span
+
+
+def _unknown(kind: str, value: str, span: Span | None, ids: list[str]) -> Diagnostic:
+    close = difflib.get_close_matches(value.lower(), ids, n=3, cutoff=0.6)
+    help_ = f"did you mean `{close[0]}`?" if close else "known: " + ", ".join(f"`{i}`" for i in sorted(ids))
+    return diag(codes.UNKNOWN_CATALOG_ENTRY, f"unknown {kind} `{value}`", span, help=help_)
+
+
+def resolve_catalog(plan: Plan, base_dir: str | None = None) -> Facts:
+    """Resolve ``plan`` against the catalog and its checkpoint into a :class:`Facts` without
+    role facts (never raises for bad input).
+
+    A relative ``weights`` path is read relative to ``base_dir`` (the plan
+    file's folder) when given.
+    """
+    import os
+
+    r = Facts()
+    hw = plan.hardware
+    # --- system and chip ---------------------------------------------------
+    if hw.system is not None:
+        try:
+            r.system = catalog.system(hw.system)
+        except KeyError:
+            r.diagnostics.append(_unknown("system", hw.system, hw.span_of("system"), list(catalog.systems())))
+    if hw.chip is not None:
+        try:
+            r.chip = catalog.chip(hw.chip)
+        except KeyError:
+            r.diagnostics.append(_unknown("chip", hw.chip, hw.span_of("chip"), list(catalog.chips())))
+    elif r.system is not None:
+        r.chip = catalog.chip(r.system.chip)
+    elif hw.system is None:
+        r.diagnostics.append(diag(codes.MISSING_KEY, "`hardware` names neither a `system` nor a `chip`",
+                                  hw.name_span, help='add `system = "atlas-900-a3-superpod"` (or `chip = "ascend-910b2"`)'))
+    if r.system is not None and r.chip is not None and hw.chip is not None and r.chip.id != r.system.chip:
+        r.diagnostics.append(diag(codes.INVALID_VALUE, f"chip `{r.chip.id}` is not the chip of system `{r.system.id}` (`{r.system.chip}`)",
+                                  hw.span_of("chip"), related=[Related(hw.span_of("system"), "system given here")],
+                                  help="remove `chip`, or name a system built from it"))
+    per_node = r.system.devices_per_node if r.system is not None else getattr(r.chip, "devices_per_node", None)
+    r.devices_per_node = per_node
+    if r.chip is not None:
+        r.vendor = "nvidia" if getattr(r.chip, "vendor", "") == "nvidia" else "ascend"
+    if hw.devices is not None:
+        r.devices_available, r.devices_span = hw.devices, hw.span_of("devices")
+    elif hw.nodes is not None and per_node:
+        r.devices_available, r.devices_span = hw.nodes * per_node, hw.span_of("nodes")
+    # --- model architecture ------------------------------------------------
+    mdl = plan.model
+    if mdl.weights:
+        try:
+            wdir = mdl.weights if base_dir is None or os.path.isabs(mdl.weights) else os.path.join(base_dir, mdl.weights)
+            if os.path.isdir(wdir):   # the config.json reader is imported only when there is a folder to read
+                from sncc.catalog import hf_config
+                r.checkpoint = hf_config.read_weights_dir(wdir)
+        except catalog.CatalogError as e:
+            r.diagnostics.append(diag(codes.CHECKPOINT_UNREADABLE, str(e), mdl.span_of("weights"),
+                                      help="fix or remove the file; sncc falls back to the catalog entry"))
+    if r.checkpoint is not None:
+        r.arch, r.arch_source = r.checkpoint.arch, f"{mdl.weights}/config.json"
+    else:
+        try:
+            r.arch, r.arch_source = catalog.model(mdl.id), "catalog"
+        except KeyError:
+            ids = list(catalog.models())
+            d = _unknown("model", mdl.id, mdl.span_of("id"), ids)
+            d = diag(d.code, d.message, d.span,
+                     help=(d.help.rstrip("?") + "? Or " if d.help and d.help.startswith("did you mean") else (d.help + "; or " if d.help else ""))
+                     + "point `weights` at a directory holding the model's config.json")
+            r.diagnostics.append(d)
+    # --- quantization and KV dtype ----------------------------------------
+    if mdl.quant is not None:
+        r.quant, r.quant_span, r.quant_origin = mdl.quant, mdl.span_of("quant"), "plan"
+    elif r.checkpoint is not None:
+        r.quant, r.quant_span, r.quant_origin = r.checkpoint.quant, mdl.span_of("weights"), "checkpoint"
+    elif r.arch is not None:
+        r.quant, r.quant_span, r.quant_origin = getattr(r.arch, "checkpoint_dtype", "bf16") or "bf16", mdl.span_of("id"), "catalog"
+    kv = plan.kv_cache.dtype
+    r.kv_dtype = "bf16" if kv == "auto" else kv
+    # --- lengths and names -------------------------------------------------
+    wl = plan.workload
+    if mdl.max_model_len is not None:
+        r.max_model_len, r.max_model_len_span = mdl.max_model_len, mdl.span_of("max_model_len")
+        r.max_model_len_note = "`max_model_len` set here"
+    else:
+        r.max_model_len = wl.input.max + wl.output.max
+        r.max_model_len_span = wl.input.span_of("max")
+        r.max_model_len_note = f"max_model_len = max input {wl.input.max} + max output {wl.output.max} (workload)"
+    gw = plan.gateway
+    r.max_tokens = gw.max_tokens if gw is not None and gw.max_tokens is not None else wl.output.max
+    r.served_name = mdl.served_name or mdl.id
+    return r

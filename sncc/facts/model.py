@@ -1,0 +1,184 @@
+"""The typed facts of a plan: what checks, lowering and the simulator read.
+
+:class:`Facts` holds what resolution found in the catalog and the checkpoint, plus one
+:class:`RoleFacts` per role with the values *derived* from the plan (each with a short note
+saying how), so that no consumer derives them again.  Units: tokens, bytes, devices; fractions
+for utilisation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Optional
+
+from sncc.diagnostics.model import Diagnostic
+from sncc.source import Span
+
+
+@dataclass(frozen=True)
+class EnvValue:
+    """One environment variable of a role: its value as written, where, and from which block.
+
+    ``origin`` is ``"plan"`` (the plan-level ``env``) or the role's name (its own ``env``).
+    """
+
+    value: str
+    span: Optional[Span]
+    origin: str
+
+
+@dataclass(frozen=True)
+class SpeculativeFacts:
+    """The speculative-decoding setting in force for one role.
+
+    ``draft_tokens`` is k (tokens proposed per step), ``acceptance`` α (per-token acceptance
+    given the previous draft was accepted), ``tokens_per_step`` = E(α, k) from
+    :func:`sncc.facts.speculative.expected_tokens`.  ``spans`` maps each field to where its
+    value was written (the role's block or the plan's).
+    """
+
+    method: str
+    draft_tokens: int
+    acceptance: float
+    model: Optional[str]
+    draft_cost: Optional[float]
+    tokens_per_step: float
+    spans: Mapping[str, Optional[Span]]
+
+    def span_of(self, name: str) -> Optional[Span]:
+        """Where field ``name`` was written (None for a default)."""
+        return self.spans.get(name)
+
+
+@dataclass(frozen=True)
+class EplbFacts:
+    """Redundant experts and expert-load balancing in force for one role.
+
+    ``redundant_experts`` is the number of extra routed-expert slots of one instance;
+    ``per_device`` the seeds' per-device count when the plan wrote ``omni_placement``
+    (``redundant_experts = per_device × devices``), else None.  ``source`` names the block
+    (``eplb``, ``prefill.eplb``, ``optimize.omni_placement``).
+    """
+
+    redundant_experts: int
+    dynamic: bool
+    interval: Optional[int]
+    window: Optional[int]
+    per_device: Optional[int]
+    source: str
+    span: Optional[Span]
+
+
+@dataclass(frozen=True)
+class RoleFacts:
+    """One role (``prefill``, ``decode`` or ``serve``) as every later phase sees it.
+
+    Parallelism: one instance is ``tp × dp × pp`` devices (``devices``); ``expert_parallel``
+    says whether routed experts are placed by expert parallelism (an EP dispatch happens),
+    ``ep_size`` is then ``tp × dp`` (else 1).  ``routed_slots`` = routed + redundant experts.
+    Budgets: ``max_num_seqs`` and ``max_num_batched_tokens`` are per data-parallel rank, as
+    vLLM and vllm-ascend apply them (each DP engine core runs its own scheduler).
+    ``dispatch_tokens_per_rank`` is the decode-step token window the fused MoE dispatch is
+    sized for: ``max_num_seqs × (1 + draft tokens)``.
+    ``notes`` maps a field name to how its value was derived (emitted as comments).
+    """
+
+    name: str
+    instances: int
+    tp: int
+    dp: int
+    pp: int
+    devices: int
+    devices_declared: int
+    expert_parallel: bool
+    ep_size: int
+    routed_experts: int
+    redundant_experts: int
+    max_num_seqs: int
+    max_num_batched_tokens: int
+    chunk: Optional[int]
+    enable_chunked_prefill: bool
+    graph_mode: bool
+    memory_utilization: float
+    kv_role: Optional[str]
+    speculative: Optional[SpeculativeFacts]
+    eplb: Optional[EplbFacts]
+    env: Mapping[str, EnvValue]
+    dispatch_tokens_per_rank: int
+    notes: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def routed_slots(self) -> int:
+        """Routed-expert slots of one instance: routed experts plus redundant copies."""
+        return self.routed_experts + self.redundant_experts
+
+    @property
+    def draft_tokens(self) -> int:
+        """k of the speculative setting in force (0 when off)."""
+        return self.speculative.draft_tokens if self.speculative is not None else 0
+
+    def env_value(self, name: str) -> Optional[str]:
+        """The value of environment variable ``name`` for this role, or None."""
+        v = self.env.get(name)
+        return v.value if v is not None else None
+
+    def env_span(self, name: str) -> Optional[Span]:
+        """Where ``name`` was set for this role (role env or plan env), or None."""
+        v = self.env.get(name)
+        return v.span if v is not None else None
+
+
+@dataclass
+class Facts:
+    """Facts derived from a typed plan: catalog entries, the checkpoint, per-role facts.
+
+    Resolution problems (unknown ids, an unreadable config.json) become ``diagnostics``; the
+    corresponding attribute is then None and checks that need it skip themselves.
+    ``max_model_len`` is in tokens; ``max_model_len_span`` points at the value it was taken
+    from and ``max_model_len_note`` says how it was derived.  ``vendor`` is ``"ascend"`` or
+    ``"nvidia"`` (None when the chip is unknown).  ``even_expert_split`` is True when the engine
+places routed experts statically and needs them to split evenly over the EP group
+(``engines.toml [expert_placement]``; None: no row).  ``roles`` maps a role name to its
+    :class:`RoleFacts` (empty when the plan has no roles).
+    """
+
+    arch: Any | None = None
+    arch_source: str = ""
+    checkpoint: Any | None = None
+    chip: Any | None = None
+    system: Any | None = None
+    quant: str | None = None
+    quant_span: Span | None = None
+    quant_origin: str = ""
+    kv_dtype: str = "bf16"
+    max_model_len: int = 0
+    max_model_len_span: Span | None = None
+    max_model_len_note: str = ""
+    max_tokens: int = 0
+    served_name: str = ""
+    devices_available: int | None = None
+    devices_span: Span | None = None
+    devices_per_node: int | None = None
+    vendor: str | None = None
+    even_expert_split: bool | None = None
+    roles: dict[str, RoleFacts] = field(default_factory=dict)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    @property
+    def is_ascend(self) -> bool:
+        """True when the plan's devices are Huawei Ascend NPUs."""
+        return self.vendor == "ascend"
+
+    @property
+    def is_moe(self) -> bool:
+        """True when the model has routed experts."""
+        return bool(self.arch is not None and getattr(self.arch, "is_moe", False))
+
+    @property
+    def moe_ep(self) -> bool:
+        """True when some role runs an EP dispatch (MoE with expert parallelism over > 1 device)."""
+        return any(rf.expert_parallel for rf in self.roles.values())
+
+    def role(self, name: str) -> RoleFacts | None:
+        """The :class:`RoleFacts` of role ``name``, or None."""
+        return self.roles.get(name)

@@ -1,0 +1,157 @@
+"""Per-role derived facts (:class:`~sncc.facts.model.RoleFacts`), computed once.
+
+Rules, each written once here (docs/design.md §2–§3):
+
+* **parallelism** — an instance is ``tp × dp × pp`` devices; ``dp`` is the plan's ``dp``, or
+  its ``ep`` in the seeds' form (``ep = N`` is ``dp = N`` with expert parallelism on).
+* **expert parallelism** — on for a MoE model when ``tp × dp > 1`` unless the role says
+  ``expert_parallel = false``; then routed experts are tensor-sharded over the same ranks and
+  no EP dispatch happens (vLLM ``FusedMoEParallelConfig.make``: ``use_ep = dp × tp > 1 and
+  enable_expert_parallel``, domain-facts §3.2).  The EP group is then ``tp × dp`` devices.
+* **redundant experts** — ``eplb.redundant_experts`` (per instance; the role's block over the
+  plan's), or the seeds' ``optimize.omni_placement.redundant_experts`` per device × the EP group.
+  Redundant slots only exist under expert parallelism.
+* **budgets** — ``max_num_seqs`` and ``max_num_batched_tokens`` apply per data-parallel rank:
+  each DP rank runs its own engine core and scheduler (vLLM ``DPEngineCoreProc``).
+* **chunked prefill** — on when the role sets a chunk; on for a disaggregated decode role unless
+  it says ``chunked_prefill = off`` (decode receives prompts as KV; vLLM refuses to start with
+  chunked prefill off and ``max_num_batched_tokens < max_model_len``,
+  ``SchedulerConfig.verify_max_model_len``, domain-facts §3.2); otherwise off.
+* **graph mode** — the role's ``graph_mode``, else eager for prefill and graphs for decode/serve.
+* **speculative** — the role's ``speculative`` block merged key by key over the plan's;
+  ``method = none`` turns it off for the role.
+* **env** — the plan's ``env`` with the role's ``env`` over it.
+"""
+
+from __future__ import annotations
+
+from sncc.facts.model import EnvValue, EplbFacts, RoleFacts, SpeculativeFacts
+from sncc.facts.speculative import expected_tokens
+from sncc.plan.model import Plan, Role
+
+_SPEC_FIELDS = ("method", "draft_tokens", "model", "acceptance", "draft_cost")
+_EPLB_FIELDS = ("redundant_experts", "dynamic", "interval", "window")
+
+
+def _merged(top, own, fields):
+    """{field: (value, span)} of block ``own`` merged over ``top`` (either may be None):
+    a field ``own`` wrote wins, else ``top``'s value (written or default).  A default's span is
+    its block's name (``Node.span_of``), so every diagnostic has a location."""
+    out = {}
+    for f in fields:
+        if own is not None and not own.is_default(f):
+            out[f] = (getattr(own, f), own.span_of(f))
+        elif top is not None:
+            out[f] = (getattr(top, f), top.span_of(f))
+        elif own is not None:
+            out[f] = (getattr(own, f), own.span_of(f))
+    return out
+
+
+def speculative_facts(plan: Plan, role: Role) -> SpeculativeFacts | None:
+    """The speculative setting in force for ``role`` (None when off or when acceptance is
+    missing, which the plan builder reports as SN2005)."""
+    top, own = plan.speculative, role.speculative
+    if top is None and own is None:
+        return None
+    m = _merged(top, own, _SPEC_FIELDS)
+    method = m["method"][0]
+    acc = m["acceptance"][0]
+    if method == "none" or acc is None:
+        return None
+    k = int(m["draft_tokens"][0])
+    return SpeculativeFacts(method=method, draft_tokens=k, acceptance=float(acc), model=m["model"][0],
+                            draft_cost=m["draft_cost"][0], tokens_per_step=expected_tokens(acc, k),
+                            spans={f: sp for f, (_, sp) in m.items()})
+
+
+def eplb_facts(plan: Plan, name: str, role: Role, ep_size: int) -> EplbFacts | None:
+    """Redundant experts and load balancing declared for ``role`` (None when none is declared).
+
+    ``ep_size`` converts the seeds' per-device ``omni_placement.redundant_experts``."""
+    top, own = plan.eplb, role.eplb
+    if top is not None or own is not None:
+        m = _merged(top, own, _EPLB_FIELDS)
+        src = f"{name}.eplb" if own is not None else "eplb"
+        span = (own or top).span_of("redundant_experts")
+        return EplbFacts(redundant_experts=int(m["redundant_experts"][0]), dynamic=bool(m["dynamic"][0]),
+                         interval=m["interval"][0], window=m["window"][0], per_device=None, source=src, span=span)
+    opt = plan.optimize
+    pl = opt.omni_placement if opt is not None else None
+    if pl is None:
+        return None
+    return EplbFacts(redundant_experts=pl.redundant_experts * ep_size, dynamic=pl.adjust_interval is not None,
+                     interval=pl.adjust_interval, window=None, per_device=pl.redundant_experts,
+                     source="optimize.omni_placement", span=pl.span_of("redundant_experts"))
+
+
+def role_env(plan: Plan, name: str, role: Role) -> dict[str, EnvValue]:
+    """The plan's ``env`` with the role's ``env`` over it, each value with its span and origin."""
+    env = {k: EnvValue(v, plan.env_span(k), "plan") for k, v in plan.env.items()}
+    env.update({k: EnvValue(v, role.env_span(k), name) for k, v in role.env.items()})
+    return env
+
+
+def role_facts(plan: Plan, name: str, role: Role, arch, hw_utilization: float) -> RoleFacts:
+    """Derive the :class:`RoleFacts` of ``role`` (see the module docstring); ``arch`` may be None
+    (an unknown model: treated as dense)."""
+    notes: dict[str, str] = {}
+    tp, pp = role.tp, role.pp
+    dp = role.dp_size
+    notes["dp"] = f"ep = {role.ep} (the seeds' form: dp with expert parallelism)" if not role.is_default("ep") else (
+        f"dp = {role.dp}" if not role.is_default("dp") else "dp = 1 (default)")
+    is_moe = bool(arch is not None and getattr(arch, "is_moe", False))
+    routed = int(getattr(arch, "n_routed_experts", 0) or 0) if is_moe else 0
+    if not is_moe:
+        ep_on, notes["expert_parallel"] = False, "dense model: no routed experts" if arch is not None else "model unknown"
+    elif role.expert_parallel is False:
+        ep_on, notes["expert_parallel"] = False, f"expert_parallel = false: {routed} routed experts tensor-sharded over tp × dp = {tp * dp} ranks"
+    elif tp * dp <= 1:
+        ep_on, notes["expert_parallel"] = False, "tp × dp = 1: a single device holds every expert"
+    else:
+        how = "expert_parallel = true" if role.expert_parallel else "default for a MoE model"
+        ep_on, notes["expert_parallel"] = True, f"{how}: {routed} routed experts over tp × dp = {tp * dp} devices"
+    ep_size = tp * dp if ep_on else 1
+    eplb = eplb_facts(plan, name, role, ep_size)
+    redundant = eplb.redundant_experts if (eplb is not None and ep_on) else 0
+    if eplb is not None and eplb.redundant_experts:
+        notes["redundant_experts"] = (
+            f"{eplb.source}.redundant_experts = {eplb.per_device} per device × EP group {ep_size} = {eplb.redundant_experts}"
+            if eplb.per_device is not None else f"{eplb.source}.redundant_experts = {eplb.redundant_experts} per instance")
+        if not ep_on:
+            notes["redundant_experts"] += " (inert: no expert parallelism)"
+    spec = speculative_facts(plan, role)
+    if role.memory_utilization is not None:
+        mu, notes["memory_utilization"] = role.memory_utilization, f"{name}.memory_utilization"
+    else:
+        mu = hw_utilization
+        notes["memory_utilization"] = ("hardware.memory_utilization" if not plan.hardware.is_default("memory_utilization")
+                                       else "sncc default (vllm-ascend docs use 0.9)")
+    if role.graph_mode is not None:
+        gm, notes["graph_mode"] = role.graph_mode, f"{name}.graph_mode = {str(role.graph_mode).lower()}"
+    else:
+        gm = name != "prefill"
+        notes["graph_mode"] = "default: eager for prefill" if name == "prefill" else f"default: graph mode for {name}"
+    if role.chunked_prefill is not None:
+        cp_on, notes["enable_chunked_prefill"] = True, f"{name}.chunked_prefill = {role.chunked_prefill}"
+    elif name == "decode" and plan.disaggregated and role.is_default("chunked_prefill"):
+        cp_on = True
+        notes["enable_chunked_prefill"] = ("decode receives prompts as KV and never prefills; on so vLLM accepts "
+                                           "max_num_batched_tokens < max_model_len (set chunked_prefill = off to turn it off)")
+    else:
+        cp_on = False
+        notes["enable_chunked_prefill"] = f"{name}.chunked_prefill = off" + (" (default)" if role.is_default("chunked_prefill") else "")
+    kv_role = {"prefill": "kv_producer", "decode": "kv_consumer"}.get(name) if plan.disaggregated else None
+    k = spec.draft_tokens if spec is not None else 0
+    dispatch = role.max_num_batched_tokens if name == "prefill" else role.max_num_seqs * (1 + k)
+    notes["dispatch_tokens_per_rank"] = ("max_num_batched_tokens of one DP rank (prefill)" if name == "prefill"
+                                         else f"max_num_seqs {role.max_num_seqs} × (1 + {k} draft tokens)")
+    return RoleFacts(
+        name=name, instances=role.instances, tp=tp, dp=dp, pp=pp, devices=tp * dp * pp,
+        devices_declared=role.devices, expert_parallel=ep_on, ep_size=ep_size, routed_experts=routed,
+        redundant_experts=redundant, max_num_seqs=role.max_num_seqs,
+        max_num_batched_tokens=role.max_num_batched_tokens, chunk=role.chunked_prefill,
+        enable_chunked_prefill=cp_on, graph_mode=gm, memory_utilization=mu, kv_role=kv_role,
+        speculative=spec, eplb=eplb, env=role_env(plan, name, role), dispatch_tokens_per_rank=dispatch,
+        notes=notes,
+    )
