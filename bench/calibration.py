@@ -34,7 +34,7 @@ from dataclasses import replace
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from sncc.sim import profile as P  # noqa: E402
+from sncc.cost import profile as P  # noqa: E402
 from sncc.sim.calibration import intervals as I  # noqa: E402
 from sncc.sim.calibration import refit as R  # noqa: E402
 from sncc.sim.calibration.points import METRIC_FAMILY, load_manifest  # noqa: E402
@@ -154,7 +154,7 @@ def write_profile(values, records, typical, summary):
     """Write the fitted constants and the leave-one-out records into the shipped profile."""
     import tomlkit
 
-    from sncc.sim.profile import profile_path
+    from sncc.cost.profile import profile_path
     path = profile_path(PROFILE)
     with open(path, encoding="utf-8") as fh:
         doc = tomlkit.parse(fh.read())

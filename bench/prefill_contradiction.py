@@ -21,7 +21,7 @@ import sys
 import time
 from dataclasses import replace
 
-from sncc.sim import profile as P
+from sncc.cost import profile as P
 from sncc.sim.engine.run import simulate_spec as simulate
 from sncc.sim.calibration.scenarios import (CLOUDMATRIX_PREFILL_TOK_S_PER_NPU, SEED000_PUBLISHED,
                                 cloudmatrix_prefill_tok_s_per_npu, seed000_spec)

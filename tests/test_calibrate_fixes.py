@@ -23,9 +23,9 @@ from click.testing import CliRunner
 
 from sncc.cli import main
 from sncc.sim.calibration import fit as C
-from sncc.sim import profile as P
+from sncc.cost import profile as P
 from sncc.sim.calibration.fit import CalibrationError, Point, Row, write_profile
-from sncc.sim.profile import ProfileError, load_profile, profile_path
+from sncc.cost.profile import ProfileError, load_profile, profile_path
 from sncc.sim.engine.run import profile_match, profile_residuals
 
 try:

@@ -17,7 +17,7 @@ from types import SimpleNamespace
 import pytest
 from click.testing import CliRunner
 
-from sncc.sim import profile as P
+from sncc.cost import profile as P
 from sncc.sim import simulate
 from sncc.sim.calibration.fit import (
     CalibrationError,
@@ -28,7 +28,7 @@ from sncc.sim.calibration.fit import (
     write_profile,
 )
 from sncc.sim.engine.metrics import evaluate_slo, interval
-from sncc.sim.profile import load_profile
+from sncc.cost.profile import load_profile
 from sncc.sim.engine.run import profile_match
 
 if sys.version_info >= (3, 11):

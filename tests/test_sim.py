@@ -91,7 +91,7 @@ def test_cloudmatrix_decode_within_factor_2():
 def test_residual_table_and_recorded_residuals():
     """Prints the residual table; the profile's recorded residuals must match the model's."""
     from sncc.sim.calibration.fit import format_table, residual_rows, residuals_by_family
-    from sncc.sim.profile import load_profile
+    from sncc.cost.profile import load_profile
     from sncc.sim.calibration.scenarios import prefill_contradiction_bounds
 
     rows = residual_rows()
@@ -122,7 +122,7 @@ def test_residual_table_and_recorded_residuals():
 def test_simulator_pool_uses_the_check_memory_model():
     """One memory model: the simulator's KV pool is sncc.capacity's with the profile's reserve."""
     from sncc.capacity import device_memory, weights_per_device
-    from sncc.sim.profile import load_profile
+    from sncc.cost.profile import load_profile
     from sncc.sim.engine.run import prepare
 
     spec = seed000_spec(7)

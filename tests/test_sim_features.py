@@ -13,8 +13,8 @@ import pytest
 from sncc import catalog
 from sncc.catalog import arch
 from sncc.sim import simulate
-from sncc.sim.cost.attention import attention_cost, indexer_bytes
-from sncc.sim.model_shape import model_shape
+from sncc.cost.attention import attention_cost, indexer_bytes
+from sncc.cost.model_shape import model_shape
 from sncc.sim.engine.run import prepare, resolve_kv_bytes_per_token, resolve_quant
 from sncc.sim.calibration.scenarios import qwen3_32b_h200_spec, seed000_spec
 
@@ -104,7 +104,7 @@ def test_int8_kv_reads_half_of_bf16_and_w4a8_weights_half_of_w8a8():
 
 # ------------------------------------------------------------------ cube / vector split
 def test_vector_split_by_operation_family():
-    from sncc.sim.profile import load_profile
+    from sncc.cost.profile import load_profile
 
     c = prepare(seed000_spec(7, requests=10))
     dm = c.decode_model
@@ -121,7 +121,7 @@ def test_vector_split_by_operation_family():
 
 # ------------------------------------------------------------------ serving features
 def test_redundant_experts_reduce_imbalance_by_formula():
-    from sncc.sim.cost.gemm import imbalance_with_redundancy as imb
+    from sncc.cost.gemm import imbalance_with_redundancy as imb
 
     assert imb(1.18, 0, 64, 256, 2.0) == 1.18
     assert imb(1.18, 2, 64, 256, 2.0) == pytest.approx(1.045)
@@ -233,7 +233,7 @@ def test_bursty_arrivals_have_the_requested_cv():
 
 
 def test_trace_reader_errors_carry_the_line(tmp_path):
-    from sncc.sim.trace import TraceError, read_trace
+    from sncc.workload.trace import TraceError, read_trace
 
     assert read_trace(str(TRACES / "small.csv")) == [(1024, 256, 0.0), (2048, 128, 0.5), (512, 64, 0.75)]
     with pytest.raises(TraceError) as e:

@@ -108,7 +108,7 @@ def test_fixed_length_benchmark_plan_simulates():
 # ------------------------------------------------------------------ 2. speculative decoding
 def test_expected_accepted_tokens_is_shared_with_the_check():
     from sncc.checks import speculative
-    from sncc.sim.cost.step import expected_accepted_tokens as E
+    from sncc.cost.step import expected_accepted_tokens as E
 
     assert E(0.7, 1) == pytest.approx(1.7)                        # CloudMatrix MTP1
     assert E(0.4, 3) == pytest.approx((1 - 0.4 ** 4) / 0.6)       # 1.624, not 1 + 3 x 0.4 = 2.2

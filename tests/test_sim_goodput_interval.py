@@ -10,7 +10,7 @@ import pytest
 
 from sncc.sim import simulate
 from sncc.sim.engine.metrics import evaluate_slo
-from sncc.sim.profile import load_profile
+from sncc.cost.profile import load_profile
 from sncc.sim.report.text import render_json, render_text
 from sncc.sim.engine.run import profile_residuals
 from sncc.sim.calibration.scenarios import qwen3_32b_h200_spec, seed000_spec
@@ -55,7 +55,7 @@ def test_goodput_interval_brackets_the_rate_and_uses_the_residuals(seed_goodput)
 
 def test_low_bound_meets_every_slo_at_the_pessimistic_interval_end(seed_goodput):
     """At the simulated rate behind ``low`` the pessimistic end of every SLO interval
-    (:func:`sncc.sim.metrics.evaluate_slo` with the profile's residuals) meets its target."""
+    (:func:`sncc.sim.engine.metrics.evaluate_slo` with the profile's residuals) meets its target."""
     spec, g = seed_goodput
     rsd = profile_residuals(load_profile("ascend-a3"))
     sim_rate = g["low"] / g["interval"]["rate_scale_low"]
@@ -69,7 +69,7 @@ def test_low_bound_meets_every_slo_at_the_pessimistic_interval_end(seed_goodput)
 
 
 def test_wider_residuals_widen_the_interval(seed_goodput, monkeypatch):
-    """Widening every family by -10 % and +10 % (:func:`sncc.sim.runner.profile_match`,
+    """Widening every family by -10 % and +10 % (:func:`sncc.cost.inputs.profile_match`,
     as for another chip generation) keeps the simulation, so the interval must widen."""
     spec, g = seed_goodput
     from sncc.sim.engine import run as runner
@@ -125,7 +125,7 @@ def test_no_residuals_no_interval(tmp_path):
     the bounds are None and the text prints no interval."""
     import tomlkit
 
-    from sncc.sim.profile import profile_path
+    from sncc.cost.profile import profile_path
 
     with open(profile_path("nvidia-h200"), encoding="utf-8") as fh:
         doc = tomlkit.parse(fh.read())

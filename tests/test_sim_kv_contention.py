@@ -14,9 +14,9 @@ import pytest
 import tomlkit
 
 from sncc.sim import simulate
-from sncc.sim.cost.kv_transfer import channel_finish, kv_transfer_start
+from sncc.cost.kv_transfer import channel_finish, kv_transfer_start
 from sncc.sim.engine.des import Simulation
-from sncc.sim.profile import profile_path
+from sncc.cost.profile import profile_path
 from sncc.sim.engine.run import prepare
 from sncc.sim.calibration.scenarios import seed000_spec
 from sncc.sim.spec import LengthDist, RoleSpec
@@ -40,7 +40,7 @@ def _spec(profile: str, n_prefill: int, requests: int, decode_devices: int, disp
     ``decode_devices`` dies (KV budget fixed so small decode groups still admit), fixed
     4096-token prompts and 4-token outputs, all requests issued at t = 0."""
     base = seed000_spec(n_prefill, requests=requests, concurrency=requests)
-    decode = RoleSpec(instances=1, devices=decode_devices, tp=1, ep=decode_devices,
+    decode = RoleSpec(instances=1, devices=decode_devices, tp=1, dp=decode_devices,
                       max_num_batched_tokens=decode_devices * 48, max_num_seqs=48, graph_mode=True,
                       kv_budget_bytes_per_device=20e9)
     wl = dataclasses.replace(base.workload, input=LengthDist("fixed", mean=PROMPT),

@@ -15,12 +15,12 @@ from sncc.checks import (context, engine_options, gateway, graph, memory, parall
 
 
 def check_trace(plan, resolved):
-    """SN2015 for an unreadable or malformed workload trace (:func:`sncc.sim.trace.check_trace`;
+    """SN2015 for an unreadable or malformed workload trace (:func:`sncc.workload.trace.check_trace`;
     imported only for plans that name a trace)."""
     wl = getattr(plan, "workload", None)
     if wl is None or not wl.trace:
         return ()
-    from sncc.sim.trace import check_trace as _check
+    from sncc.workload.trace import check_trace as _check
     return _check(plan, resolved)
 
 
@@ -60,6 +60,7 @@ CHECKS = (
     context.check_context_within_model,
     context.check_max_tokens_within_model,
     memory.check_kv_fits,
+    memory.check_memory_outside_budget,
     gateway.check_model_id,
     gateway.check_timeout,
     timeouts.check_proxy_timeouts,

@@ -388,6 +388,18 @@ CHIP_FACTS_MISSING = _code(
     "figure: the Atlas 350 card's 950PR does).",
     'hardware { chip = "ascend-950dt"  devices = 8 }', 'hardware { chip = "ascend-950pr"  devices = 8 }')
 
+MEMORY_OUTSIDE_BUDGET = _code(
+    "SN4081", "memory-outside-budget", "warning",
+    "HBM left outside memory_utilization cannot hold what the engine allocates there",
+    "The engine sizes its KV cache to `memory_utilization` × HBM and leaves the rest to what it "
+    "allocates later or never profiles: the runtime context, and the graph-capture pool on engines "
+    "that capture graphs after the KV cache is allocated (vllm-ascend's NPUWorker does not deduct "
+    "it, vllm-ascend#8260; vLLM deducts its CUDA-graph estimate from 0.23.0). When HBM × (1 − "
+    "utilization) is smaller than these, graph capture fails at start-up (ACL error 507015 or a "
+    "CUDA out-of-memory during capture). Each figure comes from sncc/catalog/data/memory.toml "
+    "[outside] with its source; the message lists them.",
+    "hardware { memory_utilization = 0.995 }", "hardware { memory_utilization = 0.9 }")
+
 # --- SN5xxx scheduler and context -----------------------------------------
 CHUNK_EXCEEDS_BUDGET = _code(
     "SN5001", "chunk-exceeds-batch-tokens", "error", "chunked_prefill is larger than max_num_batched_tokens",

@@ -85,7 +85,7 @@ def simulate_plan(comp: Any, *, seed: int = 0, fmt: str = "text", profile: Optio
     extension gets ``.png``, said on ``sys.stderr``) — all before simulating."""
     import sys
     from sncc.sim.from_plan import spec_from_plan
-    from sncc.sim.profile import ProfileError, load_profile
+    from sncc.cost.profile import ProfileError, load_profile
     from sncc.sim.report.text import render_json, render_text
     from sncc.sim.engine.des import Unadmittable
     from sncc.sim.engine.run import simulate_spec as simulate
@@ -198,7 +198,7 @@ def calibrate(measurements: str, out: str) -> str:
 
     Raises :class:`CommandError` (bad file, missing scipy, unknown constant, plan errors)."""
     from sncc.sim.calibration.fit import CalibrationError, fit, format_table, load_measurements, write_profile
-    from sncc.sim.profile import ProfileError
+    from sncc.cost.profile import ProfileError
 
     try:
         base, keys, points = load_measurements(measurements)

@@ -4,7 +4,7 @@
   7P1D/6P1D and CloudMatrix-Infer, domain-facts §6.1) with predicted, published and
   residual ``predicted/published - 1``, grouped into the families the SLO intervals use
   (``ttft``, ``tpot``, ``throughput``; a ``prefill_throughput`` residual joins the ``ttft``
-  family as its equivalent time residual, :func:`sncc.sim.runner.profile_residuals`).
+  family as its equivalent time residual, :func:`sncc.cost.inputs.profile_residuals`).
 * :func:`kernel_residual_rows` — the kernel-level calibration points of a profile made from
   single-kernel measurements (``[calibration] kernel_points``, e.g. the H200 GEMM and copy):
   each kernel's time predicted with the simulator's own roofline (``cost_roofline.roofline`` with
@@ -117,7 +117,7 @@ def kernel_residual_rows(profile: str = "nvidia-h200") -> List[Row]:
 
     * ``"gemm"``: ``m``, ``n``, ``k`` [elements], ``quant`` (quant.toml id: weight bytes and
       compute dtype), ``measured_flop_per_s``.  Predicted time = the simulator's weight-GEMM cost
-      (``sncc.sim.cost.step``: ``roofline(2·m·k·n FLOPs, k·n·weight_bytes B, peak, HBM BW,
+      (``sncc.cost.step``: ``roofline(2·m·k·n FLOPs, k·n·weight_bytes B, peak, HBM BW,
       compute.eta_c_gemm_prefill, compute.eta_m, compute.op_t0_s)``, m tokens through a k×n
       weight); measured time = ``2·m·n·k / measured_flop_per_s``.
     * ``"copy"``: ``bytes`` [B] copied device to device, ``measured_bytes_per_s`` counting read +
@@ -134,8 +134,8 @@ def kernel_residual_rows(profile: str = "nvidia-h200") -> List[Row]:
     """
     from sncc import catalog
 
-    from sncc.sim.cost.roofline import peak_for, roofline
-    from sncc.sim.profile import load_profile
+    from sncc.cost.roofline import peak_for, roofline
+    from sncc.cost.profile import load_profile
 
     prof = load_profile(profile)
     if not prof.has("calibration.kernel_points"):
@@ -216,7 +216,7 @@ METRIC_CONSTANTS: Dict[str, Tuple[str, ...]] = {
 }
 
 #: Bounded least squares: a fitted constant stays within this factor of its base value either way
-#: (1e-3x .. 1e3x); an efficiency or fraction (``sncc.sim.profile.CONSTANTS`` kinds) also stays <= 1,
+#: (1e-3x .. 1e3x); an efficiency or fraction (``sncc.cost.profile.CONSTANTS`` kinds) also stays <= 1,
 #: a max/mean load ratio >= 1.  A policy choice of this tool, not a measured fact: three orders of
 #: magnitude is far outside any plausible recalibration, so reaching the limit means the data and
 #: the model disagree (wrong units, wrong plan, wrong chip).
@@ -272,14 +272,14 @@ def _parse_file(path: str) -> Dict[str, Any]:
     return data
 
 
-#: kinds (:data:`sncc.sim.profile.KINDS`) of the constants a fit may move: the numeric ones
+#: kinds (:data:`sncc.cost.profile.KINDS`) of the constants a fit may move: the numeric ones
 FITTABLE_KINDS: Tuple[str, ...] = ("efficiency", "fraction", "seconds", "bytes", "tokens", "nonnegative",
                                    "ratio_ge1")
 
 
 def _kind_of(key: str) -> Optional[str]:
     """Kind of a fittable constant ``key`` (a numeric one the simulator reads), else None."""
-    from sncc.sim.profile import CONSTANTS, OPTIONAL
+    from sncc.cost.profile import CONSTANTS, OPTIONAL
     kind = CONSTANTS.get(key) or (OPTIONAL.get(key) if key == "comm.ep_link_efficiency" else None)
     return kind if kind in FITTABLE_KINDS else None
 
@@ -299,7 +299,7 @@ def fit_bounds(key: str, value: float) -> Tuple[float, float]:
 
 def _fit_key_problem(raw: Dict[str, Any], key: str) -> Optional[str]:
     """Why constant ``key`` of profile ``raw`` cannot be fitted, or None."""
-    from sncc.sim.profile import CONSTANTS
+    from sncc.cost.profile import CONSTANTS
     if _kind_of(key) is None:
         names = [k for k in CONSTANTS if _kind_of(k)] + ["comm.ep_link_efficiency"]
         return f"`{key}` is not a numeric constant the simulator reads; fittable: {', '.join(names)}"
@@ -327,7 +327,7 @@ def load_measurements(path: str) -> Tuple[str, List[str], List[Point]]:
     unreadable/unparsable file, an unknown key (the message lists the known ones), a value of
     the wrong type or <= 0, a missing plan file, a point without any metric, a base profile
     that cannot be loaded, or a ``fit`` key that cannot be fitted."""
-    from sncc.sim import profile as P
+    from sncc.cost import profile as P
 
     data = _parse_file(path)
     for k in data:
@@ -443,7 +443,7 @@ def chip_problem(prof: Any, spec: Any) -> Optional[str]:
     """Why ``spec``'s chip does not belong in a fit of profile ``prof``, or None.
 
     Rule (profile ``[calibration]`` ``chips`` / ``generations``, as
-    :func:`sncc.sim.runner.profile_match`): a chip the profile was made for, or of one of its
+    :func:`sncc.cost.inputs.profile_match`): a chip the profile was made for, or of one of its
     generations (H100 into the H200 profile: efficiencies carry over within a generation), is
     accepted; another generation is refused, since one set of efficiencies cannot describe two
     chip generations.  A profile recording neither list accepts any chip."""
@@ -482,7 +482,7 @@ def fit(base: str, keys: Sequence[str], points: Sequence[Point], *, max_evals: i
         from scipy.optimize import least_squares
     except ImportError:
         raise CalibrationError("sncc calibrate needs scipy: pip install 'sncc[calibrate]'") from None
-    from sncc.sim import profile as P
+    from sncc.cost import profile as P
     from sncc.sim.engine.des import Unadmittable
     from sncc.sim.engine.run import simulate_spec as simulate
 
@@ -600,7 +600,7 @@ def check_output(out: str, base: Optional[str] = None) -> None:
     """Raise :class:`CalibrationError` unless ``out`` can take a written profile: a ``.toml`` path
     (``sncc simulate --profile`` treats other names as profile ids) that is not a directory, whose
     directory exists, and that is not the base profile's own file."""
-    from sncc.sim import profile as P
+    from sncc.cost import profile as P
 
     if os.path.isdir(out):
         raise CalibrationError(f"-o {out} is a directory; give a file name such as "
@@ -654,7 +654,7 @@ def write_profile(result: Dict[str, Any], base: str, measurements: str, out: str
     that cannot be written."""
     import tomlkit
 
-    from sncc.sim import profile as P
+    from sncc.cost import profile as P
 
     check_output(out, base)
     if residual_floor is None:
@@ -707,7 +707,7 @@ def write_profile(result: Dict[str, Any], base: str, measurements: str, out: str
         on_base = old_cal["fitted_on"].get("value")
     cal = tomlkit.table()
     for line in (f"Written by `sncc calibrate {mname}` from base profile {base_id}.",
-                 "residuals r = predicted / measured - 1 by family (sncc.sim.metrics.interval):",
+                 "residuals r = predicted / measured - 1 by family (sncc.sim.engine.metrics.interval):",
                  f"  {measured_fams}: IN-SAMPLE residuals of the fit " + ("+ the base's as a floor" if residual_floor
                                                                          else "only (residual_floor = false)") + ";",
                  f"  {kept}: not measured, the base profile's residuals"

@@ -85,7 +85,7 @@ def plan_features(spec: Any) -> PlanFeatures:
     if getattr(spec, "plan_features", None) is not None:
         return spec.plan_features
     from sncc.sim.engine.run import resolve_expert_weight_bytes
-    from sncc.sim.model_shape import model_shape
+    from sncc.cost.model_shape import model_shape
 
     sh = model_shape(spec.model)
     active = sh.active_params_per_token() / 1e9
@@ -93,7 +93,7 @@ def plan_features(spec: Any) -> PlanFeatures:
     dec = roles.get("decode") or roles.get("serve")
     devices = sum(r.instances * r.devices for r in roles.values())
     wl = spec.workload
-    slots = dec.instances * dec.ep * dec.max_num_seqs
+    slots = dec.instances * dec.dp * dec.max_num_seqs
     load = wl.concurrency if wl.concurrency else slots
     batch = min(load, slots) / max(1, dec.instances * dec.devices)
     vendor = "huawei" if str(getattr(spec.chip, "vendor", "")).lower() == "huawei" else "nvidia"

@@ -106,8 +106,7 @@ def load_manifest(path: str) -> Tuple[List[Point], List[Dict[str, Any]]]:
         raise ManifestError(f"cannot read calibration manifest {path}: {e}") from None
     here = os.path.dirname(os.path.abspath(path))
     points: List[Point] = []
-    meta = ("id", "group", "plan", "scenario", "role", "window", "source", "isl", "osl", "batch_per_npu",
-            "role_overrides")
+    meta = ("id", "group", "plan", "scenario", "role", "window", "source", "isl", "osl", "batch_per_npu")
     for row in data.get("point", []):
         measured = {k: float(v) for k, v in row.items() if k not in meta}
         unknown = [k for k in measured if k not in METRIC_FAMILY]
@@ -125,10 +124,6 @@ def load_manifest(path: str) -> Tuple[List[Point], List[Dict[str, Any]]]:
             p.plan = plan
             p.spec, comp = spec_of_plan(plan)
             p.plan_name = comp.plan.name
-            over = row.get("role_overrides") or {}
-            if over:
-                p.spec = replace(p.spec, roles=tuple((n, replace(r, **over.get(n, {}))) for n, r in p.spec.roles))
-                p.extra["role_overrides"] = over
             p.features = plan_features(p.spec)
         points.append(p)
     return points, list(data.get("not_stated", []))

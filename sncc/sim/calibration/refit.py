@@ -5,7 +5,7 @@ Shared by ``sncc calibrate`` (:mod:`sncc.sim.calibration.fit`) and the calibrati
 ``ln(predicted / measured)`` of every measured metric of every ``role = "fit"`` point (scipy
 ``least_squares``, trust-region reflective, constants in log space, each within its bounds);
 a point's metrics can be weighted.  Trial profiles are in-memory copies of the base profile
-(:data:`sncc.sim.profile._CUSTOM`), so nothing is written while fitting.
+(:data:`sncc.cost.profile._CUSTOM`), so nothing is written while fitting.
 """
 from __future__ import annotations
 
@@ -46,13 +46,13 @@ class TrialProfile:
             set_value(self.raw, k, v)
 
     def __enter__(self) -> str:
-        from sncc.sim import profile as P
+        from sncc.cost import profile as P
         P._CUSTOM[self.id] = self.raw
         P._load_raw.cache_clear()
         return self.id
 
     def __exit__(self, *exc) -> None:
-        from sncc.sim import profile as P
+        from sncc.cost import profile as P
         P._CUSTOM.pop(self.id, None)
         P._load_raw.cache_clear()
 

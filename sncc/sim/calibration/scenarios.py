@@ -42,17 +42,18 @@ def seed000_spec(prefill_instances: int = 7, requests: int = 3000, concurrency: 
     """The seed-000 P/D deployment (prefill ``prefill_instances`` x 16 dies TP8xDP2,
     decode 1 x ``decode_devices`` dies TP1xDP``decode_devices``)."""
     catalog, sysm, chip = _a3()
-    prefill = RoleSpec(instances=prefill_instances, devices=16, tp=8, ep=2,
+    # omni_placement { redundant_experts = 2 } per die, over each instance's EP group
+    prefill = RoleSpec(instances=prefill_instances, devices=16, tp=8, dp=2,
                        max_num_batched_tokens=32768, chunk_size=16384, max_num_seqs=16,
-                       graph_mode=False)
-    decode = RoleSpec(instances=1, devices=decode_devices, tp=1, ep=decode_devices,
-                      max_num_batched_tokens=48, max_num_seqs=48, graph_mode=True)
+                       graph_mode=False, redundant_experts=2 * 16)
+    decode = RoleSpec(instances=1, devices=decode_devices, tp=1, dp=decode_devices,
+                      max_num_batched_tokens=48, max_num_seqs=48, graph_mode=True,
+                      redundant_experts=2 * decode_devices)
     wl = Workload(requests=requests, concurrency=concurrency,
                   input=LengthDist("lognormal", mean=input_mean, max=16384),
                   output=LengthDist("lognormal", mean=output_mean, max=32768),
                   max_tokens=32768, seed=seed)
-    feats = Features(micro_batch=2, graph_mode=True, superkernel=True, mtp=None,
-                     redundant_experts=2, omni_attn_compress_ratio=0.5)
+    feats = Features(micro_batch=2, graph_mode=True, superkernel=True, mtp=None, omni_attn_compress_ratio=0.5)
     return SimSpec(model=catalog.model("deepseek-r1"), chip=chip, links=tuple(sysm.links),
                    devices_per_node=sysm.devices_per_node, quant="w8a8", kv_dtype="int8",
                    kv_bytes_per_token=C8_MLA_KV_BYTES_PER_TOKEN, profile="ascend-a3",
@@ -68,24 +69,20 @@ def cloudmatrix_decode_step(isl: int, osl: int, batch_per_npu: int, profile: str
     EP320 = 160 NPUs = 320 dies, TP1 x DP320, MTP 1 draft at 70% acceptance,
     batch per die = batch_per_npu/2, mean context = ISL + OSL/2.
     """
-    from sncc.sim.profile import load_profile
-    from sncc.sim.model_shape import model_shape
-    from sncc.sim.cost.step import StepModel
+    from sncc.cost.profile import load_profile
+    from sncc.cost.model_shape import model_shape
+    from sncc.cost.step import StepModel
     catalog, sysm, chip = _a3()
     dies = 320
     B = batch_per_npu // 2
-    role = RoleSpec(instances=1, devices=dies, tp=1, ep=dies, max_num_seqs=B, graph_mode=True)
+    role = RoleSpec(instances=1, devices=dies, tp=1, dp=dies, max_num_seqs=B, graph_mode=True)
     spec = SimSpec(model=catalog.model("deepseek-r1"), chip=chip, links=tuple(sysm.links),
                    devices_per_node=sysm.devices_per_node, quant="w8a8", kv_dtype="int8",
                    kv_bytes_per_token=C8_MLA_KV_BYTES_PER_TOKEN, profile="ascend-a3",
                    roles=(("decode", role),),
-                   features=Features(micro_batch=2, graph_mode=True, superkernel=False, mtp=(1, 0.7),
-                                     redundant_experts=0),
+                   features=Features(micro_batch=2, graph_mode=True, superkernel=False, mtp=(1, 0.7)),
                    workload=Workload(requests=1, input=LengthDist(), output=LengthDist()))
-    from sncc.sim.engine.run import resolve_quant
-    wb, cd = resolve_quant(spec)
-    sm = StepModel(spec, "decode", role, load_profile(profile), model_shape(spec.model),
-                   C8_MLA_KV_BYTES_PER_TOKEN, wb, cd)
+    sm = StepModel(spec, "decode", role, load_profile(profile), model_shape(spec.model), C8_MLA_KV_BYTES_PER_TOKEN)
     # EP320: 256 routed experts on 320 dies -> 1 expert per die (shared/redundant on the rest)
     sm.e_loc = 1.0
     ctx = isl + osl / 2
@@ -98,21 +95,18 @@ def cloudmatrix_prefill_tok_s_per_npu(prompt: int = 4096, tokens_per_npu: int = 
                                       profile: str = "ascend-a3") -> float:
     """Model prefill throughput per NPU for the CloudMatrix-Infer setup (16 NPUs = 32 dies per
     instance, EP32, attention DP32 (TP1), 16,384 tokens batched per NPU, 4K prompts)."""
-    from sncc.sim.profile import load_profile
-    from sncc.sim.model_shape import model_shape
-    from sncc.sim.cost.step import StepModel
-    from sncc.sim.engine.run import resolve_quant
+    from sncc.cost.profile import load_profile
+    from sncc.cost.model_shape import model_shape
+    from sncc.cost.step import StepModel
     catalog, sysm, chip = _a3()
-    role = RoleSpec(instances=1, devices=32, tp=1, ep=32, max_num_batched_tokens=tokens_per_npu * 16,
+    role = RoleSpec(instances=1, devices=32, tp=1, dp=32, max_num_batched_tokens=tokens_per_npu * 16,
                     graph_mode=False)
     spec = SimSpec(model=catalog.model("deepseek-r1"), chip=chip, links=tuple(sysm.links),
                    devices_per_node=sysm.devices_per_node, quant="w8a8", kv_dtype="int8",
                    kv_bytes_per_token=C8_MLA_KV_BYTES_PER_TOKEN, profile="ascend-a3",
                    roles=(("prefill", role),), features=Features(micro_batch=2, graph_mode=False),
                    workload=Workload(requests=1, input=LengthDist(), output=LengthDist()))
-    wb, cd = resolve_quant(spec)
-    sm = StepModel(spec, "prefill", role, load_profile(profile), model_shape(spec.model),
-                   C8_MLA_KV_BYTES_PER_TOKEN, wb, cd)
+    sm = StepModel(spec, "prefill", role, load_profile(profile), model_shape(spec.model), C8_MLA_KV_BYTES_PER_TOKEN)
     total = tokens_per_npu * 16
     n = total // prompt
     t = sm.prefill_step([(prompt, 0)] * n)
@@ -138,15 +132,15 @@ def prefill_contradiction_bounds(profile: str = "ascend-a3") -> dict:
     c = prepare(replace(spec, profile=profile))
     pm = c.prefill_model
     s = pm.shape
-    from sncc.sim.cost import comm as cc
-    tok_g = 32768 / pm.role.ep
+    from sncc.cost import comm as cc
+    tok_g = 32768 / pm.role.dp
     ar = 2 * cc.allreduce_time(tok_g * s.hidden * 2.0, pm.role.tp, pm.tp_bw, pm.tp_lat, pm.ar_alpha, pm.ar_eta)
     lam = 608 / 60.0
     return {
         "needed_tok_s_per_npu": lam * 3584 / 0.85 / 56,
         "cloudmatrix_tok_s_per_npu": CLOUDMATRIX_PREFILL_TOK_S_PER_NPU,
         "tp_allreduce_s_32k": ar * s.n_layers,
-        "eager_launch_s": pm._launch("prefill"),
+        "eager_launch_s": pm._launch_eager,
         "kv_transfer_s": c.kv_exposed(3584, 0.0),
     }
 
@@ -156,7 +150,7 @@ def qwen3_32b_h200_spec(requests: int = 200, rate: Optional[float] = 4.0, seed: 
     from sncc import catalog
     sysm = catalog.system("hgx-h200")
     chip = sysm.chip if hasattr(sysm.chip, "peak_flops") else catalog.chip(sysm.chip)
-    serve = RoleSpec(instances=4, devices=2, tp=2, ep=1, max_num_batched_tokens=8192, chunk_size=2048,
+    serve = RoleSpec(instances=4, devices=2, tp=2, dp=1, max_num_batched_tokens=8192, chunk_size=2048,
                      max_num_seqs=128, block_size=16)
     wl = Workload(requests=requests, rate=rate, input=LengthDist("lognormal", mean=2000, max=8000),
                   output=LengthDist("lognormal", mean=500, max=2000), seed=seed)

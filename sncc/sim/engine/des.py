@@ -19,7 +19,7 @@ Disaggregated plans (``prefill`` + ``decode`` roles)::
   immediately to the least-loaded instance's own queue.
 * TTFT is measured from dispatch to a prefill instance to the end of the first
   decode step (the engine's view); time in the proxy queue is ``queue_s``.
-* KV transfers contend (:mod:`sncc.sim.cost.kv_transfer`): each decode instance has one
+* KV transfers contend (:mod:`sncc.cost.kv_transfer`): each decode instance has one
   ingress channel, each prefill instance one egress channel, both FIFO fluid queues of
   bytes.  When a prefill step ends, each finishing request's transfer is queued on its
   prefill instance's egress and its decode instance's ingress from the moment its bytes can
@@ -55,7 +55,7 @@ import math
 import random
 from typing import Any, Dict, List
 
-from sncc.sim.cost.kv_transfer import channel_finish
+from sncc.cost.kv_transfer import channel_finish
 from sncc.sim.engine.events import Event
 
 #: event kinds bound once (the loop pushes hundreds of thousands of events)
@@ -66,12 +66,12 @@ def step_budget(role: Any) -> tuple:
     """(token budget of one step of the instance, largest chunk of one request) [tokens].
 
     vLLM and vllm-ascend apply ``max_num_batched_tokens`` per data-parallel rank (each DP engine
-    core schedules its own step), so an instance of ``ep`` DP ranks schedules up to ``ep x
+    core schedules its own step), so an instance of ``dp`` DP ranks schedules up to ``dp x
     max_num_batched_tokens`` tokens per lockstep step, and one request (on one rank) at most its
     rank's budget, or its chunk size when chunked prefill is on."""
     per_rank = role.max_num_batched_tokens
     chunk = min(role.chunk_size or per_rank, per_rank)
-    return per_rank * max(1, role.ep), chunk
+    return per_rank * max(1, role.dp), chunk
 
 
 class Unadmittable(ValueError):
@@ -89,7 +89,7 @@ class Unadmittable(ValueError):
     (its prompt and the output tokens its blocks must also hold) [tokens], ``pool_blocks``
     and ``block_size`` (one DP rank's pool [blocks], [tokens per block]), ``role``
     (``decode`` or ``serve``).  ``notes`` is a list of sentences callers append to explain
-    how the pool was sized (:func:`sncc.sim.runner.simulate` adds the memory budget,
+    how the pool was sized (:func:`sncc.cost.inputs.simulate` adds the memory budget,
     ``sncc simulate`` the budget ``sncc check`` used); ``str(exc)`` is the head message
     followed by the notes.
     """
@@ -456,7 +456,7 @@ class Simulation:
         self.p_load = [0] * pr.instances
         self.p_step_info: List[List[int]] = [[] for _ in range(pr.instances)]
         self.p_step_time = [0.0] * pr.instances
-        self.d = [_DecodeInst(de.ep, c.decode_blocks) for _ in range(de.instances)]
+        self.d = [_DecodeInst(de.dp, c.decode_blocks) for _ in range(de.instances)]
         self.d_maxseq = de.max_num_seqs
         self.tps = c.decode_model.tokens_per_decode_step
         self.push_mode = self.spec.prefill_dispatch == "push"
@@ -565,7 +565,7 @@ class Simulation:
             self.p_idle.append(k)
             return False
         chunks = []
-        dp = max(1, c.prefill.ep)
+        dp = max(1, c.prefill.dp)
         left = [budget // dp] * dp       # each DP rank schedules its own max_num_batched_tokens
         finishing = []
         prank = R.prank
@@ -684,7 +684,7 @@ class Simulation:
         sequence finishes, before a first token must be stamped, before an on-demand rank's
         growing blocks would overflow (a preemption), and no later than the first step boundary
         after the next event of the simulation.  Identical steps are costed once per 128-token
-        context bucket (:meth:`sncc.sim.cost.step.StepModel.decode_step`), so a long decode at
+        context bucket (:meth:`sncc.cost.step.StepModel.decode_step`), so a long decode at
         low concurrency costs a handful of events instead of one per token; the result is the
         same as stepping one at a time."""
         step = d.step
@@ -763,7 +763,7 @@ class Simulation:
         self.s_wait: List[List[int]] = [[] for _ in range(s.instances)]
         self.s_pref: List[List[int]] = [[] for _ in range(s.instances)]
         self.s_load = [0] * s.instances
-        self.d = [_DecodeInst(s.ep, c.serve_blocks) for _ in range(s.instances)]
+        self.d = [_DecodeInst(s.dp, c.serve_blocks) for _ in range(s.instances)]
         self.d_maxseq = s.max_num_seqs
         self.tps = c.serve_model.tokens_per_decode_step
         self.s_step_fin: List[List[int]] = [[] for _ in range(s.instances)]
@@ -829,7 +829,7 @@ class Simulation:
                 R.t_disp[i] = self.now
             pref.append(i)
             left -= min(chunk, R.prompt[i] - R.done_prompt[i])
-        per_rank = budget // max(1, c.serve.ep)
+        per_rank = budget // max(1, c.serve.dp)
         lefts = [per_rank - n * q for n in d.running]   # each DP rank's own token budget
         chunks = []
         fin = []

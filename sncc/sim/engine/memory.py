@@ -19,23 +19,27 @@ def role_memory(spec: Any, role_name: str, role: Any, *, mtp: bool, quant: str,
                 weight_bytes: float | None = None):
     """:class:`sncc.capacity.MemoryBreakdown` of one device of ``role`` [B].
 
-    ``role.memory`` when the plan's memory model sized it, else computed from the spec.
-    ``weight_bytes`` overrides the bytes of every linear weight (hand-built specs with
-    ``quant_weight_bytes``).  Raises ValueError when ``role.tp`` does not split the KV heads."""
+    ``role.memory`` when the plan's memory model sized it, else computed from the spec by the same
+    arithmetic (:func:`sncc.capacity.device_memory`): the role's ``HCCL_BUFFSIZE``, redundant
+    experts and expert parallelism.  ``weight_bytes`` overrides the bytes of every linear weight
+    (hand-built specs with ``quant_weight_bytes``); else the spec's per-group
+    ``weight_bytes_per_param``.  Raises ValueError when ``role.tp`` does not split the KV heads."""
     if getattr(role, "memory", None) is not None:
         return role.memory
     from sncc.capacity import device_memory, engine_reserve, hccl_buffsize_mb
 
-    hccl = spec.hccl_buffsize_mb if spec.hccl_buffsize_mb is not None else hccl_buffsize_mb({})
-    redundant = role.redundant_experts if getattr(role, "redundant_experts", None) is not None else (
-        spec.features.redundant_experts if role_name != "prefill" else 0)
+    hccl = getattr(role, "hccl_buffsize_mb", None)
+    if hccl is None:
+        hccl = spec.hccl_buffsize_mb if spec.hccl_buffsize_mb is not None else hccl_buffsize_mb({})
     res = engine_reserve(getattr(spec, "engine", None), role_name)
+    if weight_bytes is None:
+        weight_bytes = getattr(spec, "weight_bytes_per_param", None)
     return device_memory(
-        spec.model, quant, spec.kv_dtype, role.tp, role.ep, role.pp,
+        spec.model, quant, spec.kv_dtype, role.tp, role.dp, role.pp,
         hbm_bytes=int(spec.chip.hbm_bytes), utilization=getattr(role, "memory_utilization", None) or 0.9,
-        reserve_bytes=res.bytes, hccl_mb=hccl, context=1, seqs=1, redundant_experts=redundant, mtp=mtp,
-        kv_bytes_per_token=spec.kv_bytes_per_token, weight_bytes=weight_bytes,
-        vendor=str(getattr(spec.chip, "vendor", "huawei")).lower(), reserve_note=res.note)
+        reserve_bytes=res.bytes, hccl_mb=hccl, context=1, seqs=1, redundant_experts=role.redundant_experts,
+        mtp=mtp, expert_parallel=role.expert_parallel, kv_bytes_per_token=spec.kv_bytes_per_token,
+        weight_bytes=weight_bytes, vendor=str(getattr(spec.chip, "vendor", "ascend")).lower(), reserve_note=res.note)
 
 
 def kv_budget_bytes_per_device(spec: Any, role_name: str, role: Any, *, mtp: bool, quant: str,

@@ -95,7 +95,7 @@ class SimResult:
     each headline figure.  ``fitted_constants`` lists every fitted profile constant used.
     ``info["notes"]`` (when present): sentences the report prints as notes — follow-up prompts
     capped at the input max, fewer requests completed than requested, what-ifs not run
-    (:func:`sncc.sim.runner.simulate`, :func:`sncc.sim.whatif.cheapest_changes`).
+    (:func:`sncc.cost.inputs.simulate`, :func:`sncc.sim.whatif.cheapest_changes`).
     """
 
     requests_completed: int

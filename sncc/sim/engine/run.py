@@ -4,50 +4,16 @@ from __future__ import annotations
 import random
 from typing import Any, Optional
 
-from sncc.sim.cost import comm as cc
-from sncc.sim.cost.kv_transfer import KvTransferModel
+from sncc.cost import comm as cc
+from sncc.cost.kv_transfer import KvTransferModel
+from sncc.cost.inputs import resolve_kv_bytes_per_token, resolve_quant
+from sncc.cost.model_shape import model_shape
+from sncc.cost.profile import load_profile
+from sncc.cost.step import StepModel
 from sncc.sim.engine.des import Simulation, Unadmittable
 from sncc.sim.engine.memory import blocks_for, role_memory
 from sncc.sim.engine.metrics import SimResult, _window, build_result
-from sncc.sim.model_shape import kv_bytes_per_token as _kv_formula, model_shape
-from sncc.sim.profile import load_profile
-from sncc.sim.cost.step import StepModel
 from sncc.sim.workload import sample_lengths
-
-
-def resolve_quant(spec: Any) -> tuple:
-    """(bytes per non-expert linear weight, compute dtype) from the spec's overrides or the
-    catalog (:func:`sncc.capacity.weight_bytes_by_group`: a MoE model's attention and shared
-    experts may be wider than its low-bit routed experts).  Raises KeyError for an unknown quant."""
-    wb, cd = spec.quant_weight_bytes, spec.quant_compute_dtype
-    if wb is None or cd is None:
-        from sncc import catalog
-        from sncc.capacity import weight_bytes_by_group
-        q = catalog.quant(spec.quant)
-        wb = weight_bytes_by_group(spec.quant, bool(getattr(spec.model, "is_moe", False)))[1] if wb is None else wb
-        cd = q.compute_dtype if cd is None else cd
-    return float(wb), str(cd)
-
-
-def resolve_expert_weight_bytes(spec: Any) -> float:
-    """Bytes per routed-expert weight: the spec's ``quant_weight_bytes`` override, else the
-    quantization's ``weight_bytes`` (:func:`sncc.capacity.weight_bytes_by_group`)."""
-    if spec.quant_weight_bytes is not None:
-        return float(spec.quant_weight_bytes)
-    from sncc.capacity import weight_bytes_by_group
-    return weight_bytes_by_group(spec.quant, True)[0]
-
-
-def resolve_kv_bytes_per_token(spec: Any) -> float:
-    """All-layer KV bytes per token [B]: spec override, catalog arch helper, or formula."""
-    if spec.kv_bytes_per_token:
-        return float(spec.kv_bytes_per_token)
-    try:
-        from sncc.catalog import arch
-        return float(arch.kv_bytes_per_token(spec.model, spec.kv_dtype))
-    except (ImportError, AttributeError):
-        from sncc import catalog
-        return _kv_formula(model_shape(spec.model), float(catalog.kv_dtype_bytes(spec.kv_dtype)))
 
 
 def conversation_prompts(messages: list, outputs: list, turns: int, hit: float, cap, rng) -> tuple:
@@ -114,7 +80,10 @@ def prepare(spec: Any) -> Any:
         c.cached = [int(p * hit) for p in c.prompts]
         if hit > 0:  # at least one token is always computed
             c.cached = [min(ca, p - 1) for ca, p in zip(c.cached, c.prompts)]
-    mtp_on = spec.features.mtp is not None
+    f = spec.features
+    # the MTP module's weights and KV layer are resident when MTP drafts (not for EAGLE heads or
+    # a separate draft model); a plan's roles carry their memory from sncc.capacity already
+    mtp_on = f.mtp is not None and f.draft_kind == "mtp" and f.draft_cost is None
     info = {"kv_bytes_per_token": kv_tok, "weight_bytes_per_param": wb, "compute_dtype": cdt}
     if wl.turns > 1:
         info["follow_ups"] = follow_ups
@@ -138,8 +107,8 @@ def prepare(spec: Any) -> Any:
 
     if spec.disaggregated:
         c.prefill, c.decode = spec.role("prefill"), spec.role("decode")
-        c.prefill_model = StepModel(spec, "prefill", c.prefill, prof, shape, kv_tok, wb, cdt)
-        c.decode_model = StepModel(spec, "decode", c.decode, prof, shape, kv_tok, wb, cdt)
+        c.prefill_model = StepModel(spec, "prefill", c.prefill, prof, shape, kv_tok)
+        c.decode_model = StepModel(spec, "decode", c.decode, prof, shape, kv_tok)
         c.decode_blocks = pool_blocks("decode", c.decode)
         blk = c.decode.block_size
         roles = [c.prefill, c.decode]
@@ -160,7 +129,7 @@ def prepare(spec: Any) -> Any:
         c.kv_exposed = c.kv.exposed
     else:
         c.serve = spec.role("serve")
-        c.serve_model = StepModel(spec, "serve", c.serve, prof, shape, kv_tok, wb, cdt)
+        c.serve_model = StepModel(spec, "serve", c.serve, prof, shape, kv_tok)
         c.serve_blocks = pool_blocks("serve", c.serve)
         blk = c.serve.block_size
         total_dev = c.serve.instances * c.serve.devices
@@ -213,6 +182,13 @@ def profile_match(spec: Any, prof: Any) -> tuple:
             m = float(prof.get("calibration.other_generation_residual"))
             note = (f"no profile for {cid} (generation {gen}); using {prof.id} (generation {', '.join(gens)}; "
                     f"calibrated on: {on}); SLO intervals widened by ±{100 * m:.0f} %")
+    if prof.has("calibration.derived_residual"):
+        d = float(prof.get("calibration.derived_residual"))
+        derived = (f"profile {prof.id} is derived from {prof.get_raw('derived_from', '?')} (its efficiencies, this "
+                   f"chip's catalog facts; no serving figure of this generation fitted); SLO intervals widened by "
+                   f"±{100 * d:.0f} % (calibration.derived_residual)")
+        note = f"{note}; {derived}" if note else derived
+        m = 1.0 - (1.0 - m) * (1.0 - d)
     if prof.has("calibration.serving_uncertainty"):
         u = float(prof.get("calibration.serving_uncertainty"))
         both = 1.0 - (1.0 - m) * (1.0 - u)
@@ -270,7 +246,7 @@ def step_breakdowns(spec: Any, c: Any, res: SimResult) -> dict:
         run = [r for t, r in zip(res.series["t_s"], res.series["running"]) if a <= t <= b] or res.series["running"]
     if run:
         tot = sum(run) / len(run) / max(1, role.instances)
-        B = max(1, int(round(tot / max(1, role.ep))))
+        B = max(1, int(round(tot / max(1, role.dp))))
         out["decode_step"] = {"batch_per_group": B, **dm.breakdown(0.0, B, B * (mp + mo / 2), int(tot))}
     out["prefill_step"] = {"tokens": mp, **pm.breakdown(mp, 0, 0.0, 0)}
     return out

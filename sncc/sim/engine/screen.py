@@ -1,6 +1,6 @@
 """Analytic screen: steady-state throughput and mean latencies without the event loop.
 
-Shares the step-cost functions of the DES (:class:`sncc.sim.step_model.StepModel`, the KV
+Shares the step-cost functions of the DES (:class:`sncc.cost.step.StepModel`, the KV
 pool from :mod:`sncc.capacity`, the KV-transfer model) and replaces the event loop by
 mean-value arithmetic (simulator-modelling.md §3.4, §3.5, §3.8):
 
@@ -43,7 +43,7 @@ def screen(spec: Any) -> Dict[str, float]:
     per_req = mp + (max_tokens if spec.kv_admission == "reserve-max-tokens" else mo)
     per_blocks = -(-int(per_req) // blk)
     seqs_group = min(role.max_num_seqs, blocks // max(1, per_blocks))
-    slots = seqs_group * role.ep * role.instances
+    slots = seqs_group * role.dp * role.instances
     tps = dm.tokens_per_decode_step
     ctx = mp + mo / 2
     steps = max(0.0, (mo - 1) / tps)
@@ -63,14 +63,14 @@ def screen(spec: Any) -> Dict[str, float]:
     kv = c.kv_exposed(int(mp), t1) if spec.disaggregated else 0.0
     lam_p = p_inst / (b_tok * mp)             # prefill capacity with full batching [req/s]
     lam = None
-    t_d = dm.decode_step(max(1, seqs_group), max(1, seqs_group) * ctx, max(1, seqs_group) * role.ep)
+    t_d = dm.decode_step(max(1, seqs_group), max(1, seqs_group) * ctx, max(1, seqs_group) * role.dp)
     ttft = t1 + kv + t_d
     bound = "decode-slots"
     dec = steps * t_d
     for _ in range(100):
         if lam is not None:
-            B = max(1, min(seqs_group, round(lam * (ttft + steps * t_d) / (role.ep * role.instances))))
-            t_d = dm.decode_step(B, B * ctx, B * role.ep)
+            B = max(1, min(seqs_group, round(lam * (ttft + steps * t_d) / (role.dp * role.instances))))
+            t_d = dm.decode_step(B, B * ctx, B * role.dp)
         dec = steps * t_d
         cand = {"decode-slots": slots / (ttft + dec), "prefill": 0.98 * lam_p}
         if wl.concurrency:

@@ -5,7 +5,7 @@ Numbers are written by :func:`sncc.sim.report.units.fmt` (fixed point, no expone
 figure the run does not define) in one unit per metric; the latency table shows the same
 statistics the JSON document's ``latency`` and the plot's legends do
 (:func:`sncc.sim.report.units.window_stats`).  The step breakdown lists the registered cost terms
-(:data:`sncc.sim.cost.terms.TERMS`) that cost time, each with its description, and says which terms
+(:data:`sncc.cost.terms.TERMS`) that cost time, each with its description, and says which terms
 are zero for this plan and why.  Colour only on a terminal (``color=True``).
 """
 from __future__ import annotations
@@ -194,7 +194,7 @@ def render_text(result, plan, extra: dict | None = None, *, color: bool = False)
 
 def _steps(p, b: Dict[str, Any]) -> None:
     """The decode and prefill step breakdowns: one row per registered cost term that costs time."""
-    from sncc.sim.cost.terms import TERMS
+    from sncc.cost.terms import TERMS
 
     for key, lab in (("decode_step", "decode step"), ("prefill_step", "prefill step")):
         st = b.get(key)

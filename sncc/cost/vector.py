@@ -1,7 +1,7 @@
 """Vector-unit (elementwise) work per token per layer, by operation family.
 
 Ascend splits a core into a cube unit (matrix products: all GEMMs and the attention
-matmuls, costed by :mod:`sncc.sim.cost.roofline` at the cube peak) and a vector unit
+matmuls, costed by :mod:`sncc.cost.roofline` at the cube peak) and a vector unit
 (simulator-modelling.md §3.1 "Ascend specifics").  The vector families here are the
 elementwise operations outside fused kernels, counted in elements per token per layer
 (averaged over the model's dense and MoE layers):
@@ -16,7 +16,7 @@ elementwise operations outside fused kernels, counted in elements per token per 
 * ``router`` — MoE gate scores and top-k over the routed experts.
 
 Attention softmax is not here: it runs inside the fused attention kernel
-(:mod:`sncc.sim.cost.attention`).
+(:mod:`sncc.cost.attention`).
 
 Rate: these operations are memory-bound streaming passes.  Each element is read and written
 once in BF16 (:data:`ELEMENT_BYTES` = 2 + 2 bytes), at the chip's HBM bandwidth times the
@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from typing import Dict
 
-from sncc.sim.model_shape import ModelShape
+from sncc.cost.model_shape import ModelShape
 
 FAMILIES = ("norm", "rope", "act_quant", "swiglu", "router")
 

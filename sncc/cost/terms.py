@@ -1,12 +1,12 @@
 """The registered cost terms of one engine step: one function and one :data:`TERMS` entry each.
 
-A step's time is the sum of its terms (:meth:`sncc.sim.cost.step.StepModel.evaluate`), and the
+A step's time is the sum of its terms (:meth:`sncc.cost.step.StepModel.evaluate`), and the
 "where the time goes" breakdown is the same evaluation reported term by term, never a
 difference of two runs.  Adding a cost: write ``def my_term(m, s) -> seconds`` and append a
 :class:`CostTerm` to :data:`TERMS` (sqlglot's ``RULES`` pattern).
 
-Each function takes the role's :class:`~sncc.sim.cost.step.StepModel` ``m`` (constants, chip
-rates, model shape, parallelism) and one :class:`~sncc.sim.cost.step.Step` ``s`` (the step's
+Each function takes the role's :class:`~sncc.cost.step.StepModel` ``m`` (constants, chip
+rates, model shape, parallelism) and one :class:`~sncc.cost.step.Step` ``s`` (the step's
 tokens) and returns seconds.  ``scope`` says what the value covers:
 
 * ``"all"`` / ``"dense"`` / ``"moe"``: one layer of every layer / of the dense layers / of the MoE
@@ -27,9 +27,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Tuple
 
-from sncc.sim.cost import comm as cc
-from sncc.sim.cost.gemm import experts_touched_fraction
-from sncc.sim.cost.roofline import roofline
+from sncc.cost import comm as cc
+from sncc.cost.gemm import experts_touched_fraction
+from sncc.cost.roofline import roofline
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,7 @@ def attention_projections(m, s) -> float:
 
 def attention_core_prefill(m, s) -> float:
     """Causal attention of the busiest DP rank's prefill chunks (BF16-equivalent FLOPs from
-    :mod:`sncc.sim.cost.attention`), split over the TP heads."""
+    :mod:`sncc.cost.attention`), split over the TP heads."""
     if s.att_fl <= 0:
         return 0.0
     L = m.shape.n_layers
@@ -94,9 +94,9 @@ def attention_indexer(m, s) -> float:
 
 # ------------------------------------------------------------------ FFN / MoE
 def dense_ffn(m, s) -> float:
-    """SwiGLU FFN of a dense layer, TP-split."""
+    """SwiGLU FFN of a dense layer, TP-split, at the dense FFN's weight bytes."""
     p = m.shape.dense_ffn_params / m.tp
-    return roofline(2.0 * s.tok_g * p, p * m.wb_dense, m.peak_w, m.bw, s.eta_c, m.eta_m, m.t0)
+    return roofline(2.0 * s.tok_g * p, p * m.wb_ffn, m.peak_w, m.bw, s.eta_c, m.eta_m, m.t0)
 
 
 def shared_experts(m, s) -> float:
@@ -104,7 +104,7 @@ def shared_experts(m, s) -> float:
     if not m.shape.shared_params:
         return 0.0
     p = m.shape.shared_params / m.tp
-    return roofline(2.0 * s.tok_g * p, p * m.wb_dense, m.peak_w, m.bw, s.eta_c, m.eta_m, m.t0)
+    return roofline(2.0 * s.tok_g * p, p * m.wb_shared, m.peak_w, m.bw, s.eta_c, m.eta_m, m.t0)
 
 
 def routed_experts(m, s) -> float:
@@ -147,7 +147,7 @@ def expert_dequant(m, s) -> float:
 # ------------------------------------------------------------------ vector unit
 def vector_elementwise(m, s) -> float:
     """Norms, RoPE, activation quantization, SwiGLU and router scores of the device's tokens:
-    elements x :func:`sncc.sim.cost.vector.vector_seconds_per_element`."""
+    elements x :func:`sncc.cost.vector.vector_seconds_per_element`."""
     return m.vec_elems_total * s.vec_tok * m.vec_s_per_elem
 
 
@@ -163,7 +163,7 @@ def tp_allreduce(m, s) -> float:
 def ep_dispatch_combine(m, s) -> float:
     """MoE dispatch + combine over the EP group (DeepEP-style all-to-all): normal kernels when the
     step holds prefill tokens, low-latency kernels for decode, each at the profile's measured
-    bandwidth for the EP size (:func:`sncc.sim.cost.comm.ep_bandwidths`)."""
+    bandwidth for the EP size (:func:`sncc.cost.comm.ep_bandwidths`)."""
     if not m.shape.n_experts or not m.expert_parallel or m.ep_size <= 1:
         return 0.0
     mode = "normal" if s.prefill else "low_latency"
@@ -175,11 +175,11 @@ def ep_dispatch_combine(m, s) -> float:
 # ------------------------------------------------------------------ per step
 def lm_head(m, s) -> float:
     """LM head over the decode tokens (prefill samples one token per finished prompt:
-    negligible), BF16 weights split over TP."""
+    negligible), weights at the head's bytes (BF16 unless the checkpoint says otherwise) split over TP."""
     if s.B <= 0:
         return 0.0
     sh = m.shape
-    return roofline(2.0 * s.dec_tok * sh.hidden * sh.vocab / m.tp, sh.hidden * sh.vocab * 2.0 / m.tp,
+    return roofline(2.0 * s.dec_tok * sh.hidden * sh.vocab / m.tp, sh.hidden * sh.vocab * m.wb_head / m.tp,
                     m.peak_a, m.bw, s.eta_c, m.eta_m, m.t0)
 
 
@@ -188,7 +188,7 @@ def draft_tokens(m, s) -> float:
 
     MTP / EAGLE (no plan ``draft_cost``): ``k`` sequential forwards of one decoder layer at the
     decode batch (one token per sequence: the MTP module, or an EAGLE head,
-    :meth:`~sncc.sim.cost.step.StepModel.single_token_layer`) x ``mtp.draft_layer_cost_factor``,
+    :meth:`~sncc.cost.step.StepModel.single_token_layer`) x ``mtp.draft_layer_cost_factor``,
     each followed by the LM head over the batch.  A separate draft model (``draft_cost``): ``k`` x
     ``draft_cost`` x the target's decode step of these sequences, launch included (the SN7002
     check's ``1 + k x draft_cost``)."""

@@ -3,7 +3,7 @@
 Every constant in a profile is a table ``{value = ..., source = "..."}`` or
 ``{value = ..., fitted = "fitted to ... (figures)"}``.  :class:`Profile` reads
 them by dotted key and remembers which fitted constants a simulation used, so
-:class:`sncc.sim.metrics.SimResult` can list them.
+:class:`sncc.sim.engine.metrics.SimResult` can list them.
 
 :data:`CONSTANTS` lists every constant the simulator reads with its kind (efficiency,
 seconds, bytes, ...); :func:`validate` checks a profile against it when it is loaded, so a
@@ -37,6 +37,10 @@ class Profile:
         self._data = data
         self.used_fitted: Dict[str, Dict[str, Any]] = {}
         self._values: Dict[str, Any] = {}     # memo of get(): step models read constants per step
+
+    def get_raw(self, key: str, default: Any = None) -> Any:
+        """A top-level non-constant field of the profile file (``id``, ``derived_from``)."""
+        return self._data.get(key, default)
 
     def entry(self, key: str) -> Dict[str, Any]:
         """The raw table of dotted ``key`` (KeyError if absent)."""
@@ -101,7 +105,7 @@ KINDS: Dict[str, str] = {
                   "predicted/measured - 1, each > -1 for ttft, tpot and throughput"),
 }
 
-#: Every constant the simulator reads (sncc.sim.cost.step, cost_comm, memory, runner), with its
+#: Every constant the simulator reads (sncc.cost.step, cost_comm, memory, runner), with its
 #: kind (:data:`KINDS`); the one list :func:`validate` checks a profile against.  The keys are
 #: those of the shipped ``ascend-a3.toml``/``nvidia-h200.toml``; tests/test_calibrate_fixes.py
 #: runs plans with a tracking profile and fails when the simulator reads a key missing here.
@@ -138,9 +142,9 @@ CONSTANTS: Dict[str, str] = {
 }
 
 #: Constants read only when present (checked when present).  Each EP mode needs its measured
-#: table ``comm.ep_<mode>`` or else ``comm.ep_link_efficiency`` (sncc.sim.cost_comm.ep_bandwidths);
+#: table ``comm.ep_<mode>`` or else ``comm.ep_link_efficiency`` (sncc.cost.comm.ep_bandwidths);
 #: ``calibration.other_generation_residual`` is needed with ``calibration.generations``
-#: (sncc.sim.runner.profile_match).
+#: (sncc.cost.inputs.profile_match).
 OPTIONAL: Dict[str, str] = {
     "comm.ep_normal": "ep_table",
     "comm.ep_low_latency": "ep_table",
@@ -151,9 +155,10 @@ OPTIONAL: Dict[str, str] = {
     "calibration.fitted_on": "text",
     "calibration.other_generation_residual": "fraction_lt1",
     "calibration.serving_uncertainty": "fraction_lt1",
+    "calibration.derived_residual": "fraction_lt1",
 }
 
-#: residual families that bound SLO intervals (sncc.sim.metrics.interval needs r > -1)
+#: residual families that bound SLO intervals (sncc.sim.engine.metrics.interval needs r > -1)
 SLO_FAMILIES = ("ttft", "tpot", "throughput")
 
 
@@ -247,7 +252,7 @@ def profile_problems(data: Dict[str, Any]) -> List[str]:
     for mode in ("normal", "low_latency"):
         if _lookup(data, f"comm.ep_{mode}")[0] is None and _lookup(data, "comm.ep_link_efficiency")[0] is None:
             out.append(f"comm.ep_{mode}: missing, and no comm.ep_link_efficiency to fall back on "
-                       "(sncc.sim.cost_comm.ep_bandwidths needs one of them)")
+                       "(sncc.cost.comm.ep_bandwidths needs one of them)")
     if (_lookup(data, "calibration.generations")[0] is not None
             and _lookup(data, "calibration.other_generation_residual")[0] is None):
         out.append("calibration.other_generation_residual: missing (needed with calibration.generations, "
@@ -291,9 +296,37 @@ def _load_raw(pid: str) -> Dict[str, Any]:
         validate(_CUSTOM[pid], pid)
         return _CUSTOM[pid]
     path = profile_path(pid)
-    data = _read(pid, path)
+    data = _derive(_read(pid, path), path)
     validate(data, path)
     return data
+
+
+def _derive(data: Dict[str, Any], path: str, seen: Tuple[str, ...] = ()) -> Dict[str, Any]:
+    """``data`` over the profile it names in ``derived_from`` (an id under PROFILE_DIR): every
+    constant table the file writes replaces the base's, the rest is the base's.  A profile
+    derived from another (A2 and 950 from A3) carries the base's fitted efficiencies and its own
+    chips, generations and widened intervals; the chip facts (peaks, bandwidth, links) come
+    from the catalog as always.  Raises :class:`ProfileError` for an unknown base or a cycle."""
+    base_id = data.get("derived_from")
+    if not base_id:
+        return data
+    if not isinstance(base_id, str) or base_id in seen:
+        raise ProfileError(f"profile {path}: derived_from {base_id!r} is not a profile id (or makes a cycle)")
+    base_path = profile_path(base_id)
+    base = _derive(_read(base_id, base_path), base_path, seen + (base_id,))
+
+    def merge(b: Dict[str, Any], o: Dict[str, Any]) -> Dict[str, Any]:
+        out = dict(b)
+        for k, v in o.items():
+            if isinstance(v, dict) and "value" not in v and isinstance(out.get(k), dict):
+                out[k] = merge(out[k], v)
+            else:
+                out[k] = v
+        return out
+
+    merged = merge(base, {k: v for k, v in data.items() if k != "derived_from"})
+    merged["derived_from"] = base_id
+    return merged
 
 
 def _read(pid: str, path: str) -> Dict[str, Any]:
@@ -320,11 +353,4 @@ def load_profile(pid: str) -> Profile:
     return Profile(str(raw.get("id", pid)) if profile_path(pid) == pid else pid, raw)
 
 
-def profile_for_chip(chip: Any) -> Optional[str]:
-    """Default profile id for a catalog chip (by vendor/device type), or None."""
-    dev = str(getattr(chip, "device_type", "")).lower()
-    if dev in ("a3",):
-        return "ascend-a3"
-    if dev.startswith("sm9"):
-        return "nvidia-h200"
-    return None
+

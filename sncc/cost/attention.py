@@ -33,14 +33,14 @@ layers the whole context (omni-infer omni/accelerators/cache/README.md).
 Heads are split over attention TP; MLA/DSV4 KV is replicated across TP, GQA KV split by KV
 heads (domain-facts §5.2): :func:`kv_share_per_device`.  Softmax runs inside the fused
 attention kernel (its vector work pipelines with the cube there), so it is costed by the
-attention efficiency, not by the vector model of :mod:`sncc.sim.cost.vector`.
+attention efficiency, not by the vector model of :mod:`sncc.cost.vector`.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Tuple
 
-from sncc.sim.model_shape import ModelShape
+from sncc.cost.model_shape import ModelShape
 
 #: DSA indexer K cache per token per indexed layer: FP8 key + one FP32 scale per 128 elements
 #: (domain-facts §5.2, 132 B for d_i = 128; same constants as sncc.catalog.arch).

@@ -1,7 +1,7 @@
 """Engine-step latency of one instance: prefill (chunked), decode and mixed steps.
 
 A step is described by a :class:`Step` (its prefill tokens and decode sequences) and costed by
-the registered terms of :mod:`sncc.sim.cost.terms`: per layer, the compute terms plus the
+the registered terms of :mod:`sncc.cost.terms`: per layer, the compute terms plus the
 communication not hidden by two-micro-batch overlap, over the dense and MoE layers, plus the
 per-step terms (LM head, drafting, launch, prefill overhead).  All times in seconds, for the
 slowest device of the instance (DP groups step in lockstep).
@@ -10,7 +10,7 @@ Units: tokens, bytes, FLOP/s, B/s, seconds.  ``exposed(c) = c - min(c, hide x co
 layer with two micro-batches (``overlap.microbatch_hide_fraction``), else ``c``.
 
 Speculative decoding: each of ``B`` sequences verifies ``1 + k`` tokens per step and gains
-``E = (1 - a^(k+1)) / (1 - a)`` tokens (:func:`expected_accepted_tokens`).  The verify step runs
+``E = (1 - a^(k+1)) / (1 - a)`` tokens (:func:`sncc.facts.speculative.expected_tokens`).  The verify step runs
 the target's GEMMs, EP traffic, vector work and attention FLOPs on ``B (1 + k)`` tokens and reads
 the KV once; the drafts are ``k`` sequential forwards of one layer plus the LM head (MTP/EAGLE),
 or ``k x draft_cost`` target steps (a separate draft model).
@@ -19,30 +19,14 @@ from __future__ import annotations
 
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
-from sncc.sim.cost import attention as ca
-from sncc.sim.cost import comm as cc
-from sncc.sim.cost.gemm import imbalance_with_redundancy, local_experts
-from sncc.sim.cost.roofline import peak_for
-from sncc.sim.cost.terms import TERMS
-from sncc.sim.cost.vector import activation_quantized, vector_elements, vector_seconds_per_element
-from sncc.sim.model_shape import ModelShape
-
-
-def expected_accepted_tokens(acceptance: float, draft_tokens: int) -> float:
-    """Expected tokens a sequence gains per verification step [tokens] with ``draft_tokens``
-    (k) drafts of per-token acceptance ``acceptance`` (alpha): the run of accepted drafts
-    stops at the first rejection and the target always adds one token, so
-    ``E = 1 + a + a^2 + ... + a^k = (1 - a^(k+1)) / (1 - a)`` (``k + 1`` when a = 1;
-    Leviathan et al. 2023, eq. 1).  k = 1 gives ``1 + a`` (CloudMatrix-Infer's MTP1 at 70 %:
-    1.7).  Shared by the simulator's decode steps and the SN7002 check (misconfig BR-24).
-
-    Raises ValueError for ``acceptance`` outside [0, 1] or negative ``draft_tokens``."""
-    a, k = float(acceptance), int(draft_tokens)
-    if not 0.0 <= a <= 1.0 or k < 0:
-        raise ValueError(f"acceptance {a} must be in [0, 1] and draft tokens {k} >= 0")
-    if a >= 1.0:
-        return float(k + 1)
-    return (1.0 - a ** (k + 1)) / (1.0 - a)
+from sncc.cost import attention as ca
+from sncc.cost import comm as cc
+from sncc.cost.gemm import imbalance_with_redundancy, local_experts
+from sncc.cost.roofline import peak_for
+from sncc.cost.terms import TERMS
+from sncc.cost.model_shape import ModelShape
+from sncc.cost.vector import activation_quantized, vector_elements, vector_seconds_per_element
+from sncc.facts.speculative import expected_tokens
 
 
 class Step:
@@ -72,29 +56,41 @@ class StepModel:
     """Step-time model of one role; construct once per simulation (caches decode steps).
 
     Raises KeyError when the profile lacks a constant (profiles are validated on load), ValueError
-    when the chip lacks a peak rate for the compute dtype (:func:`sncc.sim.cost.roofline.peak_for`).
+    when the chip lacks a peak rate for the compute dtype (:func:`sncc.cost.roofline.peak_for`).
     """
 
-    def __init__(self, spec: Any, role_name: str, role: Any, profile: Any, shape: ModelShape,
-                 kv_tok_bytes: float, weight_bytes: float, compute_dtype: str,
-                 expert_weight_bytes: Optional[float] = None):
+    def __init__(self, spec: Any, role_name: str, role: Any, profile: Any, shape: Optional[ModelShape] = None,
+                 kv_tok_bytes: Optional[float] = None):
+        """``spec``: the deployment (``model``, ``chip``, ``quant``, ``kv_dtype``, ``links``,
+        ``devices_per_node``, ``features`` and the weight-byte fields of
+        :func:`sncc.cost.inputs.weight_bytes`: a :class:`~sncc.sim.spec.SimSpec` or
+        :class:`~sncc.cost.from_facts.CostSpec`); ``role``: its :class:`~sncc.cost.inputs.RoleSpec`;
+        ``shape`` and ``kv_tok_bytes`` default to the model's."""
+        from sncc.cost.inputs import resolve_kv_bytes_per_token, resolve_quant, weight_bytes
+        from sncc.cost.model_shape import model_shape
+
         self.role = role
         self.role_name = role_name
-        self.shape = shape
+        self.shape = shape = shape if shape is not None else model_shape(spec.model)
+        if kv_tok_bytes is None:
+            kv_tok_bytes = resolve_kv_bytes_per_token(spec)
+        _, compute_dtype = resolve_quant(spec)
         self.p = p = profile
         chip = spec.chip
         f = spec.features
         self.tp = role.tp
-        self.dp = role.ep
+        self.dp = role.dp
         self.bw = float(chip.hbm_bandwidth)
         self.peak_w = peak_for(chip, compute_dtype)
         self.peak_a = peak_for(chip, "bf16")
         self.peak_idx = peak_for(chip, "fp8")   # lightning indexer: FP8 (INT8 cube on A2/A3)
-        self.wb_dense = float(weight_bytes)
-        if expert_weight_bytes is None:
-            from sncc.sim.engine.run import resolve_expert_weight_bytes
-            expert_weight_bytes = resolve_expert_weight_bytes(spec)
-        self.wb_expert = float(expert_weight_bytes)
+        wb = weight_bytes(spec)
+        self.weight_bytes = wb
+        self.wb_dense = wb["attention"]        # attention projections
+        self.wb_ffn = wb["dense_ffn"]
+        self.wb_shared = wb["shared_experts"]
+        self.wb_expert = wb["routed_experts"]
+        self.wb_head = wb["lm_head"] or wb["embedding"]   # a tied head reads the embedding
         self.wb = self.wb_dense
         self.kv_share = ca.kv_share_per_device(shape, role.tp)
         self.mb2 = f.micro_batch >= 2
@@ -124,12 +120,10 @@ class StepModel:
         self.t0 = p.get("compute.op_t0_s")
         low_bit = shape.n_experts and self.wb_expert < (1.0 if act_q else 2.0)
         self.dequant_s = p.get("compute.dequant_s_per_weight_element") if low_bit else 0.0
-        self.expert_parallel = bool(getattr(role, "expert_parallel", True))
-        self.ep_shard = role.tp * role.ep
-        self.ep_size = role.tp * role.ep if self.expert_parallel else 1
-        rr = getattr(role, "redundant_experts", None)
-        redundant = (rr if rr is not None else (f.redundant_experts if role_name != "prefill" else 0)) \
-            if self.expert_parallel else 0
+        self.expert_parallel = bool(getattr(role, "expert_parallel", True)) and role.tp * role.dp > 1
+        self.ep_shard = role.tp * role.dp
+        self.ep_size = role.tp * role.dp if self.expert_parallel else 1
+        redundant = int(getattr(role, "redundant_experts", 0) or 0) if self.expert_parallel else 0
         self.e_loc = local_experts(shape.n_experts, self.ep_size, redundant) if shape.n_experts else 0.0
         links = spec.links
         tp_link = cc.link_for_group(links, role.tp, spec.devices_per_node)
@@ -229,8 +223,8 @@ class StepModel:
         attention over the context, the TP all-reduces)."""
         d = self.single_token_step(s)
         if self.draft_kind == "eagle":
-            from sncc.sim.cost.roofline import roofline
-            from sncc.sim.cost.terms import attention_core_decode, tp_allreduce
+            from sncc.cost.roofline import roofline
+            from sncc.cost.terms import attention_core_decode, tp_allreduce
             sh = self.shape
             inter = sh.dense_inter or 3 * sh.hidden
             params = (sh.attn_params + 3.0 * sh.hidden * inter) / self.tp
@@ -262,7 +256,7 @@ class StepModel:
         return self.evaluate(base)
 
     def launch_s(self, s: Step) -> float:
-        """Launch overhead of step ``s`` [s] (see :func:`sncc.sim.cost.terms.launch`)."""
+        """Launch overhead of step ``s`` [s] (see :func:`sncc.cost.terms.launch`)."""
         if s.eager:
             return self._launch_eager
         return self._launch_graph * self._sk if self.superkernel else self._launch_graph
@@ -338,9 +332,9 @@ class StepModel:
     def breakdown(self, T: float, B: int, ctx_sum: float, B_total: int) -> Dict[str, Any]:
         """Components [s] of one step with ``T`` fresh prefill tokens (one prompt, no cached
         prefix) and ``B`` decode sequences: ``terms`` (every registered term's contribution),
-        one key per report group of :data:`sncc.sim.cost.terms.GROUPS` (sums of its terms),
+        one key per report group of :data:`sncc.cost.terms.GROUPS` (sums of its terms),
         ``vector_by_op`` (the elementwise term split by family) and ``total``."""
-        from sncc.sim.cost.terms import TERMS as _T
+        from sncc.cost.terms import TERMS as _T
 
         terms: Dict[str, float] = {}
         _, T_rank, att, idx = self._prefill_attn([(T, 0.0, 0)] if T > 0 else [])
@@ -378,8 +372,8 @@ class StepModel:
     @property
     def tokens_per_decode_step(self) -> float:
         """Mean output tokens per sequence per decode step [tokens]:
-        :func:`expected_accepted_tokens` of the draft count and per-token acceptance."""
+        :func:`sncc.facts.speculative.expected_tokens` of the draft count and per-token acceptance."""
         if not self.mtp:
             return 1.0
         d, a = self.mtp
-        return expected_accepted_tokens(a, d)
+        return expected_tokens(a, d)
