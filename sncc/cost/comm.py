@@ -63,19 +63,32 @@ def _interp_log(xs: Sequence[float], ys: Sequence[float], x: float) -> float:
     return ys[i - 1] + f * (ys[i] - ys[i - 1])
 
 
-def ep_bandwidths(profile: Any, mode: str, ep: int, link_bw: float) -> tuple:
+def ep_bandwidths(profile: Any, mode: str, ep: int, link_bw: float, alpha: float = 0.0) -> tuple:
     """Effective (dispatch, combine) bandwidth [B/s] per device for EP size ``ep``.
 
-    ``mode`` is ``normal`` (prefill) or ``low_latency`` (decode).  Uses the profile
-    table ``comm.ep_<mode>`` (ep list, dispatch/combine GB/s) when present, else
-    ``comm.ep_link_efficiency`` x link bandwidth.  Beyond the table the last entry
-    is held (AIC's rule: hold util at the boundary), and the result never exceeds
-    the link bandwidth.
-    """
+    ``mode`` is ``normal`` (prefill) or ``low_latency`` (decode).  Uses the profile table
+    ``comm.ep_<mode>`` (ep list, dispatch/combine GB/s) when present, else
+    ``comm.ep_link_efficiency`` x link bandwidth.  Beyond the table the last entry is held
+    (AIC's rule: hold util at the boundary), and the result never exceeds the link bandwidth.
+
+    A table that also gives the measured latencies (``dispatch_us``/``combine_us`` at
+    ``tokens`` tokens per rank of a model of ``hidden`` and ``top_k``, with ``dispatch_bytes``
+    and ``combine_bytes`` per element: DeepEP-Ascend's low-latency kernels, domain-facts §1.2)
+    pins :func:`ep_layer_time` to them: the bandwidth is the measured point's bytes over its
+    latency less the fixed part ``alpha`` (the profile's ``comm.ep_alpha_<mode>_s``), so the
+    fitted split between the fixed and the per-token part keeps the measured latency."""
     key = f"comm.ep_{mode}"
     if profile.has(key):
         tab = profile.get(key)
         xs = tab["ep"]
+        if "dispatch_us" in tab:
+            frac = (ep - 1) / ep if ep > 1 else 0.0
+            per = tab["tokens"] * tab["top_k"] * tab["hidden"] * frac
+            lat_d = _interp_log(xs, tab["dispatch_us"], ep) * 1e-6 - alpha
+            lat_c = _interp_log(xs, tab["combine_us"], ep) * 1e-6 - alpha
+            d = per * tab["dispatch_bytes"] / lat_d if lat_d > 0 else link_bw
+            c = per * tab["combine_bytes"] / lat_c if lat_c > 0 else link_bw
+            return min(d, link_bw), min(c, link_bw)
         d = _interp_log(xs, tab["dispatch_GBps"], ep) * 1e9
         c = _interp_log(xs, tab["combine_GBps"], ep) * 1e9
         return min(d, link_bw), min(c, link_bw)

@@ -130,9 +130,9 @@ class StepModel:
         self.tp_bw, self.tp_lat = cc.link_bw_lat(tp_link)
         ep_link = cc.link_for_group(links, self.ep_size, spec.devices_per_node)
         self.ep_link_bw, _ = cc.link_bw_lat(ep_link)
-        self.ep_bw = {mode: cc.ep_bandwidths(p, mode, self.ep_size, self.ep_link_bw)
-                      for mode in ("normal", "low_latency")}
         self.ep_alpha = {mode: p.get(f"comm.ep_alpha_{mode}_s") for mode in ("normal", "low_latency")}
+        self.ep_bw = {mode: cc.ep_bandwidths(p, mode, self.ep_size, self.ep_link_bw, self.ep_alpha[mode])
+                      for mode in ("normal", "low_latency")}
         self.ar_alpha = p.get("comm.allreduce_alpha_s")
         self.ar_eta = p.get("comm.allreduce_link_efficiency")
         self.disp_bytes = 1.0 if compute_dtype in ("int8", "fp8") else 2.0

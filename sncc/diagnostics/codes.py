@@ -463,11 +463,13 @@ CONVERSATION_EXCEEDS_CONTEXT = _code(
     "workload { turns = 3  input { mean = 2k  max = 8k }  output { mean = 256  max = 1k } }")
 SIMULATION_STEP_BOUND = _code(
     "SN5080", "simulation-step-bound", "error", "the simulation exceeded its bound on engine steps",
-    "`sncc simulate` steps the engines one iteration at a time and stops after "
-    "100 engine events per requested request (at least 200,000; a normal run takes 1 to 5) instead of running for minutes: a plan whose "
-    "steps are tiny for its workload (a `chunked_prefill` of a few tokens for multi-thousand-token "
-    "prompts, say) needs more steps than the requests it serves justify. The message says how many "
-    "requests had completed. Use a chunk size near the engine's default, or fewer `requests`.",
+    "`sncc simulate` steps the engines one iteration at a time. A run stops instead of running for "
+    "minutes when it needs more engine events than two per output token plus eight per request "
+    "(at least 200,000; identical decode steps are simulated in one event), or more prefill chunks "
+    "than one per 128 prompt tokens plus eight per request: a plan whose steps are tiny for its "
+    "workload (a `chunked_prefill` of a few tokens for multi-thousand-token prompts, say). The "
+    "message says how many requests had completed. Use a chunk size near the engine's default, or "
+    "fewer `requests`.",
     "serve { chunked_prefill = 1 }", "serve { chunked_prefill = 4k }")
 
 # --- SN6xxx gateway ----------------------------------------------------------

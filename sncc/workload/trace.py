@@ -9,6 +9,12 @@ first cell is not a number) are skipped.  The path is relative to the file that 
 Errors are :class:`TraceError` with the trace file's line and column; :func:`check_trace`
 turns them into ``SN2015`` diagnostics at the plan's ``trace`` value (a check of
 :data:`sncc.checks.CHECKS`), so ``sncc check`` reports a malformed trace before any run.
+
+A trace path gets the guards of an import (:func:`sncc.syntax.imports.not_a_regular_input`):
+regular files only, nothing under ``/proc``, ``/sys`` or ``/dev`` (a FIFO would block every
+command, ``/proc/self/environ`` holds secrets), at most :data:`MAX_TRACE_BYTES`, read with the
+bounded reader (:func:`sncc.source.read_bytes_limited`).  A cell quoted in an error is cut to
+:data:`MAX_CELL_CHARS` characters.
 """
 from __future__ import annotations
 
@@ -18,6 +24,17 @@ from dataclasses import dataclass
 from typing import Iterable, List, Optional, Tuple
 
 Row = Tuple[int, int, Optional[float]]
+
+#: largest trace file read [B]: 16 MiB, about a million rows (more requests cycle the rows)
+MAX_TRACE_BYTES = 16 * 2**20
+#: longest cell text an error message quotes [characters]
+MAX_CELL_CHARS = 24
+
+
+def _cell(text: str) -> str:
+    """``text`` stripped and cut to :data:`MAX_CELL_CHARS` characters, quoted (``repr``)."""
+    t = text.strip()
+    return repr(t) if len(t) <= MAX_CELL_CHARS else repr(t[:MAX_CELL_CHARS]) + f"… ({len(t)} characters)"
 
 
 @dataclass
@@ -45,9 +62,9 @@ def _int(cell: str, path: str, line: int, col: int, what: str, cap: Optional[int
     try:
         v = float(cell)
     except ValueError:
-        raise TraceError(path, line, col, f"{what} {cell.strip()!r} is not a number") from None
-    if v != int(v) or v < 1:
-        raise TraceError(path, line, col, f"{what} must be a positive whole number of tokens, got {cell.strip()}")
+        raise TraceError(path, line, col, f"{what} {_cell(cell)} is not a number") from None
+    if not v == v or v in (float("inf"), float("-inf")) or v != int(v) or v < 1:
+        raise TraceError(path, line, col, f"{what} must be a positive whole number of tokens, got {_cell(cell)}")
     if cap is not None and v > cap:
         raise TraceError(path, line, col, f"{what} {int(v)} exceeds the workload's max {cap}")
     return int(v)
@@ -56,13 +73,18 @@ def _int(cell: str, path: str, line: int, col: int, what: str, cap: Optional[int
 def read_trace(path: str, *, max_input: Optional[int] = None, max_output: Optional[int] = None) -> List[Row]:
     """Rows ``(input_len, output_len, arrival_s or None)`` of the trace at ``path``.
 
-    Raises :class:`TraceError` (unreadable file, no rows, a wrong cell count, a non-numeric or
+    Raises :class:`TraceError` (a special file or one under /proc, /sys, /dev, a file larger than
+    :data:`MAX_TRACE_BYTES`, unreadable file, no rows, a wrong cell count, a non-numeric or
     non-positive length, a length above ``max_input``/``max_output``, a negative or decreasing
     arrival, arrivals on some rows only)."""
     from sncc.source import read_bytes_limited
+    from sncc.syntax.imports import not_a_regular_input
 
+    why = not_a_regular_input(path)
+    if why:
+        raise TraceError(path, 0, 0, f"cannot read the trace: it {why}; a trace is a regular CSV file")
     try:
-        text = read_bytes_limited(path).decode("utf-8")
+        text = read_bytes_limited(path, MAX_TRACE_BYTES, regular_only=True).decode("utf-8")
     except UnicodeDecodeError:
         raise TraceError(path, 0, 0, "the trace is not UTF-8 text") from None
     except (OSError, ValueError) as e:  # ValueError: a NUL byte in the path
@@ -93,9 +115,9 @@ def read_trace(path: str, *, max_input: Optional[int] = None, max_output: Option
             try:
                 arr = float(cells[2])
             except ValueError:
-                raise TraceError(path, n, cols[2], f"arrival_s {cells[2].strip()!r} is not a number") from None
+                raise TraceError(path, n, cols[2], f"arrival_s {_cell(cells[2])} is not a number") from None
             if not arr >= 0 or arr == float("inf"):
-                raise TraceError(path, n, cols[2], f"arrival_s must be a finite time >= 0 s, got {cells[2].strip()}")
+                raise TraceError(path, n, cols[2], f"arrival_s must be a finite time >= 0 s, got {_cell(cells[2])}")
             if arr < last:
                 raise TraceError(path, n, cols[2], f"arrival_s {arr:g} is before the previous row's {last:g} (rows must be in arrival order)")
             last = arr

@@ -84,7 +84,7 @@ def plan_features(spec: Any) -> PlanFeatures:
     """:class:`PlanFeatures` of a :class:`~sncc.sim.spec.SimSpec` (``spec.plan_features`` when set)."""
     if getattr(spec, "plan_features", None) is not None:
         return spec.plan_features
-    from sncc.sim.engine.run import resolve_expert_weight_bytes
+    from sncc.cost.inputs import weight_bytes
     from sncc.cost.model_shape import model_shape
 
     sh = model_shape(spec.model)
@@ -96,12 +96,12 @@ def plan_features(spec: Any) -> PlanFeatures:
     slots = dec.instances * dec.dp * dec.max_num_seqs
     load = wl.concurrency if wl.concurrency else slots
     batch = min(load, slots) / max(1, dec.instances * dec.devices)
-    vendor = "huawei" if str(getattr(spec.chip, "vendor", "")).lower() == "huawei" else "nvidia"
+    vendor = "ascend" if str(getattr(spec.chip, "vendor", "")).lower() in ("huawei", "ascend") else "nvidia"
     return PlanFeatures(
-        vendor="ascend" if vendor == "huawei" else "nvidia", disaggregated=spec.disaggregated,
+        vendor=vendor, disaggregated=spec.disaggregated,
         moe=bool(sh.n_experts), active_params_b=round(active, 3), devices=int(devices),
         input_tokens=float(wl.input.mean), output_tokens=float(wl.output.mean),
-        batch_per_device=round(float(batch), 3), weight_bits=8.0 * resolve_expert_weight_bytes(spec),
+        batch_per_device=round(float(batch), 3), weight_bits=8.0 * weight_bytes(spec)["routed_experts" if sh.n_experts else "attention"],
         speculative=spec.features.mtp is not None)
 
 

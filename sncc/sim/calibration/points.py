@@ -54,7 +54,10 @@ class Point:
     ``steady``; ``measured`` {metric: value} (:data:`METRIC_FAMILY` keys); ``source``; ``spec`` the
     :class:`~sncc.sim.spec.SimSpec` of its plan (None for a scenario); ``scenario`` (kind and
     parameters of a computed point); ``plan`` the plan file; ``features`` the
-    :class:`~sncc.sim.calibration.intervals.PlanFeatures` used for regimes and the nearest point."""
+    :class:`~sncc.sim.calibration.intervals.PlanFeatures` used for regimes and the nearest point;
+    ``bound`` ``floor`` for a figure the engine reaches at least (:meth:`error`); ``weight`` of its
+    metrics in a fit (1; a point with two metrics of one quantity, e.g. CloudMatrix's TPOT and
+    tok/s per NPU, weighs each 1/sqrt(2))."""
 
     id: str
     group: str
@@ -68,6 +71,16 @@ class Point:
     features: Any = None
     plan_name: str = ""
     extra: Dict[str, Any] = field(default_factory=dict)
+    bound: str = ""
+    weight: float = 1.0
+
+    def error(self, metric: str, predicted: float) -> float:
+        """The residual ``predicted / measured - 1`` of ``metric`` as the point's reading allows:
+        two-sided for a measurement; for a ``floor`` (a figure the engine reaches at least: the
+        vllm-ascend nightly baselines, calibration-set.md §B) only a prediction below it is an
+        error (a prediction above it is 0)."""
+        r = predicted / self.measured[metric] - 1.0
+        return min(0.0, r) if self.bound == "floor" else r
 
 
 def spec_of_plan(path: str, *, profile: Optional[str] = None):
@@ -106,14 +119,19 @@ def load_manifest(path: str) -> Tuple[List[Point], List[Dict[str, Any]]]:
         raise ManifestError(f"cannot read calibration manifest {path}: {e}") from None
     here = os.path.dirname(os.path.abspath(path))
     points: List[Point] = []
-    meta = ("id", "group", "plan", "scenario", "role", "window", "source", "isl", "osl", "batch_per_npu")
+    meta = ("id", "group", "plan", "scenario", "role", "window", "source", "isl", "osl", "batch_per_npu", "bound",
+            "weight")
     for row in data.get("point", []):
         measured = {k: float(v) for k, v in row.items() if k not in meta}
         unknown = [k for k in measured if k not in METRIC_FAMILY]
         if unknown:
             raise ManifestError(f"{path}: point {row.get('id')}: unknown metric(s) {', '.join(unknown)}")
+        bound = row.get("bound", "")
+        if bound not in ("", "floor"):
+            raise ManifestError(f"{path}: point {row.get('id')}: bound must be \"floor\" or absent, got {bound!r}")
         p = Point(id=row["id"], group=row.get("group", row["id"]), role=row.get("role", "fit"),
-                  window=row.get("window", "run"), measured=measured, source=row.get("source", ""))
+                  window=row.get("window", "run"), measured=measured, source=row.get("source", ""),
+                  bound=bound, weight=float(row.get("weight", 1.0)))
         if "scenario" in row:
             if row["scenario"] not in SCENARIOS:
                 raise ManifestError(f"{path}: point {p.id}: unknown scenario {row['scenario']!r}")

@@ -93,14 +93,17 @@ def _column(args) -> List[float]:
 
 def log_residuals(points: Sequence[Point], preds: Dict[str, Dict[str, float]],
                   weights: Optional[Dict[str, float]] = None) -> List[float]:
-    """``w x ln(predicted / measured)`` of every metric of the ``fit`` points, in point order."""
+    """``w x ln(1 + e)`` of every metric of the ``fit`` points, in point order, with ``e`` the
+    point's error (:meth:`~sncc.sim.calibration.points.Point.error`: one-sided for a floor) and
+    ``w`` the point's weight times ``weights[id]``."""
     out = []
     for p in points:
         if p.role != "fit":
             continue
-        w = (weights or {}).get(p.id, 1.0)
-        for m, meas in p.measured.items():
-            out.append(w * math.log(max(preds[p.id][m], 1e-300) / meas))
+        w = (weights or {}).get(p.id, 1.0) * getattr(p, "weight", 1.0)
+        for m in p.measured:
+            e = p.error(m, max(preds[p.id][m], 1e-300)) if hasattr(p, "error") else preds[p.id][m] / p.measured[m] - 1
+            out.append(w * math.log(max(1.0 + e, 1e-300)))
     return out
 
 

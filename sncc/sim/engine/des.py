@@ -89,7 +89,7 @@ class Unadmittable(ValueError):
     (its prompt and the output tokens its blocks must also hold) [tokens], ``pool_blocks``
     and ``block_size`` (one DP rank's pool [blocks], [tokens per block]), ``role``
     (``decode`` or ``serve``).  ``notes`` is a list of sentences callers append to explain
-    how the pool was sized (:func:`sncc.cost.inputs.simulate` adds the memory budget,
+    how the pool was sized (:func:`sncc.sim.engine.run.simulate_spec` adds the memory budget,
     ``sncc simulate`` the budget ``sncc check`` used); ``str(exc)`` is the head message
     followed by the notes.
     """
@@ -112,27 +112,38 @@ class Unadmittable(ValueError):
         return " ".join([self.head, *self.notes])
 
 
-#: engine events allowed per requested request (and at least :data:`MIN_EVENT_BOUND`): a normal run
-#: takes 1 to 5 per request (measured on the examples and calibration plans: decode steps are shared
-#: by the batch and run ahead,
-#: :meth:`Simulation._run_ahead`); a plan whose steps are tiny for its workload would run for
-#: minutes, and stops with :class:`StepBoundExceeded` instead (diagnostic SN5080)
-EVENTS_PER_REQUEST = 100
+#: bounds of one run (:meth:`Simulation.run`), so a plan whose steps are tiny for its workload stops
+#: with :class:`StepBoundExceeded` (diagnostic SN5080) instead of running for minutes:
+#:
+#: * engine events at most ``MIN_EVENT_BOUND + EVENTS_PER_OUTPUT_TOKEN x output tokens +
+#:   EVENTS_PER_REQUEST x requests``: a decode step yields at least one token for each of its
+#:   sequences and identical steps are run ahead in one event (:meth:`Simulation._run_ahead`), so a
+#:   run needs at most one event per output token (batch 1, never run ahead) plus a few per request
+#:   (arrival, prefill, KV arrival);
+#: * prefill chunks at most ``MIN_EVENT_BOUND + EVENTS_PER_REQUEST x requests + prompt tokens /
+#:   MIN_MEAN_CHUNK_TOKENS``: chunks of fewer than 128 tokens on average (a ``chunked_prefill`` of a
+#:   few tokens) are far below what any engine uses (vLLM's smallest default budget is 2,048).
 MIN_EVENT_BOUND = 200_000
+EVENTS_PER_OUTPUT_TOKEN = 2
+EVENTS_PER_REQUEST = 8
+MIN_MEAN_CHUNK_TOKENS = 128
 
 
 class StepBoundExceeded(ValueError):
-    """The run needed more engine events than its bound (:data:`EVENTS_PER_REQUEST` per request).
+    """The run needed more engine events or prefill chunks than its bounds (module constants).
 
-    Attributes: ``events`` (the bound reached), ``completed`` and ``requests`` (requests done and
-    requested), ``simulated_s`` (simulated time reached [s])."""
+    Attributes: ``events`` (the count that reached its bound), ``what`` (``engine events`` or
+    ``prefill chunks``), ``completed`` and ``requests`` (requests done and requested),
+    ``simulated_s`` (simulated time reached [s])."""
 
-    def __init__(self, events: int, completed: int, requests: int, simulated_s: float):
+    def __init__(self, events: int, completed: int, requests: int, simulated_s: float, what: str = "engine events"):
         self.events, self.completed, self.requests, self.simulated_s = events, completed, requests, simulated_s
+        self.what = what
+        why = (f"prefill chunks average fewer than {MIN_MEAN_CHUNK_TOKENS} tokens" if what == "prefill chunks"
+               else "its engine steps are too small for its workload")
         super().__init__(
-            f"the simulation stopped after {events:,} engine events ({completed} of {requests} requests completed, "
-            f"{simulated_s:,.1f} s simulated): the plan's engine steps are too small for its workload "
-            f"(sncc allows {EVENTS_PER_REQUEST} events and prefill chunks per request)")
+            f"the simulation stopped after {events:,} {what} ({completed} of {requests} requests completed, "
+            f"{simulated_s:,.1f} s simulated): {why}")
 
 
 class _Reqs:
@@ -266,18 +277,19 @@ class Simulation:
         ev = self.ev
         pop = heapq.heappop
         progress = self.progress
-        bound = max(MIN_EVENT_BOUND, EVENTS_PER_REQUEST * n)
+        n_req = len(self.R.prompt)
+        bound = MIN_EVENT_BOUND + EVENTS_PER_OUTPUT_TOKEN * sum(self.R.out) + EVENTS_PER_REQUEST * n_req
+        chunk_bound = MIN_EVENT_BOUND + EVENTS_PER_REQUEST * n_req + sum(self.R.prompt) // MIN_MEAN_CHUNK_TOKENS
         events = 0
         while ev:
             t, _, kind, a = pop(ev)
             self.now = t
             handlers[kind](a)
             events += 1
-            if self.work >= 4096:           # chunks scheduled since the last check count as events
-                events += self.work
-                self.work = 0
             if events >= bound:
                 raise StepBoundExceeded(events, self.completed, n, self.now)
+            if self.work >= chunk_bound:
+                raise StepBoundExceeded(self.work, self.completed, n, self.now, "prefill chunks")
             if progress is not None and not events & 0x3FFF:    # every 16,384 events: a cheap callback
                 progress(self.completed, n)
         return {"reqs": self.R, "issued": self.issued, "completed": self.completed,

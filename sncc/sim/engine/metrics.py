@@ -72,6 +72,10 @@ class SimResult:
       max_num_seqs full with requests waiting) to the last dispatch — the steady state
       before the final drain; ``qpm`` = dispatches in the window per minute (each needs a
       completion to free its slot);
+    * closed loop whose clients are never held back (``closed-loop``): from the first
+      completion (the initial burst of dispatches is over) to the last dispatch; each dispatch
+      there follows a completion, so ``qpm`` is the completion rate without ramp-up and drain
+      (at least 10 requests; none for a run of one wave);
     * open loop (a rate): requests arriving between the 10th and 90th percentile of
       arrival times (warm-up and drain excluded); ``qpm`` = those requests (all completed)
       per minute of ``max(window length, span of their dispatch times)``.  When the
@@ -146,17 +150,13 @@ FAMILY = {"ttft": "ttft", "client_ttft": "ttft", "queue": "ttft", "tpot": "tpot"
 
 
 def interval(value: float, residuals: Sequence[float]) -> Tuple[float, float]:
-    """Interval of the true value given calibration residuals ``r = predicted/measured - 1``.
+    """The 80 % interval of the true value given calibration residuals ``r = predicted/measured - 1``
+    (:func:`sncc.sim.calibration.intervals.residual_interval`: the truth is ``value / (1 + r)``,
+    between the residuals' 10th and 90th percentiles, always holding the prediction itself).
+    Raises ValueError when a residual is <= -1."""
+    from sncc.sim.calibration.intervals import residual_interval
 
-    The truth is ``value / (1 + r)`` for some residual seen in calibration; the interval
-    spans the extreme residuals and the prediction itself: ``[value/(1+max(r,0)),
-    value/(1+min(r,0))]``.  Raises ValueError when a residual is <= -1.
-    """
-    rs = list(residuals) + [0.0]
-    if min(rs) <= -1.0:
-        raise ValueError("a calibration residual <= -100% cannot bound a prediction")
-    a, b = value / (1.0 + max(rs)), value / (1.0 + min(rs))
-    return (min(a, b), max(a, b))
+    return residual_interval(value, residuals)
 
 
 def _arrival_qpm(R: Any, idx: Sequence[int]) -> Optional[float]:
@@ -209,9 +209,16 @@ def _window(R: Any, done: List[int], t_first_block: Any, closed: bool) -> Tuple[
     if not done:
         return "", [], 0.0, 0.0, 0.0
     if closed:
-        if t_first_block is None:
-            return "", [], 0.0, 0.0, 0.0
         t_end = max(R.t_disp[i] for i in done)
+        if t_first_block is None:
+            # the clients never wait for admission: the steady state runs from the first
+            # completion (the initial burst of dispatches is over) to the last dispatch; each
+            # dispatch there follows a completion, so its rate is the completion rate
+            t0 = min(R.t_done[i] for i in done)
+            win = [i for i in done if t0 <= R.t_disp[i] <= t_end]
+            if len(win) < 10 or t_end <= t0:
+                return "", [], 0.0, 0.0, 0.0
+            return "closed-loop", win, t0, t_end, len(win) / (t_end - t0) * 60.0
         win = [i for i in done if t_first_block <= R.t_disp[i] <= t_end]
         if len(win) < 2 or t_end <= t_first_block:
             return "", [], 0.0, 0.0, 0.0

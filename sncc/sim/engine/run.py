@@ -202,24 +202,26 @@ def profile_match(spec: Any, prof: Any) -> tuple:
 
 
 def widen_residuals(residuals: dict, m: float) -> dict:
-    """``residuals`` with ``-m`` and ``+m`` added to the ttft, tpot and throughput families."""
+    """``residuals`` of the ttft, tpot and throughput families composed with a further relative
+    error of ``±m``: each residual ``r`` becomes ``(1 + r)(1 + m) - 1`` and ``(1 + r)(1 - m) - 1``
+    (the mixture), so the quantile intervals built on them widen by the factor ``1 ± m``."""
     if m <= 0:
         return residuals
     out = {k: list(v) for k, v in residuals.items()}
     for fam in ("ttft", "tpot", "throughput"):
-        out[fam] = out.get(fam, []) + [-m, m]
+        rs = out.get(fam) or [0.0]
+        out[fam] = [round((1 + r) * (1 + m) - 1, 4) for r in rs] + [round((1 + r) * (1 - m) - 1, 4) for r in rs]
     return out
 
 
 def profile_residuals(prof: Any) -> dict:
     """The profile's calibration residuals per family (``ttft``/``tpot``/``throughput``),
-    ``{}`` when it records none.
+    ``{}`` when it records none (a profile without leave-one-out records: the H200 kernel
+    profile, a ``sncc calibrate`` output).
 
     A ``prefill_throughput`` residual ``r`` (prefill tokens/s predicted/measured - 1) also
     bounds TTFT, which is prefill time: it joins the ``ttft`` family as the equivalent time
-    residual ``1/(1 + r) - 1`` (the A3 profile's CloudMatrix prefill point, -85 %, becomes
-    +583 %: a TTFT prediction may be up to 6.8x too long, so TTFT intervals reach down to
-    value/6.8 and close TTFT verdicts stay UNCERTAIN while that contradiction is open)."""
+    residual ``1/(1 + r) - 1``."""
     if not prof.has("calibration.residuals"):
         return {}
     out = {k: [float(x) for x in v] for k, v in prof.entry("calibration.residuals")["value"].items()}
@@ -227,6 +229,31 @@ def profile_residuals(prof: Any) -> dict:
     if pre:
         out["ttft"] = out.get("ttft", []) + [round(1.0 / (1.0 + r) - 1.0, 3) for r in pre]
     return out
+
+
+def plan_residuals(spec: Any, prof: Any) -> tuple:
+    """(residuals by family, note) for the intervals of ``spec``'s predictions.
+
+    From the profile's leave-one-out records (``calibration.loo``, written by
+    ``bench/calibration.py``): per family, the residuals of the plan's regime, widened with its
+    distance to the nearest calibration point (:func:`sncc.sim.calibration.intervals.select_residuals`);
+    the note names the regime and the nearest point.  A profile without records (the H200
+    kernel profile, a ``sncc calibrate`` output) gives its ``calibration.residuals``
+    (:func:`profile_residuals`) and no note."""
+    if not prof.has("calibration.loo"):
+        return profile_residuals(prof), None
+    from sncc.sim.calibration.intervals import plan_features, select_residuals
+
+    records = prof.entry("calibration.loo")["value"]
+    typical = float(prof.get("calibration.typical_distance")) if prof.has("calibration.typical_distance") else 0.0
+    feats = plan_features(spec)
+    out, note = {}, None
+    for fam in ("ttft", "tpot", "throughput"):
+        sel = select_residuals(records, fam, feats, typical=typical)
+        out[fam] = sel.values
+        if fam == "tpot":
+            note = sel.note
+    return out, note
 
 
 def step_breakdowns(spec: Any, c: Any, res: SimResult) -> dict:
@@ -334,12 +361,15 @@ def simulate_spec(spec: Any, *, series: bool = True, progress: Any = None) -> Si
     note, widen = profile_match(spec, c.profile)
     if note:
         info["profile_note"] = note
+    residuals, interval_note = plan_residuals(spec, c.profile)
+    if interval_note:
+        info["interval_note"] = interval_note
     if getattr(spec, "notes", ()):
         info["not_applied"] = list(spec.notes)
     res = build_result(raw["reqs"], c.total_devices, spec.slos, c.profile.used_fitted, info,
                        raw["t_first_block"], closed=bool(spec.workload.concurrency),
                        disaggregated=spec.disaggregated,
-                       residuals=widen_residuals(profile_residuals(c.profile), widen),
+                       residuals=widen_residuals(residuals, widen),
                        series=raw["series"],
                        # open loop: completions cannot outrun the offered rate (60 x rate x turns)
                        offered_qpm=60.0 * spec.workload.rate * max(1, spec.workload.turns)

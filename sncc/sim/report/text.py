@@ -36,7 +36,7 @@ def _console(color: bool, width: int = 110):
     from rich.console import Console
 
     return Console(file=io.StringIO(), width=width, color_system="standard" if color else None,
-                   force_terminal=color, highlight=False, soft_wrap=False, emoji=False)
+                   force_terminal=color, highlight=False, soft_wrap=True, emoji=False)
 
 
 def _table(title: str, *cols: str, right_from: int = 1):
@@ -104,7 +104,8 @@ def render_text(result, plan, extra: dict | None = None, *, color: bool = False)
     p(lat_table("latency, whole run", spec_rows))
     p()
     if sat:
-        rule = "admission blocked" if sat.get("window") == "admission-blocked" else "arrivals 10-90 %"
+        rule = {"admission-blocked": "admission blocked", "closed-loop": "first completion to last dispatch"}.get(
+            sat.get("window"), "arrivals 10-90 %")
         rows_src = {k: v for k, v in window_stats(result).items() if k != "window"}
         p(lat_table(f"latency, steady state ({rule}: {fmt(sat['start_s'], 's')} to {fmt(sat['end_s'], 's')}, "
                     f"{int(sat['requests'])} requests)", spec_rows))

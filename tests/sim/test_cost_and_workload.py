@@ -15,11 +15,10 @@ from sncc.catalog import arch
 from sncc.sim import simulate
 from sncc.cost.attention import attention_cost, indexer_bytes
 from sncc.cost.model_shape import model_shape
-from sncc.sim.engine.run import prepare, resolve_kv_bytes_per_token, resolve_quant
+from sncc.cost.inputs import resolve_kv_bytes_per_token, weight_bytes
+from sncc.sim.engine.run import prepare
 from sncc.sim.calibration.scenarios import qwen3_32b_h200_spec, seed000_spec
 
-ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
-TRACES = ROOT / "tests" / "fixtures" / "traces"
 
 
 def _attn(model: str, kv_dtype: str, **kw):
@@ -85,7 +84,7 @@ def test_omni_attn_only_on_compressed_layers():
 
 
 # ------------------------------------------------------------------ dtypes
-def test_int8_kv_reads_half_of_bf16_and_w4a8_weights_half_of_w8a8():
+def test_int8_kv_reads_half_of_bf16_and_w4a8_experts_half_of_w8a8():
     q = qwen3_32b_h200_spec()
     b16 = resolve_kv_bytes_per_token(q)
     i8 = resolve_kv_bytes_per_token(dc.replace(q, kv_dtype="int8"))
@@ -94,12 +93,16 @@ def test_int8_kv_reads_half_of_bf16_and_w4a8_weights_half_of_w8a8():
     c8 = prepare(dc.replace(q, kv_dtype="int8")).serve_model.attn.decode(4096)[0]
     assert c8 == c16 / 2
     s = seed000_spec(7, requests=10)
-    w8, _ = resolve_quant(s)
-    w4, _ = resolve_quant(dc.replace(s, quant="w4a8"))
-    assert w4 == w8 / 2
-    f8 = prepare(s).decode_model.breakdown(0, 1, 4096, 64)["ffn"]
-    f4 = prepare(dc.replace(s, quant="w4a8")).decode_model.breakdown(0, 1, 4096, 64)["ffn"]
-    assert f4 == pytest.approx(f8 / 2, rel=0.02)        # batch-1 decode is weight-read bound
+    # W4A8 on a MoE model: INT4 routed experts, W8A8 elsewhere (quant.toml moe_dense_weight_bytes)
+    w8, w4 = weight_bytes(s), weight_bytes(dc.replace(s, quant="w4a8"))
+    assert w4["routed_experts"] == w8["routed_experts"] / 2 and w4["attention"] == w8["attention"] == 1.0
+    assert w4["embedding"] == w4["lm_head"] == w4["router"] == 2.0
+    eager = dc.replace(s, roles=tuple((n, dc.replace(r, graph_mode=False)) for n, r in s.roles))   # no gear padding
+    t8 = prepare(eager).decode_model.breakdown(0, 1, 4096, 1)["terms"]
+    t4 = prepare(dc.replace(eager, quant="w4a8")).decode_model.breakdown(0, 1, 4096, 1)["terms"]
+    assert t4["moe.routed"] == pytest.approx(t8["moe.routed"] / 2, rel=0.02)   # batch-1 decode reads weights
+    assert t4["attention.projections"] == t8["attention.projections"]
+    assert t4["moe.dequant"] > 0 == t8["moe.dequant"]        # INT4 experts are converted before the matmul
 
 
 # ------------------------------------------------------------------ cube / vector split
@@ -112,28 +115,30 @@ def test_vector_split_by_operation_family():
     ops = st["vector_by_op"]
     assert set(ops) == {"norm", "rope", "act_quant", "swiglu", "router"}
     assert sum(ops.values()) == pytest.approx(st["vector"])
-    # the reference model/quant of the profile keeps the fitted per-token-layer constant
-    assert dm.vec_tot["decode"] == pytest.approx(load_profile("ascend-a3").get("compute.vector_s_per_token_layer_decode"))
     assert ops["act_quant"] > 0
+    # memory-bound elementwise passes at the chip's bandwidth x compute.eta_vector, per element
+    eta = load_profile("ascend-a3").get("compute.eta_vector")
+    assert dm.vec_s_per_elem == pytest.approx(4.0 / (dm.bw * eta))
     bf = prepare(dc.replace(seed000_spec(7, requests=10), quant="bf16")).decode_model
-    assert bf.vec_elems["act_quant"] == 0 and bf.vec_tot["decode"] < dm.vec_tot["decode"]
+    assert bf.vec_elems["act_quant"] == 0 and bf.vec_elems_total < dm.vec_elems_total
 
 
 # ------------------------------------------------------------------ serving features
 def test_redundant_experts_reduce_imbalance_by_formula():
     from sncc.cost.gemm import imbalance_with_redundancy as imb
 
+    # R redundant slots of an instance: rho = R / E (seed 000: 2 per die x EP64 = 128 of 256)
     assert imb(1.18, 0, 64, 256, 2.0) == 1.18
-    assert imb(1.18, 2, 64, 256, 2.0) == pytest.approx(1.045)
-    assert imb(1.18, 4, 64, 256, 2.0) == 1.0
-    vals = [imb(1.18, r, 16, 256, 2.0) for r in range(0, 20)]
+    assert imb(1.18, 128, 64, 256, 2.0) == pytest.approx(1.045)
+    assert imb(1.18, 256, 64, 256, 2.0) == 1.0
+    vals = [imb(1.18, r, 16, 256, 2.0) for r in range(0, 320, 16)]
     assert all(a >= b for a, b in zip(vals, vals[1:]))
     base = seed000_spec(7, requests=10)
-    d0 = prepare(dc.replace(base, features=dc.replace(base.features, redundant_experts=0))).decode_model
-    d2 = prepare(base).decode_model
-    assert d2.imb < d0.imb
+    none = dc.replace(base, roles=tuple((n, dc.replace(r, redundant_experts=0)) for n, r in base.roles))
+    d0, d2 = prepare(none).decode_model, prepare(base).decode_model
+    assert d2.imb < d0.imb and d2.e_loc == (256 + 128) / 64
     # a compute-bound prefill step: the routed GEMMs and EP traffic shrink with the imbalance
-    p0 = prepare(dc.replace(base, features=dc.replace(base.features, redundant_experts=0))).prefill_model
+    p0 = prepare(none).prefill_model
     p2 = prepare(base).prefill_model
     assert p2.imb < p0.imb
     assert p2.prefill_step([(16384, 0)]) < p0.prefill_step([(16384, 0)])
@@ -144,18 +149,23 @@ def test_chunked_prefill_interference_in_aggregated_serving():
     m = prepare(q).serve_model
     assert m.mixed_step([(2048, 0)], 32, 32 * 2500, 32) > 1.5 * m.decode_step(32, 32 * 2500, 32)
     big = simulate(q, series=False)
-    small = simulate(dc.replace(q, roles=(("serve", dc.replace(q.role("serve"), chunk_size=256)),)), series=False)
-    assert small.tpot_ms["p99"] < big.tpot_ms["p99"]
+    # a smaller step budget (vLLM's max_num_batched_tokens is the chunk) puts fewer prefill tokens
+    # beside each decode step: the longest step a decode waits for (the inter-token latency) is
+    # shorter, and prompts take more steps (vLLM's tuning guide: smaller budgets, better ITL)
+    small_role = dc.replace(q.role("serve"), chunk_size=256, max_num_batched_tokens=512)
+    small = simulate(dc.replace(q, roles=(("serve", small_role),)), series=False)
+    assert m.mixed_step([(512 - 32, 0)], 32, 32 * 2500, 32) < m.mixed_step([(2048, 0)], 32, 32 * 2500, 32)
     assert small.ttft_s["mean"] > big.ttft_s["mean"]
 
 
-def test_prefix_cache_cuts_prefill_and_kv_transfer():
+def test_prefix_cache_cuts_prefill_but_not_the_kv_transfer():
     base = seed000_spec(7, requests=1200)
     hit = dc.replace(base, features=dc.replace(base.features, prefix_cache_hit_rate=0.6))
     a, b = simulate(base, series=False), simulate(hit, series=False)
     ta, tb = a.binds["time_shares"], b.binds["time_shares"]
     assert tb["prefill"]["mean_s"] < ta["prefill"]["mean_s"]
-    assert tb["kv_transfer"]["mean_s"] < ta["kv_transfer"]["mean_s"]
+    # decode needs the whole prompt's KV, cached prefix or not (sncc.cost.kv_transfer)
+    assert tb["kv_transfer"]["mean_s"] == pytest.approx(ta["kv_transfer"]["mean_s"], rel=0.05)
 
 
 def test_on_demand_admission_blocks_then_preempts():
@@ -230,85 +240,6 @@ def test_bursty_arrivals_have_the_requested_cv():
     p = simulate(dc.replace(base, workload=dc.replace(wl, requests=1500)), series=False)
     b = simulate(dc.replace(base, workload=dc.replace(wl, requests=1500, burstiness=1 / 9)), series=False)
     assert b.saturated["percentiles"]["client_ttft_s"]["p90"] > p.saturated["percentiles"]["client_ttft_s"]["p90"]
-
-
-def test_trace_reader_errors_carry_the_line(tmp_path):
-    from sncc.workload.trace import TraceError, read_trace
-
-    assert read_trace(str(TRACES / "small.csv")) == [(1024, 256, 0.0), (2048, 128, 0.5), (512, 64, 0.75)]
-    with pytest.raises(TraceError) as e:
-        read_trace(str(TRACES / "bad-cell.csv"))
-    assert (e.value.line, e.value.col) == (3, 5) and "output_len" in str(e.value)
-    cases = {"1,2\n3,4,5\n": (2, 1, "either every row"), "10,2,1\n3,4,0.5\n": (2, 5, "before the previous"),
-             "10,0\n": (1, 4, "positive"), "10\n": (1, 1, "2 or 3 columns"), "20000,5\n": (1, 1, "exceeds")}
-    for text, (line, col, words) in cases.items():
-        f = tmp_path / "t.csv"
-        f.write_text(text)
-        with pytest.raises(TraceError) as e:
-            read_trace(str(f), max_input=16384)
-        assert (e.value.line, e.value.col) == (line, col) and words in e.value.message, (text, e.value)
-    with pytest.raises(TraceError):
-        read_trace(str(tmp_path / "missing.csv"))
-
-
-def _plan(tmp_path, workload: str, optimize: str = ""):
-    from sncc.compiler import compile_file
-    from sncc.source import SourceFile
-
-    text = f'''plan "t" {{
-  hardware {{ system = "atlas-800-a2"  nodes = 1  cann = "8.3.RC2" }}
-  engine "vllm-ascend" {{ version = "v0.11.0" }}
-  model "qwen3-32b" {{ quant = bf16 }}
-  serve {{ devices = 8  tp = 8  max_num_seqs = 64  max_num_batched_tokens = 8k  chunked_prefill = 8k }}
-  {optimize}
-  workload {{ {workload}
-             input {{ mean = 2k  max = 16k }}  output {{ mean = 512  max = 4k }} }}
-  slo {{ ttft < 2s }}
-}}
-'''
-    p = tmp_path / "plan.sn"
-    p.write_text(text)
-    return compile_file(SourceFile(str(p), text))
-
-
-def test_trace_plan_check_and_simulation(tmp_path):
-    from sncc.sim.from_plan import spec_from_plan
-
-    (tmp_path / "tr.csv").write_text("input_len,output_len\n100,10\n200,20\n")
-    comp = _plan(tmp_path, 'requests = 4  concurrency = 2  trace = "tr.csv"')
-    assert not [d for d in comp.diagnostics if d.is_error]
-    spec = spec_from_plan(comp.plan, comp.resolved)
-    c = prepare(spec)
-    assert c.prompts == [100, 200, 100, 200] and c.outputs == [10, 20, 10, 20]
-    (tmp_path / "bad.csv").write_text("100,10\n\n200,x\n")
-    bad = _plan(tmp_path, 'requests = 4  concurrency = 2  trace = "bad.csv"')
-    errs = [d for d in bad.diagnostics if d.is_error]
-    assert [d.code.code for d in errs] == ["SN2015"] and "bad.csv:3:5" in errs[0].message
-    assert bad.source.line_col(errs[0].span.start)[0] == 7
-    # arrivals in the trace drive an open loop; requests default to the rows
-    (tmp_path / "arr.csv").write_text("100,10,0\n200,20,2.5\n")
-    spec = spec_from_plan(_plan(tmp_path, 'trace = "arr.csv"').plan, _plan(tmp_path, 'trace = "arr.csv"').resolved)
-    r = simulate(spec, series=False)
-    assert spec.workload.requests == 2 and r.requests_completed == 2
-    # arrivals in the trace and a `rate` or `concurrency` too: one arrival mode (SN2016)
-    for mode in ("rate = 4", "concurrency = 2"):
-        both = _plan(tmp_path, f'{mode}  trace = "arr.csv"')
-        errs = [d for d in both.diagnostics if d.is_error]
-        assert [d.code.code for d in errs] == ["SN2016"] and "arrival" in errs[0].message
-    lengths_only = _plan(tmp_path, 'rate = 4  trace = "tr.csv"')        # the corrected twin
-    assert not [d for d in lengths_only.diagnostics if d.is_error]
-
-
-def test_burstiness_and_turns_in_plans(tmp_path):
-    from sncc.sim.from_plan import spec_from_plan
-
-    comp = _plan(tmp_path, "requests = 40  rate = 2  burstiness = 3  turns = 4  think_time = 5s",
-                 "optimize { prefix_cache_hit = 0.9 }")
-    assert not [d for d in comp.diagnostics if d.is_error], comp.diagnostics
-    wl = spec_from_plan(comp.plan, comp.resolved).workload
-    assert (wl.burstiness, wl.turns, wl.think_time, wl.rate) == (3.0, 4, 5.0, 2.0)
-    bad = _plan(tmp_path, "requests = 40  rate = 2  burstiness = 0")     # any burstiness > 0 is valid
-    assert any(d.is_error for d in bad.diagnostics)
 
 
 def test_multi_turn_reuse_comes_from_the_conversation():

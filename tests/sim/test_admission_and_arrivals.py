@@ -89,6 +89,12 @@ def _qwen(workload: str, slo: str = "ttft < 1s", seqs: int = 64, optimize: str =
 # ============================================================ 1. requests that can never fit
 def test_requests_longer_than_the_pool_raise_unadmittable_with_the_pool_sizing():
     spec = _spec(R1_A2)
+    # a hand-made pool (a goodput trial or a hand-built spec can outgrow the plan's): 15 blocks
+    serve = dc.replace(spec.role("serve"), kv_budget_bytes_per_device=None, memory=None)
+    c0 = prepare(dc.replace(spec, roles=(("serve", serve),)))
+    mem = c0.pool_memory["serve"][0]
+    budget = 15 * serve.block_size * mem.kv_per_token
+    spec = dc.replace(spec, roles=(("serve", dc.replace(serve, kv_budget_bytes_per_device=budget)),))
     with pytest.raises(Unadmittable) as e:
         simulate(spec)
     err = e.value
@@ -97,15 +103,12 @@ def test_requests_longer_than_the_pool_raise_unadmittable_with_the_pool_sizing()
     pool = c.serve_blocks * c.block_size
     # the count is every request whose prompt + output outgrows one DP rank's pool (on-demand)
     want = sum(1 for p, o in zip(c.prompts, c.outputs) if -(-(p + o) // c.block_size) > c.serve_blocks)
-    assert err.count == want == 362 and err.requests == 500 and err.pool_tokens == pool == 1920
+    assert err.count == want > 0 and err.requests == 500 and err.pool_tokens == pool == 1920
     msg = str(err)
     assert f"{want} of 500 requests can never be served" in msg and f"{pool} tokens" in msg
-    budget = c.info["serve.kv_budget_bytes_per_device"]
-    assert f"{budget / 2**30:.2f} GiB of KV per device" in msg
-    # how the pool was sized: the profile's fitted reserve and its utilisation, and check's reserve
-    assert "memory.runtime_reserve_bytes 13.4 GB" in msg and "fitted to seed-000" in msg
-    assert "memory.gpu_memory_utilization 0.92" in msg
-    assert "engines.toml's sourced activation reserve (3.50 GiB)" in msg
+    # how the pool was sized: sncc's one memory model, the budget `sncc check` uses too
+    assert "sncc's one memory model" in msg and "memory utilization 0.9" in msg
+    assert "runtime reserve 3.50 GiB" in msg and "HCCL buffers" in msg
 
 
 def test_reserve_max_tokens_names_the_reservation():
@@ -117,23 +120,25 @@ def test_reserve_max_tokens_names_the_reservation():
     assert "reserved output tokens (max_tokens; kv_admission reserve-max-tokens)" in str(e.value)
 
 
-def test_sncc_simulate_reports_an_unadmittable_plan_and_exits_1(tmp_path):
+#: R1 on 8 A2 devices at a 64k context: one sequence at full context does not fit (SN4004)
+R1_A2_TIGHT = R1_A2.replace("nodes = 4", "nodes = 1").replace(
+    "serve { instances = 2  devices = 16  tp = 4  ep = 4", "serve { instances = 1  devices = 8  tp = 1  ep = 8").replace(
+    'model "deepseek-r1" { quant = w8a8 }', 'model "deepseek-r1" { quant = w8a8  max_model_len = 64k }')
+
+
+def test_check_and_simulate_refuse_a_plan_whose_pool_holds_no_full_context_request(tmp_path):
+    """One memory model: the pool that would make requests unservable in the simulator is the
+    one `sncc check` sizes, so the plan is an SN4004 error there and `simulate` exits 1 on it."""
     from sncc.cli import main
 
-    for text, count in ((R1_A2, "362 of 500"), (R1_A3_16, "77 of 300")):
-        path = _write(tmp_path, text)
-        check = CliRunner().invoke(main, ["check", path])
-        assert check.exit_code == 0, check.output            # `sncc check` passes the plan
-        for fmt in ("text", "json"):
-            res = CliRunner().invoke(main, ["simulate", "--format", fmt, path])
-            assert res.exit_code == 1, res.output
-            assert "Traceback" not in res.output and "internal error" not in res.output
-            # text: nothing on stdout; json: the SN4004 diagnostics document (tests/test_user_fixes3_cli.py)
-            assert res.stdout == "" if fmt == "text" else '"SN4004"' in res.stdout
-            err = res.stderr[res.stderr.index("sncc: error: "):]       # after the check's warnings
-            assert f"sncc: error: {count} requests can never be served" in err
-            # the check's budget, so the user sees why check passed
-            assert "`sncc check`'s budget: HBM 64.00 GiB x 0.9" in err and "reserve 3.50 GiB" in err
+    path = _write(tmp_path, R1_A2_TIGHT)
+    check = CliRunner().invoke(main, ["check", path])
+    assert check.exit_code == 1 and "SN4004" in check.output, check.output
+    for fmt in ("text", "json"):
+        res = CliRunner().invoke(main, ["simulate", "--format", fmt, path])
+        assert res.exit_code == 1, res.output
+        assert "Traceback" not in res.output and "internal error" not in res.output
+        assert "SN4004" in (res.stdout if fmt == "json" else res.output)
 
 
 def _empty_table(n: int = 4):
@@ -273,8 +278,9 @@ def test_open_loop_qpm_is_the_offered_rate_when_the_deployment_keeps_up():
         sat = r.saturated
         assert sat["window"] == "arrivals-10-90" and sat["queue_growth"] < 0.01
         assert sat["qpm"] == pytest.approx(60 * rate, rel=0.03), (rate, sat["qpm"])
-        # exactly the window's requests over the window length
-        assert sat["qpm"] == pytest.approx(sat["requests"] / (sat["end_s"] - sat["start_s"]) * 60, rel=1e-9)
+        # the window's requests over the window length (or over the span of their dispatches,
+        # which a dispatch waiting for the next step boundary stretches by a fraction of a step)
+        assert sat["qpm"] == pytest.approx(sat["requests"] / (sat["end_s"] - sat["start_s"]) * 60, rel=1e-3)
 
 
 def test_open_loop_qpm_of_the_long_output_plan_is_not_lagged(tmp_path):

@@ -22,7 +22,7 @@ from sncc.sim.calibration.scenarios import seed000_spec
 from sncc.sim.spec import LengthDist, RoleSpec
 
 PROMPT = 4096
-TINY_ETA = 1e-4
+TINY_ETA = 3e-5
 
 
 def _profile(tmp_path, layerwise: bool, eta: float = TINY_ETA) -> str:

@@ -36,7 +36,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as _toml
 
-HERE = os.path.dirname(__file__)
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PLAN = os.path.join(HERE, "fixtures", "plans", "qwen3-32b-h200.sn")
 
 
