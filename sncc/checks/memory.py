@@ -31,7 +31,7 @@ def check_kv_fits(plan, r):
             continue
         util_span = _util_span(plan, role)
         parts = (f"weights {gib(mem.weights)} + KV {gib(mem.kv_per_seq)} per sequence at {format_tokens(mem.context)} tokens"
-                 f" + reserve {gib(mem.reserve)}" + (f" + HCCL buffers {gib(mem.hccl)}" if mem.hccl else ""))
+                 f" + reserve {gib(mem.reserve)}" + (f" + {mem.comm} buffers {gib(mem.hccl)}" if mem.hccl else ""))
         have = f"{gib(mem.budget)} ({gib(mem.hbm)} × {mem.utilization:g})"
         related = [Related(r.max_model_len_span, r.max_model_len_note)] if r.max_model_len_span and name != "prefill" else []
         if util_span:

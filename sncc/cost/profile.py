@@ -101,6 +101,8 @@ KINDS: Dict[str, str] = {
     "model_quant": "a table {model = \"...\", quant = \"...\"}",
     "text": "a string",
     "text_list": "a list of strings",
+    "loo_records": ("a list of leave-one-out records {id, group, metric, family, residual > -1, features} "
+                    "(bench/calibration.py --write)"),
     "residuals": ("a table of residual families (ttft, tpot, throughput, ...) -> lists of numbers "
                   "predicted/measured - 1, each > -1 for ttft, tpot and throughput"),
 }
@@ -156,6 +158,8 @@ OPTIONAL: Dict[str, str] = {
     "calibration.other_generation_residual": "fraction_lt1",
     "calibration.serving_uncertainty": "fraction_lt1",
     "calibration.derived_residual": "fraction_lt1",
+    "calibration.loo": "loo_records",
+    "calibration.typical_distance": "nonnegative",
 }
 
 #: residual families that bound SLO intervals (sncc.sim.engine.metrics.interval needs r > -1)
@@ -195,6 +199,11 @@ def _value_problem(kind: str, v: Any) -> Optional[str]:
               and all(a < b for a, b in zip(ep, ep[1:]))
               and all(_is_number(x) and x > 0 for x in d + c))
         return None if ok else f"must be {KINDS[kind]}, got {v!r}"
+    if kind == "loo_records":
+        ok = isinstance(v, list) and all(
+            isinstance(r, dict) and isinstance(r.get("family"), str) and _is_number(r.get("residual"))
+            and r["residual"] > -1 and isinstance(r.get("features"), dict) for r in v)
+        return None if ok else f"must be {KINDS[kind]}"
     if kind == "residuals":
         if not isinstance(v, dict):
             return f"must be {KINDS[kind]}, got {v!r}"

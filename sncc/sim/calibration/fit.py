@@ -26,6 +26,10 @@ Measurements file (TOML or JSON; every key below, nothing else)::
     tpot_ms = 47
     qpm = 608
     requests = 1500                              # optional: shorter run while fitting
+    [[point]]
+    plan = "out/plan.sn"
+    bench_result = "out/bench-result.json"       # `vllm bench serve --save-result` output (bench.sh):
+                                                 # client TTFT, TPOT, QPM and output tokens/s over the run
 
 Decisions: without ``fit`` the fit moves only the constants the measured metrics inform
 (:data:`METRIC_CONSTANTS`) and refuses when they outnumber the measured values; every constant
@@ -53,9 +57,26 @@ else:  # pragma: no cover
 
 #: measured metric key -> (family, getter on a SimResult)
 METRICS: Dict[str, Tuple[str, Callable[[Any], float]]] = {
+    # the steady state (the SLO window) when the run has one, else the whole run
     "ttft_s": ("ttft", lambda r: r.saturated["ttft_s"] if r.saturated else r.ttft_s["mean"]),
     "tpot_ms": ("tpot", lambda r: r.saturated["tpot_ms"] if r.saturated else r.tpot_ms["mean"]),
     "qpm": ("throughput", lambda r: r.saturated["qpm"] if r.saturated else r.qpm),
+    # over the whole run, as a benchmark client measures it (``bench_result``): client TTFT
+    # (proxy queue + engine TTFT), mean TPOT, completed requests and output tokens per second
+    "client_ttft_s": ("ttft", lambda r: r.ttft_s["mean"] + r.queue_s["mean"]),
+    "run_tpot_ms": ("tpot", lambda r: r.tpot_ms["mean"]),
+    "run_qpm": ("throughput", lambda r: r.qpm),
+    "output_tokens_per_s": ("throughput", lambda r: r.output_tokens_per_s),
+}
+
+#: ``vllm bench serve --save-result`` JSON key -> (measured metric, factor to its unit); the keys of
+#: vLLM's ``vllm/benchmarks/serve.py`` result dict (``mean_<metric>_ms``, ``request_throughput``
+#: [req/s], ``output_throughput`` [tok/s]; the same names in ``benchmarks/benchmark_serving.py``)
+BENCH_RESULT_KEYS: Dict[str, Tuple[str, float]] = {
+    "mean_ttft_ms": ("client_ttft_s", 1e-3),
+    "mean_tpot_ms": ("run_tpot_ms", 1.0),
+    "request_throughput": ("run_qpm", 60.0),
+    "output_throughput": ("output_tokens_per_s", 1.0),
 }
 
 
@@ -190,9 +211,11 @@ def format_table(rows: Sequence[Row]) -> str:
 # ------------------------------------------------------------------ sncc calibrate
 #: keys a measurements file takes at the top level and in one ``[[point]]``
 TOP_KEYS: Tuple[str, ...] = ("profile", "fit", "residual_floor", "point", "points")
-POINT_KEYS: Tuple[str, ...] = ("plan",) + tuple(METRICS) + ("requests",)
+POINT_KEYS: Tuple[str, ...] = ("plan",) + tuple(METRICS) + ("requests", "bench_result")
 #: unit of each measured metric, for messages
-METRIC_UNITS: Dict[str, str] = {"ttft_s": "seconds", "tpot_ms": "milliseconds", "qpm": "requests per minute"}
+METRIC_UNITS: Dict[str, str] = {"ttft_s": "seconds", "tpot_ms": "milliseconds", "qpm": "requests per minute",
+                                "client_ttft_s": "seconds", "run_tpot_ms": "milliseconds",
+                                "run_qpm": "requests per minute", "output_tokens_per_s": "tokens per second"}
 
 #: Measured metric -> the profile constants it informs, most direct first.  Without
 #: ``fit = [...]`` the fit moves the union over the metrics the points measure, and nothing else:
@@ -210,9 +233,12 @@ METRIC_UNITS: Dict[str, str] = {"ttft_s": "seconds", "tpot_ms": "milliseconds", 
 #: value); any other constant is fitted only when ``fit = [...]`` names it.
 METRIC_CONSTANTS: Dict[str, Tuple[str, ...]] = {
     "ttft_s": ("compute.eta_c_gemm_prefill", "overhead.prefill_step_s"),
-    "tpot_ms": ("compute.eta_m", "compute.eta_c_attn_decode", "compute.vector_s_per_token_layer_decode",
-                "overhead.decode_graph_step_s"),
-    "qpm": ("memory.runtime_reserve_bytes",),
+    "tpot_ms": ("compute.eta_m", "compute.eta_c_attn_decode", "overhead.decode_graph_step_s"),
+    "qpm": ("compute.eta_m", "overhead.decode_graph_step_s"),
+    "client_ttft_s": ("compute.eta_c_gemm_prefill", "overhead.prefill_step_s"),
+    "run_tpot_ms": ("compute.eta_m", "compute.eta_c_attn_decode", "overhead.decode_graph_step_s"),
+    "run_qpm": ("compute.eta_m", "overhead.decode_graph_step_s"),
+    "output_tokens_per_s": ("compute.eta_m", "overhead.decode_graph_step_s"),
 }
 
 #: Bounded least squares: a fitted constant stays within this factor of its base value either way
@@ -244,6 +270,9 @@ class Point:
     requests: Optional[int] = None
     n: int = 0
     file: str = ""
+    #: the benchmark's own ``max_concurrency`` / ``request_rate`` (``bench_result``), checked
+    #: against the plan's workload
+    bench: Optional[Dict[str, Any]] = None
 
     @property
     def where(self) -> str:
@@ -380,8 +409,15 @@ def load_measurements(path: str) -> Tuple[str, List[str], List[Point]]:
                 if not (_is_number(v) and v > 0):
                     raise CalibrationError(f"{where}: {k} must be a number > 0 ({METRIC_UNITS[k]}), got {v!r}")
                 meas[k] = float(v)
+        bench = None
+        if "bench_result" in p:
+            got, bench = read_bench_result(p["bench_result"], here, where)
+            for k, v in got.items():
+                if k in meas:
+                    raise CalibrationError(f"{where}: {k} is given and also read from bench_result; give one")
+                meas[k] = v
         if not meas:
-            raise CalibrationError(f"{where} has none of {', '.join(METRICS)}")
+            raise CalibrationError(f"{where} has none of {', '.join(METRICS)} and no bench_result")
         req = p.get("requests")
         if req is not None and not (isinstance(req, int) and not isinstance(req, bool) and req >= 1):
             raise CalibrationError(f"{where}: requests must be a whole number >= 1, got {req!r}")
@@ -389,8 +425,68 @@ def load_measurements(path: str) -> Tuple[str, List[str], List[Point]]:
         if not os.path.isfile(plan):
             what = "is a directory" if os.path.isdir(plan) else "not found"
             raise CalibrationError(f"{where}: plan: {plan} {what}")
-        points.append(Point(plan, meas, req, n, path))
+        if req is None and bench and bench.get("requests"):
+            req = int(bench["requests"])            # the run-level metrics are the benchmark's run
+        points.append(Point(plan, meas, req, n, path, bench))
     return base, list(fit_keys), points
+
+
+#: the largest bench result file read [B] (a `--save-result` file with per-request lists of a
+#: long run is a few MB)
+MAX_BENCH_RESULT_BYTES = 64 * 2**20
+
+
+def read_bench_result(name: Any, here: str, where: str) -> Tuple[Dict[str, float], Dict[str, Any]]:
+    """Measured metrics of a ``vllm bench serve --save-result`` JSON file (the ``bench.sh`` that
+    ``sncc build`` writes runs it), keyed as :data:`METRICS`: ``client_ttft_s`` (``mean_ttft_ms``:
+    the client's TTFT, queue included), ``run_tpot_ms`` (``mean_tpot_ms``), ``run_qpm``
+    (``request_throughput`` x 60) and ``output_tokens_per_s`` (``output_throughput``), each over
+    the whole benchmark; a key the file lacks is skipped.  ``name`` is relative to ``here``.
+    Returns (metrics, run) with ``run`` the benchmark's ``requests`` (``completed`` +
+    ``failed``), ``max_concurrency`` and ``request_rate`` where the file gives them.
+
+    Raises :class:`CalibrationError` naming the file for a missing, special or unreadable file,
+    bad JSON, no known key, or a value that is not a number > 0."""
+    if not isinstance(name, str) or not name:
+        raise CalibrationError(f"{where}: bench_result must be the path of a `vllm bench serve --save-result` "
+                               f"JSON file, got {name!r}")
+    from sncc.source import read_bytes_limited
+    from sncc.syntax.imports import not_a_regular_input
+
+    path = name if os.path.isabs(name) else os.path.join(here, name)
+    why = not_a_regular_input(path)
+    if why:
+        raise CalibrationError(f"{where}: bench_result: {path} {why}")
+    try:
+        doc = json.loads(read_bytes_limited(path, MAX_BENCH_RESULT_BYTES, regular_only=True).decode("utf-8"))
+    except FileNotFoundError:
+        raise CalibrationError(f"{where}: bench_result: {path} not found") from None
+    except (OSError, ValueError) as e:       # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        raise CalibrationError(f"{where}: bench_result: {path} is not a readable JSON file: "
+                               f"{getattr(e, 'strerror', None) or e}") from None
+    if not isinstance(doc, dict):
+        raise CalibrationError(f"{where}: bench_result: {path} is not a JSON object (a `--save-result` file)")
+    out: Dict[str, float] = {}
+    for key, (metric, k) in BENCH_RESULT_KEYS.items():
+        if key not in doc or doc[key] is None:
+            continue
+        v = doc[key]
+        if not (_is_number(v) and v > 0):
+            raise CalibrationError(f"{where}: bench_result: {path}: {key} must be a number > 0, got {v!r}")
+        out[metric] = float(v) * k
+    if not out:
+        raise CalibrationError(f"{where}: bench_result: {path} has none of {', '.join(BENCH_RESULT_KEYS)} "
+                               "(not a `vllm bench serve --save-result` file?)")
+    run: Dict[str, Any] = {"file": path}
+    done = doc.get("completed")
+    if isinstance(done, int) and not isinstance(done, bool) and done > 0:
+        failed = doc.get("failed")
+        run["requests"] = done + (failed if isinstance(failed, int) and not isinstance(failed, bool) else 0)
+    for key in ("max_concurrency", "request_rate"):
+        v = doc.get(key)
+        if _is_number(v) and v > 0 and v != float("inf"):
+            run[key] = float(v)
+    return out, run
 
 
 def _spec_of(plan_path: str, profile: str, requests: Optional[int], where: str = ""):
@@ -414,6 +510,19 @@ def _spec_of(plan_path: str, profile: str, requests: Optional[int], where: str =
         conc = min(wl.concurrency, requests) if wl.concurrency else None
         spec = replace(spec, workload=replace(wl, requests=requests, concurrency=conc))
     return spec
+
+
+def bench_problem(pt: "Point", spec: Any) -> None:
+    """Raise :class:`CalibrationError` when a point's benchmark ran another load than its plan
+    states (the run-level figures would describe a different run): ``max_concurrency`` against the
+    workload's ``concurrency``, ``request_rate`` against its ``rate``."""
+    b = pt.bench or {}
+    wl = spec.workload
+    for key, mine, what in (("max_concurrency", wl.concurrency, "concurrency"), ("request_rate", wl.rate, "rate")):
+        if key in b and (mine is None or abs(float(mine) - b[key]) > 1e-9 * max(1.0, b[key])):
+            raise CalibrationError(f"{pt.where}: bench_result {b['file']} ran at {key} {b[key]:g}, but the plan's "
+                                   f"workload has {what} {mine if mine is not None else 'unset'}; simulate the "
+                                   "load the benchmark ran (the plan `sncc build` wrote bench.sh from)")
 
 
 def default_fit_keys(raw: Dict[str, Any], metrics: Sequence[str]) -> List[str]:
@@ -512,6 +621,8 @@ def fit(base: str, keys: Sequence[str], points: Sequence[Point], *, max_evals: i
             "measure more points or name the constants to fit, e.g. fit = ["
             + ", ".join(f'"{k}"' for k in suggest) + "]")
     specs = [(pt, _spec_of(pt.plan, base, pt.requests, pt.where)) for pt in points]
+    for pt, spec in specs:
+        bench_problem(pt, spec)
     for pt, spec in specs:
         problem = chip_problem(prof, spec)
         if problem:
