@@ -82,7 +82,10 @@ def engine_reserve(engine_kind: str | None, role_name: str | None = None) -> Res
 class MemoryBreakdown:
     """Memory of one device of a role, in bytes.
 
-    ``kv_per_seq`` is the KV of one sequence at ``context`` tokens; ``seqs`` the sequences the
+    ``kv_per_seq`` is the KV of one sequence at ``context`` tokens plus ``state_per_seq``, the
+    linear-attention state one running sequence holds on the device whatever its length (hybrid
+    linear models, :func:`sncc.catalog.arch.linear_state_bytes_per_seq` over TP and PP; 0
+    otherwise); ``seqs`` the sequences the
     device must hold (``max_num_seqs`` of its attention group, or for a prefill role the prompts
     of one step).  ``reserve_note`` says where the reserve comes from (``fitted: ...`` when fitted);
     ``comm`` names what ``hccl`` holds (``HCCL`` or ``NCCL`` buffers, or ``""``)."""
@@ -99,6 +102,7 @@ class MemoryBreakdown:
     reserve_note: str = ""
     comm: str = "HCCL"
     outside: "OutsideBudget | None" = None
+    state_per_seq: int = 0
 
     @property
     def outside_room(self) -> int:
@@ -113,8 +117,8 @@ class MemoryBreakdown:
 
     @property
     def kv_per_seq(self) -> int:
-        """KV bytes of one sequence at full context."""
-        return int(self.kv_per_token * self.context)
+        """KV bytes of one sequence at full context, its linear-attention state included."""
+        return int(self.kv_per_token * self.context) + self.state_per_seq
 
     @property
     def kv_needed(self) -> int:
@@ -143,7 +147,7 @@ class MemoryBreakdown:
         """Longest context (tokens) one sequence may reach with ``seqs`` sequences admitted."""
         if self.kv_per_token <= 0 or self.seqs <= 0:
             return self.context
-        return max(0, int(self.kv_budget / (self.kv_per_token * self.seqs)))
+        return max(0, int((self.kv_budget - self.state_per_seq * self.seqs) / (self.kv_per_token * self.seqs)))
 
 
 def hccl_buffsize_mb(env: dict[str, str], moe_ep: bool = False) -> int:
@@ -293,19 +297,24 @@ def device_memory(arch, quant: str | None, kv_dtype: str, tp: int, dp: int, pp: 
                   redundant_experts: int = 0, mtp: bool = False, expert_parallel: bool = True,
                   kv_bytes_per_token: float | None = None,
                   weight_bytes=None, vendor: str = "ascend",
-                  reserve_note: str = "", outside: "OutsideBudget | None" = None) -> MemoryBreakdown:
+                  reserve_note: str = "", outside: "OutsideBudget | None" = None,
+                  ep_size: int | None = None) -> MemoryBreakdown:
     """Memory of one device of a role — the arithmetic of the one memory model.
 
     ``redundant_experts`` is the instance's total of extra expert slots; ``expert_parallel`` says
     whether the role runs an EP dispatch (its EP group of ``tp × dp`` devices is then a
-    communicator); ``kv_bytes_per_token`` overrides the all-layer KV bytes per token of the whole
+    communicator); ``ep_size`` is that group's size when the caller knows it
+    (:attr:`sncc.facts.model.RoleFacts.ep_size`; default ``tp × dp`` with expert parallelism, else
+    1); ``kv_bytes_per_token`` overrides the all-layer KV bytes per token of the whole
     model (divided here like the catalog's: MLA replicated over TP, GQA split by KV heads);
     ``hccl_mb`` is HCCL_BUFFSIZE [MB] (:func:`hccl_buffsize_mb`, Ascend only); ``vendor`` picks
     HCCL or NCCL buffers (:func:`comm_buffer_bytes`); ``weight_bytes`` see
     :func:`weights_per_device`; ``outside`` the memory the device needs beyond the engine's budget
-    (:func:`outside_budget`).  Raises ValueError when ``tp`` does not split the KV heads and
+    (:func:`outside_budget`).  A hybrid linear-attention model's per-sequence state
+    (:func:`sncc.catalog.arch.linear_state_bytes_per_seq`, model dtype BF16) is sharded with its
+    heads over ``tp`` and its layers over ``pp`` (``MemoryBreakdown.state_per_seq``).  Raises ValueError when ``tp`` does not split the KV heads and
     KeyError for an unknown KV dtype or quantization."""
-    from sncc.catalog.arch import kv_bytes_per_token as _kv_all, kv_bytes_per_token_per_device
+    from sncc.catalog.arch import kv_bytes_per_token as _kv_all, kv_bytes_per_token_per_device, linear_state_bytes_per_seq
 
     moe = bool(getattr(arch, "is_moe", False))
     w = weights_per_device(arch, quant, tp, dp, pp, redundant_experts if moe else 0, mtp=mtp,
@@ -314,11 +323,13 @@ def device_memory(arch, quant: str | None, kv_dtype: str, tp: int, dp: int, pp: 
     if kv_bytes_per_token is not None:
         kv_tok *= kv_bytes_per_token / _kv_all(arch, kv_dtype, include_mtp=mtp)
     kv_tok /= pp
-    ep_size = tp * dp if (moe and expert_parallel) else 1
+    if ep_size is None:
+        ep_size = tp * dp if (moe and expert_parallel) else 1
     comm, kind = comm_buffer_bytes(vendor, tp, ep_size, pp, hccl_mb)
     budget = int(hbm_bytes * utilization)
+    state = int(linear_state_bytes_per_seq(arch) / (tp * pp))
     return MemoryBreakdown(budget, int(hbm_bytes), utilization, w, int(reserve_bytes), comm, kv_tok, context, seqs,
-                           reserve_note, kind, outside)
+                           reserve_note, kind, outside, state)
 
 
 # ----------------------------------------------------------------------------- outside the budget
@@ -388,7 +399,8 @@ def outside_budget(engine_kind: str | None, engine_version: str | None, vendor: 
 # ----------------------------------------------------------------------------- one role of a plan
 def role_memory(plan, facts, role_name: str, role=None) -> MemoryBreakdown | None:
     """Memory breakdown of one device of role ``role_name`` (None when the chip or model is
-    unknown, the chip has no HBM figure, or ``tp`` does not split the KV heads).
+    unknown, the chip has no HBM figure, ``tp × dp × pp`` is not the role's declared ``devices``
+    (SN3001 reports it), or ``tp`` does not split the KV heads).
 
     Everything comes from the facts (:class:`sncc.facts.model.RoleFacts`): parallelism, expert
     parallelism, redundant experts, the speculative setting in force (MTP weights and KV layer
@@ -402,6 +414,8 @@ def role_memory(plan, facts, role_name: str, role=None) -> MemoryBreakdown | Non
     rf = facts.roles.get(role_name)
     if arch is None or chip is None or rf is None or not getattr(chip, "hbm_bytes", None):
         return None
+    if rf.devices_declared and rf.devices != rf.devices_declared:
+        return None   # the parallelism does not cover the declared devices (SN3001): no layout to size
     if role_name == "prefill":
         context = max(rf.max_num_batched_tokens, plan.workload.input.max)
         seqs = 1
@@ -419,7 +433,7 @@ def role_memory(plan, facts, role_name: str, role=None) -> MemoryBreakdown | Non
         return device_memory(arch, facts.quant or "bf16", facts.kv_dtype, rf.tp, rf.dp, rf.pp,
                              hbm_bytes=chip.hbm_bytes, utilization=rf.memory_utilization, reserve_bytes=res.bytes,
                              hccl_mb=hccl, context=context, seqs=seqs, redundant_experts=rf.redundant_experts,
-                             mtp=mtp, expert_parallel=rf.expert_parallel,
+                             mtp=mtp, expert_parallel=rf.expert_parallel, ep_size=rf.ep_size,
                              weight_bytes=getattr(facts, "weight_bytes_per_param", None) or None,
                              vendor=facts.vendor or str(getattr(chip, "vendor", "")), reserve_note=res.note,
                              outside=out)

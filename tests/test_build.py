@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from click.testing import CliRunner
 
-from conftest import ROOT
+from expect import ROOT
 from sncc.cli import main
 
 SEED = str(ROOT / "examples" / "deepseek-r1-a3-7p1d.sn")

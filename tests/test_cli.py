@@ -9,7 +9,7 @@ import sys
 import jsonschema
 from click.testing import CliRunner
 
-from conftest import ROOT
+from expect import ROOT
 from sncc.cli import main
 from sncc.resources import schema
 

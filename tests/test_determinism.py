@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, compile_text
+from expect import ROOT, compile_text
 
 EXAMPLES = sorted((ROOT / "examples").glob("*.sn"))
 SEED = ROOT / "examples" / "deepseek-r1-a3-7p1d.sn"

@@ -8,7 +8,7 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
-from conftest import ROOT, compile_text
+from expect import ROOT, compile_text
 from sncc.emit import emit_all
 from sncc.emit.validate import validate_output
 

@@ -4,7 +4,7 @@ dropped from the outputs yet credited by the simulator)."""
 
 from __future__ import annotations
 
-from conftest import compile_text
+from expect import compile_text
 
 PLAN = '''plan "llama-h100" {
   model "llama-3.1-70b" { quant = bf16 }

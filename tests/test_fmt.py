@@ -8,7 +8,7 @@ import stat
 import pytest
 from click.testing import CliRunner
 
-from conftest import ROOT
+from expect import ROOT
 from sncc.cli import main
 from sncc.compiler import compile_file
 from sncc.diagnostics.filters import apply_suppressions, scan_comments

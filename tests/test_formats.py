@@ -14,7 +14,7 @@ import re
 import jsonschema
 from click.testing import CliRunner
 
-from conftest import ROOT
+from expect import ROOT
 from sncc import __version__
 from sncc.cli import main
 from sncc.resources import schema

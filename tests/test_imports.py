@@ -7,7 +7,7 @@ import json
 
 from click.testing import CliRunner
 
-from conftest import ROOT
+from expect import ROOT
 from sncc.cli import main
 from sncc.compiler import compile_file
 from sncc.source import SourceFile

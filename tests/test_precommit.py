@@ -19,7 +19,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from conftest import ROOT
+from expect import ROOT
 from sncc.cli import main
 
 GOOD = ROOT / "examples" / "trillion-supernode-128.sn"  # no diagnostics at all

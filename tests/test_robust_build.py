@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 import sncc
-from conftest import ROOT
+from expect import ROOT
 
 SEED = ROOT / "examples" / "deepseek-r1-a3-7p1d.sn"
 OTHER = ROOT / "examples" / "deepseek-r1-a3-6p1d.sn"

@@ -7,7 +7,7 @@ import pytest
 
 from sncc.source import SourceFile
 from sncc.units import UnitError, parse_quantity
-from conftest import compile_text
+from expect import compile_text
 
 
 @pytest.mark.parametrize("text,kind,value", [
@@ -59,7 +59,7 @@ def test_deep_nesting_is_a_diagnostic_not_a_crash():
 
 
 def test_values_keep_spans_and_default_origin():
-    comp = compile_text((__import__("conftest").ROOT / "examples" / "deepseek-r1-a3-7p1d.sn").read_text())
+    comp = compile_text((__import__("expect").ROOT / "examples" / "deepseek-r1-a3-7p1d.sn").read_text())
     plan = comp.plan
     sp = plan.prefill.span_of("tp")
     assert comp.source.text[sp.start:sp.end] == "8"

@@ -126,7 +126,7 @@ def test_methods_without_a_checkpoint_are_not_sn4018(method):
 
 
 def test_trillion_example_has_no_drafter_without_checkpoint():
-    from conftest import ROOT
+    from expect import ROOT
     text = (ROOT / "examples" / "trillion-supernode-128.sn").read_text()
     assert "SN4018" not in _codes(text, None)
 
@@ -225,7 +225,7 @@ def test_simulator_runs_batches_above_the_captured_sizes_eager():
     """SN5006 and the simulator agree (misconfig BR-11): max_num_seqs 12 is off vLLM's default
     capture grid, so decode steps of 9-12 sequences run eager and cost more per token than
     with 12 captured."""
-    from conftest import compile_text
+    from expect import compile_text
     from sncc.sim import simulate
     from sncc.sim.from_plan import captured_sizes, spec_from_plan
 

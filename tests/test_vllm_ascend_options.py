@@ -9,7 +9,7 @@ The v0.11.0 case is also a golden (``tests/golden/vllm-ascend-r1-v011-options``)
 from __future__ import annotations
 
 import pytest
-from conftest import compile_text
+from expect import compile_text
 
 from sncc.emit import emit_all
 from sncc.emit.validate import validate_outputs

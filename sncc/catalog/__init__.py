@@ -267,6 +267,18 @@ class ModelArch:
     n_hca_layers: int = 0
     csa_compress_ratio: int | None = None
     hca_compress_ratio: int | None = None
+    #: hybrid linear attention (Qwen3-Next, Qwen3.5): main-model layers that are full attention and
+    #: hold a KV cache; None = every layer (config.json ``layer_types`` / ``full_attention_interval``)
+    n_full_attention_layers: int | None = None
+    #: Gated DeltaNet state of the linear-attention layers (element counts; None for other models)
+    linear_num_key_heads: int | None = None
+    linear_num_value_heads: int | None = None
+    linear_key_head_dim: int | None = None
+    linear_value_head_dim: int | None = None
+    linear_conv_kernel_dim: int | None = None
+    #: width of the one shared expert of Qwen2-MoE / Qwen3-Next / Qwen3.5 (None: shared experts,
+    #: if any, are ``moe_intermediate_size`` wide)
+    shared_expert_intermediate_size: int | None = None
     notes: str = ""
 
     @property
@@ -289,6 +301,19 @@ class ModelArch:
         """Context [tokens] a YaRN rope-scaling factor multiplies: ``rope_original_max_position``
         when the model card gives one (Qwen3: 32,768), else ``max_position_embeddings``."""
         return self.rope_original_max_position or self.max_position_embeddings
+
+    @property
+    def is_hybrid_linear(self) -> bool:
+        """True when only some layers are full attention (Qwen3-Next, Qwen3.5 Gated DeltaNet hybrids)."""
+        return self.n_full_attention_layers is not None and self.n_full_attention_layers < self.num_hidden_layers
+
+    @property
+    def kv_layers(self) -> int:
+        """Main-model layers that hold a KV cache: the full-attention layers of a hybrid
+        linear-attention model, else every layer."""
+        if self.n_full_attention_layers is None:
+            return self.num_hidden_layers
+        return self.n_full_attention_layers
 
     @property
     def has_indexer(self) -> bool:
@@ -671,7 +696,8 @@ _MODEL_INT_FIELDS = (
     "head_dim", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim",
     "o_lora_rank", "o_groups", "intermediate_size", "moe_intermediate_size", "n_group", "topk_group",
     "max_position_embeddings", "rope_original_max_position", "max_output_tokens", "index_n_heads", "index_head_dim", "index_topk",
-    "sliding_window", "hc_mult",
+    "sliding_window", "hc_mult", "n_full_attention_layers", "linear_num_key_heads", "linear_num_value_heads",
+    "linear_key_head_dim", "linear_value_head_dim", "linear_conv_kernel_dim", "shared_expert_intermediate_size",
 )
 _MODEL_COUNT_FIELDS = (
     "n_routed_experts", "n_shared_experts", "num_experts_per_tok", "first_k_dense_replace",

@@ -19,6 +19,9 @@ __all__ = [
     "kv_bytes_per_token_per_layer",
     "kv_bytes_per_token",
     "kv_bytes_per_token_per_device",
+    "linear_attention_params_per_layer",
+    "linear_state_bytes_per_seq",
+    "shared_expert_params",
     "KV_LAYOUTS",
 ]
 
@@ -95,7 +98,53 @@ def attention_params_per_layer(m: ModelArch) -> float:
             o = H * d * h
         return float(q + kv + o)
     d = m.attn_head_dim
-    return float(h * H * d + 2 * h * m.num_key_value_heads * d + H * d * h)
+    gqa = float(h * H * d + 2 * h * m.num_key_value_heads * d + H * d * h)
+    if m.is_hybrid_linear:
+        # gated full attention: q_proj also projects the output gate (H·d more outputs); averaged
+        # with the Gated DeltaNet layers so that ``n_layers × this`` is the model's attention
+        full = gqa + h * H * d
+        n_full = m.kv_layers
+        n_lin = m.num_hidden_layers - n_full
+        return (n_full * full + n_lin * linear_attention_params_per_layer(m)) / m.num_hidden_layers
+    return gqa
+
+
+def linear_attention_params_per_layer(m: ModelArch) -> float:
+    """Weights of one Gated DeltaNet (linear-attention) layer of a hybrid model [elements]; 0 when
+    the model has none.
+
+    With ``kh, kd`` the linear key heads and head dim, ``vh, vd`` the value heads and head dim,
+    ``h`` hidden and ``c`` the conv kernel: ``in_proj_qkvz`` ``h·(2·kh·kd + 2·vh·vd)``,
+    ``in_proj_ba`` ``h·2·vh``, ``conv1d`` ``(2·kh·kd + vh·vd)·c``, ``out_proj`` ``vh·vd·h``
+    (I: transformers 5.24.0 ``Qwen3NextGatedDeltaNet`` / ``Qwen3_5GatedDeltaNet`` layer shapes;
+    norms and the per-head ``A_log`` / ``dt_bias`` vectors ignored).  The full-attention layers
+    of these models are gated: their ``q_proj`` has ``2·H·d`` outputs (query and gate).
+    """
+    kh, kd = m.linear_num_key_heads or 0, m.linear_key_head_dim or 0
+    vh, vd = m.linear_num_value_heads or 0, m.linear_value_head_dim or 0
+    if not (kh and kd and vh and vd):
+        return 0.0
+    h, c = m.hidden_size, m.linear_conv_kernel_dim or 0
+    return float(h * (2 * kh * kd + 2 * vh * vd) + h * 2 * vh + (2 * kh * kd + vh * vd) * c + vh * vd * h)
+
+
+def linear_state_bytes_per_seq(m: ModelArch, state_dtype: str = "bf16") -> float:
+    """Bytes of linear-attention state one running sequence holds over all Gated DeltaNet layers
+    (0 for models without them); constant in the sequence length.
+
+    Per layer: the recurrent state ``vh × kd × vd`` plus the conv state ``(2·kh·kd + vh·vd) ×
+    (c − 1)`` elements (I: Qwen3-Next / Qwen3.5 layer shapes; vLLM keeps one such state block per
+    decode sequence, "Each decode sequence requires one Mamba cache block",
+    vllm/config/compilation.py@0.23.0 L1455-1468; state in the model dtype unless
+    ``mamba_ssm_cache_dtype`` says otherwise).
+    """
+    if not m.is_hybrid_linear:
+        return 0.0
+    kh, kd = m.linear_num_key_heads or 0, m.linear_key_head_dim or 0
+    vh, vd = m.linear_num_value_heads or 0, m.linear_value_head_dim or 0
+    c = m.linear_conv_kernel_dim or 0
+    per_layer = vh * kd * vd + (2 * kh * kd + vh * vd) * max(0, c - 1)
+    return float(per_layer * (m.num_hidden_layers - m.kv_layers) * kv_dtype_bytes(state_dtype))
 
 
 def _dsv4_compressor(h: int, head_dim: int, ratio: int, series: int) -> float:
@@ -146,6 +195,17 @@ def expert_params(m: ModelArch) -> float:
     return _swiglu_params(m.hidden_size, m.moe_intermediate_size)
 
 
+def shared_expert_params(m: ModelArch) -> float:
+    """Weights of the shared experts of one MoE layer: ``n_shared_experts`` SwiGLU experts of
+    ``shared_expert_intermediate_size`` (Qwen2-MoE / Qwen3-Next / Qwen3.5: one expert of that
+    width) or, without it, of ``moe_intermediate_size`` (DeepSeek, GLM, Kimi)."""
+    if not m.is_moe or not m.n_shared_experts:
+        return 0.0
+    if m.shared_expert_intermediate_size:
+        return m.n_shared_experts * _swiglu_params(m.hidden_size, m.shared_expert_intermediate_size)
+    return m.n_shared_experts * expert_params(m)
+
+
 def param_breakdown(m: ModelArch) -> dict[str, float]:
     """Parameter counts (elements) of the main model, by part.
 
@@ -173,7 +233,7 @@ def param_breakdown(m: ModelArch) -> dict[str, float]:
     dense_ffn = dense_layers * _swiglu_params(h, dense_inter) if dense_inter else 0.0
     one = expert_params(m)
     routed = moe_layers * m.n_routed_experts * one
-    shared = moe_layers * m.n_shared_experts * one
+    shared = moe_layers * shared_expert_params(m)
     router = float(moe_layers * m.n_routed_experts * h)
     comp_idx = dsv4_compressor_indexer_params(m)["total"]
     attention = n_layers * attn_layer + comp_idx
@@ -181,7 +241,7 @@ def param_breakdown(m: ModelArch) -> dict[str, float]:
     total = emb + lm_head + attention + dense_ffn + routed + shared + router
     mtp = 0.0
     if m.num_nextn_predict_layers:
-        layer_ffn = (m.n_routed_experts + m.n_shared_experts) * one + m.n_routed_experts * h if m.is_moe else (
+        layer_ffn = m.n_routed_experts * one + shared_expert_params(m) + m.n_routed_experts * h if m.is_moe else (
             _swiglu_params(h, dense_inter) if dense_inter else 0.0
         )
         mtp = m.num_nextn_predict_layers * (attn_layer + layer_ffn + 2.0 * h * h)
@@ -276,11 +336,16 @@ def kv_bytes_per_token(m: ModelArch, kv_dtype: str, *, layout: str = "vllm", inc
       entry per ``hca_compress_ratio`` (128) tokens.  The 128-token sliding window of raw
       entries (every layer, and the only cache of SWA-only layers) is a per-request constant
       and is NOT included here.  ``layout`` is ignored for dsv4.
+    * hybrid linear attention (Qwen3-Next, Qwen3.5): only the full-attention layers
+      (:attr:`ModelArch.kv_layers`, from ``layer_types`` / ``full_attention_interval``) hold KV;
+      the Gated DeltaNet layers keep a per-sequence state instead
+      (:func:`linear_state_bytes_per_seq`), not a per-token cache.  Counting every layer
+      overestimates the cache about 4× (LMCache#3080, gpustack/gguf-parser-go#28).
     ``include_mtp`` adds ``num_nextn_predict_layers`` extra layers (vLLM gives the MTP draft
     layer its own KV cache; domain-facts §5.2, I).  Result in bytes (float).
     """
     _check_layout(layout)
-    n_layers = m.num_hidden_layers + (m.num_nextn_predict_layers if include_mtp else 0)
+    n_layers = m.kv_layers + (m.num_nextn_predict_layers if include_mtp else 0)
     if m.is_dsv4:
         b = kv_dtype_bytes(kv_dtype)
         nope = m.attn_head_dim - (m.qk_rope_head_dim or 0)

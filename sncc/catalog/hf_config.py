@@ -9,10 +9,16 @@ detects the checkpoint's quantization format (a :mod:`quant.toml <sncc.catalog>`
    and modelopt are resolved from their scheme fields);
 3. otherwise the unquantized dtype from ``torch_dtype``/``dtype`` ("bfloat16" → "bf16").
 
-Field-name mapping (HF → ModelArch): DeepSeek V3/V3.2/Kimi K2/V4 use the names as-is;
-Qwen3-MoE ``num_experts`` → ``n_routed_experts`` (dense layers from ``decoder_sparse_step`` and
-``mlp_only_layers``); GLM-4.5 (glm4_moe) uses DeepSeek-style names; Llama/Qwen3 dense have no
-MoE fields.  Sources: domain-facts §3.1 (``--quantization``), §3.2 (Ascend override), §5.1.
+Field names (HF → ModelArch) come from ``data/config_fields.toml``: each quantity's keys in
+reading order, at the top level and then under ``text_config`` (transformers 5.24.0
+configuration classes and their ``attribute_map`` aliases, vLLM 0.23.0's readers).  So routed
+experts are the first of ``num_experts``, ``moe_num_experts``, ``n_routed_experts``,
+``num_local_experts``; MTP layers the first of ``num_nextn_predict_layers``,
+``mtp_num_hidden_layers``, ``num_mtp_layers``; Mixtral / MiniMax-M2 / gpt-oss give the expert
+width as ``intermediate_size``; Qwen3-Next / Qwen3.5 name their full-attention layers in
+``layer_types`` or by ``full_attention_interval``.  Dense layers: ``first_k_dense_replace``, or
+Qwen's ``decoder_sparse_step`` and ``mlp_only_layers``.  Sources: domain-facts §3.1
+(``--quantization``), §3.2 (Ascend override), §5.1; docs/research/config-fields.md.
 
 Malformed JSON or missing required fields raise :class:`~sncc.catalog.CatalogError` with a
 one-line message naming the file and field.
@@ -23,6 +29,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Mapping
 
 from . import CatalogError, ModelArch, models, quant_formats
@@ -54,6 +61,11 @@ class CheckpointInfo:
     path: str = ""
 
 
+def read_json(path: str) -> Any:
+    """Parse the JSON file at ``path`` (bounded read); raises CatalogError naming the file."""
+    return _read_json(path)
+
+
 def _read_json(path: str) -> Any:
     from sncc.source import read_bytes_limited
 
@@ -78,6 +90,68 @@ def _int_field(cfg: Mapping[str, Any], key: str, path: str, *, required: bool = 
     if isinstance(v, bool) or not isinstance(v, (int, float)) or int(v) != v:
         raise CatalogError(f"{path}: field '{key}' must be an integer, got {v!r}")
     return int(v)
+
+
+@lru_cache(maxsize=1)
+def config_fields() -> Mapping[str, Any]:
+    """``data/config_fields.toml``: for each quantity the config.json keys that carry it, in
+    reading order (transformers 5.24.0 classes and aliases, vLLM 0.23.0 readers; see the file)."""
+    from importlib.resources import files
+
+    try:
+        import tomllib as _toml
+    except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+        import tomli as _toml  # type: ignore[no-redef]
+    return _toml.loads((files("sncc.catalog") / "data" / "config_fields.toml").read_text(encoding="utf-8"))
+
+
+def field_keys(quantity: str) -> tuple[str, ...]:
+    """The config.json keys of ``quantity`` (a ``[fields.*]`` table of config_fields.toml), in
+    the order they are tried.  Raises KeyError for a quantity the table does not define."""
+    return tuple(config_fields()["fields"][quantity]["keys"])
+
+
+def _first_key(cfg: Mapping[str, Any], quantity: str) -> str | None:
+    """The first key of ``quantity`` present (not null) in ``cfg``, or None."""
+    for k in field_keys(quantity):
+        if cfg.get(k) is not None:
+            return k
+    return None
+
+
+def _first_int(cfg: Mapping[str, Any], quantity: str, path: str, *, required: bool = False) -> int | None:
+    """``quantity`` read as an integer from its first present key (:func:`field_keys`); None when
+    no key is present.  Raises CatalogError as :func:`_int_field` does."""
+    k = _first_key(cfg, quantity)
+    if k is None:
+        if required:
+            raise CatalogError(f"{path}: missing required field '{field_keys(quantity)[0]}'")
+        return None
+    return _int_field(cfg, k, path)
+
+
+def _full_attention_layers(cfg: Mapping[str, Any], layers: int, model_type: str, path: str) -> int | None:
+    """Full-attention layers of a hybrid linear-attention model: ``layer_types`` entries equal to
+    ``full_attention`` (when the list also names ``linear_attention``), else for the hybrid
+    families of config_fields.toml every ``full_attention_interval``-th layer (transformers:
+    layer i is full iff ``(i + 1) % interval == 0``, default 4).  None for other models."""
+    fam = config_fields()["families"]
+    types = cfg.get(_first_key(cfg, "layer_types") or "layer_types")
+    if types is not None:
+        if not isinstance(types, list) or not all(isinstance(t, str) for t in types):
+            raise CatalogError(f"{path}: field 'layer_types' must be a list of strings")
+        main = types[:layers]
+        if "linear_attention" in main:
+            return sum(1 for t in main if t == "full_attention")
+        return None
+    if model_type not in fam["hybrid_linear_attention"]:
+        return None
+    interval = _first_int(cfg, "full_attention_interval", path)
+    if interval is None:
+        interval = int(fam["full_attention_interval_default"])
+    if interval < 1:
+        raise CatalogError(f"{path}: field 'full_attention_interval' must be at least 1, got {interval}")
+    return layers // interval
 
 
 def _compress_counts(cfg: Mapping[str, Any], n_layers: int, path: str) -> dict[str, Any]:
@@ -117,25 +191,35 @@ def arch_from_config(cfg: Mapping[str, Any], path: str, *, name: str | None = No
         if v <= 0:
             raise CatalogError(f"{path}: field '{k}' must be a positive integer")
     model_type = str(cfg.get("model_type") or "")
-    n_kv = _int_field(cfg, "num_key_value_heads", path) or heads
+    n_kv = _first_int(cfg, "num_key_value_heads", path) or heads
     kw: dict[str, Any] = {}
     for k in (
-        "head_dim", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim",
-        "o_lora_rank", "o_groups", "intermediate_size", "moe_intermediate_size", "n_group", "topk_group",
-        "max_position_embeddings", "index_n_heads", "index_head_dim", "index_topk", "sliding_window",
-        "hc_mult",
+        "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim",
+        "o_lora_rank", "o_groups", "n_group", "topk_group",
+        "index_n_heads", "index_head_dim", "index_topk", "sliding_window",
+        "hc_mult", "num_hash_layers",
     ):
         v = _int_field(cfg, k, path)
         if v is not None:
             kw[k] = v
-    for k in ("n_shared_experts", "num_experts_per_tok", "num_nextn_predict_layers", "num_hash_layers"):
-        v = _int_field(cfg, k, path)
+    # the quantities config_fields.toml names under several keys (transformers aliases, vLLM readers)
+    for q in ("head_dim", "intermediate_size", "moe_intermediate_size", "max_position_embeddings",
+              "n_shared_experts", "shared_expert_intermediate_size", "num_experts_per_tok",
+              "num_nextn_predict_layers", "linear_num_key_heads", "linear_num_value_heads",
+              "linear_key_head_dim", "linear_value_head_dim", "linear_conv_kernel_dim"):
+        v = _first_int(cfg, q, path)
         if v is not None:
-            kw[k] = v
-    # routed experts: DeepSeek/GLM/Kimi "n_routed_experts", Qwen MoE "num_experts"
-    n_routed = _int_field(cfg, "n_routed_experts", path)
-    if n_routed is None:
-        n_routed = _int_field(cfg, "num_experts", path)
+            kw[q] = v
+    n_routed = _first_int(cfg, "n_routed_experts", path)
+    if n_routed:
+        if "moe_intermediate_size" not in kw and model_type in config_fields()["families"]["expert_width_is_intermediate_size"]:
+            # Mixtral, MiniMax-M2, gpt-oss: intermediate_size is one expert's width, and no layer is dense
+            kw["moe_intermediate_size"] = kw.pop("intermediate_size", None)
+        if kw.get("shared_expert_intermediate_size") and "n_shared_experts" not in kw:
+            kw["n_shared_experts"] = 1   # Qwen2-MoE / Qwen3-Next / Qwen3.5: one shared expert of that width
+    full = _full_attention_layers(cfg, layers, model_type, path)
+    if full is not None:
+        kw["n_full_attention_layers"] = full
     if n_routed:
         kw["n_routed_experts"] = n_routed
         if "first_k_dense_replace" in cfg:

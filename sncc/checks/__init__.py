@@ -9,8 +9,9 @@ A new check goes in the module of its family and into this tuple.
 
 from __future__ import annotations
 
-from sncc.checks import (context, engine_options, gateway, graph, memory, parallelism, pd_transfer, quantization,
-                         runtime_env, scheduler, slo, software, speculative, timeouts, versions, workload, features)
+from sncc.checks import (context, divisibility, engine_options, gateway, graph, lengths, memory, parallelism,
+                         pd_transfer, quantization, release_support, runtime_env, scheduler, slo, software,
+                         software_set, speculative, startup, timeouts, versions, workload, features)
 
 
 
@@ -31,6 +32,10 @@ CHECKS = (
     parallelism.check_device_count,
     parallelism.check_heads_divisible,
     parallelism.check_experts_spread,
+    parallelism.check_redundant_needs_eplb,
+    divisibility.check_vocab_divisible,
+    divisibility.check_moe_tp_shards,
+    divisibility.check_spec_tokens_vs_tp,
     quantization.check_quant_matches_checkpoint,
     quantization.check_quant_supported,
     quantization.check_kv_dtype_supported,
@@ -39,6 +44,8 @@ CHECKS = (
     software.check_engine_vendor,
     software.check_engine_release,
     versions.check_software_versions,
+    software_set.check_software_set,
+    release_support.check_values_in_release,
     versions.check_removed_options,
     graph.check_graph_mode,
     graph.check_capture_grid,
@@ -48,6 +55,7 @@ CHECKS = (
     runtime_env.check_hccl_connect_timeout,
     pd_transfer.check_kv_connector,
     pd_transfer.check_kv_connector_tp,
+    pd_transfer.check_connector_layout,
     pd_transfer.check_kv_connector_settings,
     scheduler.check_chunk_within_budget,
     scheduler.check_budget_covers_context,
@@ -59,12 +67,16 @@ CHECKS = (
     workload.check_requests_fit_context,
     context.check_context_within_model,
     context.check_max_tokens_within_model,
+    lengths.check_engine_default_length,
+    lengths.check_draft_window,
+    lengths.check_draft_rope,
     memory.check_kv_fits,
     memory.check_memory_outside_budget,
     gateway.check_model_id,
     gateway.check_timeout,
     timeouts.check_proxy_timeouts,
     timeouts.check_gateway_timeout_set,
+    startup.check_startup_within_timeout,
     slo.check_tpot_reachable,
     speculative.check_draft_model,
     speculative.check_speculative_gain,

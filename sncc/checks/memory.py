@@ -30,7 +30,8 @@ def check_kv_fits(plan, r):
         if mem is None:
             continue
         util_span = _util_span(plan, role)
-        parts = (f"weights {gib(mem.weights)} + KV {gib(mem.kv_per_seq)} per sequence at {format_tokens(mem.context)} tokens"
+        state = (f" (linear-attention state {gib(mem.state_per_seq)} included)" if mem.state_per_seq else "")
+        parts = (f"weights {gib(mem.weights)} + KV {gib(mem.kv_per_seq)} per sequence at {format_tokens(mem.context)} tokens{state}"
                  f" + reserve {gib(mem.reserve)}" + (f" + {mem.comm} buffers {gib(mem.hccl)}" if mem.hccl else ""))
         have = f"{gib(mem.budget)} ({gib(mem.hbm)} × {mem.utilization:g})"
         related = [Related(r.max_model_len_span, r.max_model_len_note)] if r.max_model_len_span and name != "prefill" else []

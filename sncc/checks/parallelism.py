@@ -122,7 +122,9 @@ def check_heads_divisible(plan, r):
             if kv % tp and tp % kv:
                 problem = f"{kv} KV heads neither divide nor are divided by tp = {tp}"
         if problem:
-            ok = [d for d in (1, 2, 4, 8, 16, 32, 64) if heads % d == 0 and (a.is_mla or (a.num_key_value_heads or heads) % d == 0 or d % (a.num_key_value_heads or heads) == 0)]
+            padded = -(-a.vocab_size // 64) * 64   # VocabParallelEmbedding's padding (SN3021)
+            ok = [d for d in (1, 2, 4, 8, 16, 32, 64) if heads % d == 0 and padded % d == 0
+                  and (a.is_mla or (a.num_key_value_heads or heads) % d == 0 or d % (a.num_key_value_heads or heads) == 0)]
             yield diag(codes.HEADS_NOT_DIVISIBLE, f"`{name}`: {problem} (`{r.served_name}`)",
                        role.span_of("tp"), help="valid tp values: " + ", ".join(map(str, ok)),
                        notes=[f"architecture from {r.arch_source}"], path=(name, "tp"))
@@ -155,7 +157,10 @@ def check_experts_spread(plan, r):
                            role.span_of(k), help="use tp, dp or more instances for a dense model" if k == "ep"
                            else "remove `expert_parallel`: a dense model has no experts to place", path=(name, k))
             continue
-        if not rf.expert_parallel or not r.even_expert_split:
+        eplb_row = _eplb_row(plan)
+        eplb_on = rf.eplb is not None and (rf.eplb.dynamic or rf.redundant_experts > 0)
+        by_eplb = bool(eplb_row and eplb_row.get("even_split_with_eplb") and eplb_on)
+        if not rf.expert_parallel or not (r.even_expert_split or by_eplb):
             continue
         group, total = rf.ep_size, rf.routed_slots
         if total % group == 0:
@@ -175,5 +180,37 @@ def check_experts_spread(plan, r):
                    role.span_of(k), related=related,
                    help=(f"use an EP group of {near} devices" if near else "change tp × " + k)
                         + f", or add {pad} redundant experts (`eplb {{ redundant_experts = {red + pad} }}`)",
-                   notes=["this engine places experts statically and needs an even split (engines.toml [expert_placement])"],
+                   notes=["this engine places experts statically and needs an even split (engines.toml [expert_placement])"
+                          if r.even_expert_split else
+                          f"with expert-load balancing {plan.engine.kind} asserts an even split: \"EPLB currently only supports "
+                          "even distribution of experts across ranks\"; redundant experts count per instance, not per rank "
+                          "(engine_rules.toml [[eplb]])"],
                    path=(name, k))
+
+
+def _eplb_row(plan):
+    """The ``engine_rules.toml [[eplb]]`` row of the plan's engine, or None."""
+    from sncc.checks._rules import rows
+
+    return next((row for row in rows("eplb") if row["engine"] == plan.engine.kind), None)
+
+
+def check_redundant_needs_eplb(plan, r):
+    """Redundant expert slots on an engine that refuses them without load balancing (SN3025;
+    vLLM ``ParallelConfig``: ``num_redundant_experts`` needs ``--enable-eplb``)."""
+    from sncc.checks._rules import sources
+
+    row = _eplb_row(plan)
+    if row is None or not row.get("redundant_needs_dynamic"):
+        return
+    for name, rf in r.roles.items():
+        ep = rf.eplb
+        if ep is None or ep.dynamic or not ep.redundant_experts or not rf.expert_parallel:
+            continue
+        yield diag(codes.EPLB_REDUNDANT_NEEDS_BALANCER,
+                   f"`{name}`: {ep.redundant_experts} redundant experts without load balancing: {plan.engine.kind} refuses "
+                   "num_redundant_experts unless --enable-eplb is on",
+                   ep.span, notes=["source: " + sources(row)],
+                   help="add `dynamic = true` to the `eplb` block, or remove `redundant_experts`",
+                   path=(name, "eplb", "redundant_experts"))
+        return

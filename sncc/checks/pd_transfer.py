@@ -1,6 +1,8 @@
-"""Prefill/decode KV-transfer checks (SN3008, SN3009, SN4009): a disaggregated
+"""Prefill/decode KV-transfer checks (SN3008, SN3009, SN3024, SN4009): a disaggregated
 plan has a connector its engine release offers, the prefill and decode TP suit
-the connector, and the connector's settings match the deployment.
+the connector, the connector of the release supports the P/D layout and the model's
+attention (``engine_rules.toml [[pd_connectors]]``), and the connector's settings match
+the deployment.
 
 Connector facts: ``software.toml [[kv_connectors]]`` (misconfig BR-18, BR-31, BR-32).
 """
@@ -80,8 +82,8 @@ def check_kv_connector(plan, r):
 def check_kv_connector_tp(plan, r):
     """Prefill and decode TP suit the connector's heterogeneous-TP support (SN3009)."""
     cid, conn = _pd_connector(plan)
-    if conn is None:
-        return
+    if conn is None or _connector_rows(plan, cid):
+        return   # the release's support matrix (SN3024) decides
     p, d = plan.prefill, plan.decode
     problem = None
     if conn.heterogeneous_tp == "equal" and p.tp != d.tp:
@@ -151,3 +153,66 @@ def check_kv_connector_settings(plan, r):
                                + (f", not `{got}`" if got is not None else ""),
                                plan.env_span(k) or _kt_span(plan, "connector"),
                                help=f"add `{k} = {want}` to `env`", path=("env", k))
+
+
+def _connector_rows(plan, cid):
+    """The ``[[pd_connectors]]`` rows of connector ``cid`` for the plan's engine and release."""
+    from sncc.checks._rules import in_range, plan_versions, rows
+
+    eng = plan.engine
+    vs = plan_versions(plan)
+    out = []
+    for row in rows("pd_connectors"):
+        if row["connector"] != cid or eng.kind not in row.get("engines", ()):
+            continue
+        if row.get("min_version") or row.get("max_version"):
+            v = vs.get(row.get("versions_of", "engine"))
+            if v is None or not in_range(v, row.get("min_version"), row.get("max_version")):
+                continue
+        out.append(row)
+    return out
+
+
+def check_connector_layout(plan, r):
+    """The connector of this engine release transfers between these P and D layouts (SN3024):
+    its heterogeneous-TP rule and its support for hybrid linear-attention models
+    (``engine_rules.toml [[pd_connectors]]``; vllm#42895, #43765, Mooncake ≤ 0.18 NotImplementedError)."""
+    from sncc.checks._rules import sources
+
+    cid, _ = _pd_connector(plan)
+    if cid is None or r.arch is None:
+        return
+    p, d = r.roles.get("prefill"), r.roles.get("decode")
+    if p is None or d is None:
+        return
+    hybrid = bool(getattr(r.arch, "is_hybrid_linear", False))
+    mla = r.arch.is_mla or r.arch.is_dsv4
+    for row in _connector_rows(plan, cid):
+        problem = None
+        rule = row.get("hetero_tp", "")
+        if p.tp != d.tp:
+            if rule == "none":
+                problem = f"the `{cid}` connector of this release needs equal TP on prefill and decode (prefill tp = {p.tp}, decode tp = {d.tp})"
+            elif rule == "either-divides" and max(p.tp, d.tp) % min(p.tp, d.tp):
+                problem = f"the `{cid}` connector needs one TP to divide the other (prefill tp = {p.tp}, decode tp = {d.tp})"
+            elif rule == "prefill-multiple-non-mla" and not mla and (p.tp < d.tp or p.tp % d.tp):
+                problem = f"with the `{cid}` connector a non-MLA model needs prefill TP ≥ decode TP and divisible by it (prefill tp = {p.tp}, decode tp = {d.tp})"
+        if problem is None and hybrid:
+            h = row.get("hybrid", "")
+            if h == "no":
+                problem = f"the `{cid}` connector of this release cannot transfer the hybrid linear-attention KV cache of `{r.served_name}`"
+            elif h == "equal-tp" and p.tp != d.tp:
+                problem = (f"`{r.served_name}` is a hybrid linear-attention model: its physical KV block size follows the "
+                           f"TP-sharded state, so prefill tp = {p.tp} and decode tp = {d.tp} get different block sizes, "
+                           f"which the `{cid}` handshake refuses")
+            elif h == "prefill-multiple" and (p.tp < d.tp or p.tp % d.tp):
+                problem = (f"for a hybrid linear-attention model the `{cid}` connector needs prefill TP ≥ decode TP and divisible "
+                           f"by it (prefill tp = {p.tp}, decode tp = {d.tp})")
+        if problem is None:
+            continue
+        yield diag(codes.PD_CONNECTOR_LAYOUT, problem, plan.decode.span_of("tp"),
+                   related=[Related(plan.prefill.span_of("tp"), f"prefill tp = {p.tp}"), Related(_kt_span(plan, "connector"), f"connector `{cid}`")],
+                   notes=[row.get("notes", "") or "", "source: " + sources(row)],
+                   help="give prefill and decode the same TP (change dp to keep the device count), or a connector and "
+                        "release that support this layout", path=("decode", "tp"))
+        return

@@ -1,4 +1,4 @@
-"""Runtime-environment checks (SN3007, SN4010, SN4014): the device mask, the
+"""Runtime-environment checks (SN3007, SN3020, SN4010, SN4014): the device mask, the
 HCCL buffer for MoE dispatch/combine and the HCCL connect timeout.
 
 Each rule reads the *effective* value: the plan's ``env`` override, else the
@@ -36,45 +36,112 @@ def env_int(plan, name: str) -> int | None:
         return None
 
 
+def _host_devices(plan, r) -> tuple[int | None, str]:
+    """(devices of one host, where the figure comes from): the system's devices per node; a plan
+    with only a chip and a device count and no node count describes one host of that many devices."""
+    hw = plan.hardware
+    if r.system is not None:
+        return r.system.devices_per_node, f"`{r.system.id}` has {r.system.devices_per_node} devices per node"
+    if hw.devices is not None and hw.nodes is None:
+        return hw.devices, f"`hardware.devices = {hw.devices}` on one host"
+    per = getattr(r.chip, "devices_per_node", None) if r.chip is not None else None
+    return per, (f"`{r.chip.id}` hosts have {per} devices" if per else "")
+
+
+def _needed_per_node(plan, r, role_name: str | None, per_node: int | None) -> tuple[int, str]:
+    """(devices the servers of one node use, how): with a role's own mask the devices one of its
+    instances places on a node; with the plan's mask all roles' devices on one node."""
+    if role_name is not None:
+        rf = r.roles[role_name]
+        n = min(rf.devices, per_node) if per_node else rf.devices
+        return n, f"`{role_name}` uses {n} devices per node (tp × dp × pp = {rf.devices})"
+    used = sum(rf.instances * rf.devices for rf in r.roles.values())
+    n = min(used, per_node) if per_node else used
+    if len(r.roles) == 1:
+        (name, rf), = r.roles.items()
+        return n, f"`{name}` uses {n} devices per node (tp × dp × pp = {rf.devices}" + (f", {rf.instances} instances)" if rf.instances > 1 else ")")
+    return n, f"the roles use {n} devices per node"
+
+
 def check_device_mask(plan, r):
-    """``ASCEND_RT_VISIBLE_DEVICES`` / ``CUDA_VISIBLE_DEVICES`` show every device one
-    node of an instance uses (SN3007; misconfig BR-07, vllm-ascend#14628)."""
+    """``ASCEND_RT_VISIBLE_DEVICES`` / ``CUDA_VISIBLE_DEVICES`` (plan ``env`` or a role's ``env``):
+    every id a device index of the declared host, each once, ascending (SN3020); at least as many
+    as the servers of one node use (SN3007; misconfig BR-07, vllm-ascend#14628), and a warning when
+    more are shown (SN3020).  vllm-ascend#10227: CANN drops an invalid id silently and the worker
+    fails later naming its rank; vllm-ascend#449: a non-contiguous mask failed with "Invalid device id"."""
     name = "CUDA_VISIBLE_DEVICES" if r.chip is not None and r.chip.vendor == "nvidia" else "ASCEND_RT_VISIBLE_DEVICES"
-    raw = plan.env.get(name)
-    if raw is None:
-        return
-    span = plan.env_span(name)
-    per_node = _per_node(r)
+    masks = []
+    if name in plan.env:
+        masks.append((None, plan.env[name], plan.env_span(name), ("env", name)))
+    for rname, role in plan.roles():
+        if name in role.env and rname in r.roles:
+            masks.append((rname, role.env[name], role.env_span(name), (rname, "env", name)))
+    per_node, host_how = _host_devices(plan, r)
+    for rname, raw, span, path in masks:
+        yield from _check_one_mask(plan, r, name, raw, span, path, rname, per_node, host_how)
+
+
+def _check_one_mask(plan, r, name, raw, span, path, rname, per_node, host_how):
     ids = [t.strip() for t in raw.replace(" ", ",").split(",") if t.strip()]
+    where = f"`{rname}.env`" if rname else "`env`"
     if not ids:
         yield diag(codes.DEVICE_MASK_MISMATCH, f"`{name}` is empty: the engine sees no device", span,
                    help="no device visible is a driver or container problem: mount the /dev/davinci* devices and the driver "
                         "(or the GPUs) into the container, or remove the override",
-                   path=("env", name))
+                   path=path)
         return
     bad = [t for t in ids if not t.isdigit() or (per_node is not None and int(t) >= per_node)]
     if bad:
-        yield diag(codes.DEVICE_MASK_MISMATCH,
-                   f"`{name}` lists {', '.join(f'`{b}`' for b in bad)}, not a device id of a node"
+        yield diag(codes.DEVICE_MASK_INVALID,
+                   f"`{name}` lists {', '.join(f'`{b}`' for b in bad)}, not a device index of the host"
                    + (f" (0 to {per_node - 1})" if per_node else ""), span,
-                   help="list device ids of one node, e.g. `\"0,1,2,3\"`", path=("env", name))
+                   notes=[host_how] if host_how else [],
+                   help="list device indices as the host enumerates them (`npu-smi info` / `nvidia-smi -L` order, "
+                        "from 0), not physical slot numbers: CANN drops an invalid id without an error and the worker "
+                        "then fails naming its own rank (vllm-ascend#10227)",
+                   path=path)
         return
-    visible = len(set(ids))
-    for rname, role in plan.roles():
-        rf = r.roles.get(rname)
-        if rf is None:
-            continue
-        inst = rf.devices
-        local = min(inst, per_node) if per_node else inst
-        if local > visible:
-            full = ",".join(str(i) for i in range(local))
-            yield diag(codes.DEVICE_MASK_MISMATCH,
-                       f"`{rname}` needs {local} devices per node (tp × dp × pp = {inst}) but `{name}` shows {visible}",
-                       span, related=[Related(role.span_of("tp"), f"`{rname}.tp = {role.tp}`")],
-                       help=f"show {local} devices (`{name} = \"{full}\"`) or lower tp × dp to {visible} devices",
-                       fixes=[Fix(f"show {local} devices", (Edit(span, f'"{full}"'),), "unsafe")] if span else [],
-                       path=("env", name))
-            return
+    nums = [int(t) for t in ids]
+    dup = sorted({n for n in nums if nums.count(n) > 1})
+    if dup:
+        yield diag(codes.DEVICE_MASK_INVALID, f"`{name}` repeats device {', '.join(map(str, dup))}", span,
+                   help="list each device once; two ranks on one device fail at HCCL/NCCL init", path=path)
+        return
+    if nums != sorted(nums):
+        yield diag(codes.DEVICE_MASK_INVALID, f"`{name}` = \"{raw}\" is not in ascending order", span,
+                   help=f"write `\"{','.join(map(str, sorted(nums)))}\"`: ranks take the visible devices in order, and "
+                        "sncc's slices index the mask in that order", path=path)
+        return
+    if nums != list(range(nums[0], nums[0] + len(nums))) and plan.engine.version:
+        from sncc.checks._rules import cmp_version, rows, sources
+
+        for row in rows("device_mask_contiguous"):
+            c = cmp_version(plan.engine.version, row["fixed_in"])
+            if plan.engine.kind in row.get("engines", ()) and c is not None and c < 0:
+                yield diag(codes.DEVICE_MASK_INVALID,
+                           f"`{name}` = \"{raw}\" is not contiguous, and {plan.engine.kind} {plan.engine.version} fails on "
+                           "discontinuous devices (`AssertionError: Invalid device id`)", span,
+                           notes=[row.get("notes", ""), "source: " + sources(row)],
+                           help=f"use contiguous devices (e.g. `\"{','.join(str(i) for i in range(len(nums)))}\"`), or "
+                                f"{plan.engine.kind} {row['fixed_in']} or later", path=path)
+                return
+    need, how = _needed_per_node(plan, r, rname, per_node)
+    visible = len(nums)
+    if need > visible:
+        full = ",".join(str(i) for i in range(need))
+        role = getattr(plan, rname) if rname else next((role for _, role in plan.roles()), None)
+        yield diag(codes.DEVICE_MASK_MISMATCH,
+                   f"{how} but `{name}` shows {visible}",
+                   span, related=[Related(role.span_of("tp"), f"tp = {role.tp}")] if role is not None else [],
+                   help=f"show {need} devices (`{name} = \"{full}\"`) or lower tp × dp to {visible} devices",
+                   fixes=[Fix(f"show {need} devices", (Edit(span, f'"{full}"'),), "unsafe")] if span else [],
+                   path=path)
+    elif need < visible:
+        yield diag(codes.DEVICE_MASK_INVALID,
+                   f"`{name}` shows {visible} devices and {how}: the engine takes the first {need}",
+                   span, severity="warning",
+                   help=f"list exactly the {need} devices these servers use" + (" (or give each role its own mask in its `env`)" if rname is None and len(r.roles) > 1 else ""),
+                   path=path)
 
 
 def dispatch_buffer_mb(arch, role, redundant: int, draft: int) -> float | None:

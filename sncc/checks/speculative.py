@@ -7,10 +7,10 @@ Expected tokens per step with ``k`` draft tokens of acceptance ``α``
     E = (1 − α^(k+1)) / (1 − α)        (E = k + 1 when α = 1)
 
 Step cost relative to a plain decode step ``t_target`` (batch 1, the
-latency-critical case): for MTP/EAGLE without ``draft_cost`` the simulator's
-decode step with ``k`` draft layers verifying ``k + 1`` tokens; otherwise
-``t_verify + k × draft_cost × t_target`` with ``t_verify ≈ t_target`` (batch-1
-decode reads the same weights for 1 or k + 1 tokens).  ``draft_cost``
+latency-critical case): ``t_verify + k × draft_cost × t_target`` with ``t_verify ≈
+t_target`` (batch-1 decode reads the same weights for 1 or k + 1 tokens); for
+MTP / EAGLE / DFlash without ``draft_cost`` the drafter is one decoder layer per
+draft token, ``draft_cost = 1 / num_hidden_layers``.  ``draft_cost``
 defaults to 0 for n-gram and to engines.toml ``draft_model_cost_fraction`` for
 a separate draft model.  Warn when ``E × t_target / step < 1``.
 """
@@ -78,24 +78,20 @@ def check_speculative_gain(plan, r):
         return
     k, a = sp.draft_tokens, sp.acceptance
     e = expected_tokens(a, k)
-    how = ""
-    ratio = None
-    if sp.draft_cost is None and sp.method in ("mtp", "eagle", "eagle3"):
-        try:
-            from sncc.checks._cost import decode_step_s
-            role = getattr(plan, role_name)
-            graph = role.graph_mode if role.graph_mode is not None else True
-            t = decode_step_s(plan, r, role_name, 1, graph=graph)
-            ts = decode_step_s(plan, r, role_name, 1, graph=graph, mtp=(k, a))
-            ratio = e * t / ts if ts else None
-            how = f"the cost model's step with {k} draft layers is {ts / t:.2f}× a plain step"
-        except Exception:  # no estimate without a known model and chip
+    if sp.draft_cost is None and sp.method in ("mtp", "eagle", "eagle3", "dflash"):
+        # the drafter is one decoder layer of the target's width per draft token (an MTP module, an
+        # EAGLE head): a fraction 1 / num_hidden_layers of a target step (I: BR-24's rule with the
+        # layer count as the cost; the batch-1 verify of k + 1 tokens reads the same weights as one)
+        layers = getattr(r.arch, "num_hidden_layers", 0) if r.arch is not None else 0
+        if not layers:
             return
+        c = 1.0 / layers
+        how = f"step ≈ verify (1 target step) + {k} draft layers of {layers} = {1 + k * c:.2f} target steps"
     else:
         c = sp.draft_cost if sp.draft_cost is not None else (
             0.0 if sp.method == "ngram" else float(engine_defaults()["draft_model_cost_fraction"]))
-        ratio = e / (1.0 + k * c)
         how = f"step ≈ verify (1 target step) + {k} × {c:g} draft = {1 + k * c:.2f} target steps"
+    ratio = e / (1.0 + k * c)
     if ratio is None or ratio >= 1.0:
         return
     span = sp.span_of("acceptance")

@@ -92,16 +92,17 @@ def check_requests_fit_context(plan, r):
     then :func:`check_conversations_fit_context` (SN5009)."""
     yield from check_conversations_fit_context(plan, r)
     mdl = plan.model
-    if mdl.max_model_len is None:
+    if mdl.max_model_len is None or not r.max_model_len:
         return
     longest = plan.workload.input.max + r.max_tokens
-    if longest <= mdl.max_model_len:
+    if longest <= r.max_model_len:
         return
     gw = plan.gateway
     tok_note = "gateway max_tokens" if gw is not None and gw.max_tokens is not None else "max output (the client's max_tokens)"
     yield diag(codes.WORKLOAD_EXCEEDS_CONTEXT,
                f"the longest request, {format_tokens(plan.workload.input.max)} input + {format_tokens(r.max_tokens)} output = "
-               f"{format_tokens(longest)} tokens, exceeds max_model_len {format_tokens(mdl.max_model_len)}",
+               f"{format_tokens(longest)} tokens, exceeds max_model_len {format_tokens(r.max_model_len)}"
+               + (" (the engine's default)" if r.max_model_len_origin == "engine-default" else ""),
                mdl.span_of("max_model_len"),
                related=[Related(plan.workload.input.span_of("max"), "max input given here")],
                help=f"raise max_model_len to {format_tokens(longest)}, or cap the input or {tok_note}",

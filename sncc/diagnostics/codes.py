@@ -243,6 +243,60 @@ KV_CONNECTOR_TP_MISMATCH = _code(
     'prefill { devices = 1 tp = 1 }  decode { devices = 2 tp = 2 }  kv_transfer { connector = pynccl }',
     'prefill { devices = 2 tp = 2 }  decode { devices = 2 tp = 2 }  kv_transfer { connector = pynccl }')
 
+DEVICE_MASK_INVALID = _code(
+    "SN3020", "device-mask-invalid", "error", "a visible-devices mask lists ids that are not the host's devices, repeats or unsorted ids, or more than the node uses",
+    "`ASCEND_RT_VISIBLE_DEVICES` / `CUDA_VISIBLE_DEVICES` list device indices of the host's enumeration, "
+    "each once, ascending. CANN drops an id that is not a valid index without an error; the worker then "
+    "selects its local rank in the shorter visible list and fails later, naming its rank, not the bad id "
+    "(`open device N failed, runtime result = 107001`, vllm-ascend#10227; `Invalid device id` with a "
+    "non-contiguous mask, vllm-ascend#449). A mask longer than the devices one node's servers use is a "
+    "warning: the engine takes the first ones and the rest stay idle.",
+    'hardware { chip = "ascend-910b2"  devices = 4 }  env { ASCEND_RT_VISIBLE_DEVICES = "0,1,3,4" }',
+    'hardware { chip = "ascend-910b2"  devices = 4 }  env { ASCEND_RT_VISIBLE_DEVICES = "0,1,2,3" }')
+VOCAB_NOT_DIVISIBLE = _code(
+    "SN3021", "vocab-not-divisible-by-tp", "error", "the padded vocabulary does not split over the TP group",
+    "vLLM's `VocabParallelEmbedding` pads the vocabulary to a multiple of 64 and asserts that the padded "
+    "size divides by the tensor-parallel size. Heads may allow a TP that the vocabulary does not: GLM-4.x "
+    "has 96 heads (TP 6 divides them) and 151,552 vocabulary entries, which TP 6 does not divide "
+    "(vllm#31474, gpustack#3777: `AssertionError: 151552 is not divisible by 6`).",
+    'model "glm-4.5" {}  serve { devices = 6  tp = 6 }', 'model "glm-4.5" {}  serve { devices = 8  tp = 8 }')
+SPEC_TOKENS_VS_TP = _code(
+    "SN3022", "speculative-tokens-vs-tp-under-sequence-parallelism", "error",
+    "under sequence parallelism the speculative query length (1 + k) and TP have no common capture size",
+    "With sequence parallelism (vLLM `pass_config.enable_sp`; vllm-ascend FlashComm1) captured batch sizes "
+    "must be multiples of TP, and with speculative decoding multiples of `1 + k` as well: vLLM takes "
+    "`max(1 + k, tp)` and fails at start-up unless it divides by both (\"Can't determine cudagraph shapes "
+    "that are both a multiple of 3 … and 4 …\", vllm#29036). Older vllm-ascend releases also fail at init "
+    "when `max_num_seqs × (1 + k)` (vllm-ascend#7832) or `max_num_batched_tokens` (#6000) is not a "
+    "multiple of TP under FlashComm1.",
+    'serve { tp = 4 }  speculative { draft_tokens = 2 }  env { VLLM_ASCEND_ENABLE_FLASHCOMM1 = "1" }',
+    'serve { tp = 4 }  speculative { draft_tokens = 3 }  env { VLLM_ASCEND_ENABLE_FLASHCOMM1 = "1" }')
+MOE_TP_SHARD = _code(
+    "SN3023", "moe-tp-shard-not-aligned", "error", "tensor-sharded experts do not split into whole shards or whole FP8 blocks",
+    "Without expert parallelism the routed experts are tensor-sharded over all `tp × dp` ranks: each expert's "
+    "intermediate width must divide by that count (`FusedMoE`), and for a block-quantized FP8 checkpoint each "
+    "shard must be a whole number of 128-wide weight blocks (\"… is not divisible by weight quantization "
+    "block_n\", vllm fp8.py). MiniMax-M2's experts are 1,536 wide: TP 8 gives 192, not a multiple of 128, so "
+    "its recipe says \"Pure TP8 is not supported\" while TP 4 and TP 8 with expert parallelism run.",
+    'model "minimax-m2" { quant = fp8 }  serve { devices = 8  tp = 8  expert_parallel = false }',
+    'model "minimax-m2" { quant = fp8 }  serve { devices = 4  tp = 4  expert_parallel = false }')
+PD_CONNECTOR_LAYOUT = _code(
+    "SN3024", "pd-connector-unsupported-layout", "error", "the KV connector of this release cannot transfer between these prefill and decode layouts",
+    "Each connector and release supports some P/D layouts only: vLLM's MooncakeConnector raises "
+    "`NotImplementedError(\"Mooncake: Heterogeneous TP is not supported yet.\")` up to 0.18 and needs one TP "
+    "to divide the other from 0.21; hybrid linear-attention models (Qwen3-Next, Qwen3.5) size their physical "
+    "KV blocks from the TP-sharded state, so NIXL asserts \"Local block size 16 is not divisible by remote "
+    "block size 32\" on every request when P and D TP differ (vllm#42895), and Mooncake before GDN support "
+    "fails on them outright (vllm#43765). The support matrix is `engine_rules.toml [[pd_connectors]]`.",
+    'model "qwen3.5-397b" {}  kv_transfer { connector = nixl }  prefill { tp = 4 }  decode { tp = 1  dp = 8 }',
+    'model "qwen3.5-397b" {}  kv_transfer { connector = nixl }  prefill { tp = 4 }  decode { tp = 4  dp = 2 }')
+EPLB_REDUNDANT_NEEDS_BALANCER = _code(
+    "SN3025", "redundant-experts-need-eplb", "error", "redundant expert slots on an engine that accepts them only with load balancing on",
+    "vLLM refuses `num_redundant_experts` without `--enable-eplb` (ValueError in `ParallelConfig`): redundant "
+    "slots exist to be filled by the load balancer. Turn it on (`eplb { dynamic = true }`) or drop the "
+    "redundant experts. With EPLB the slots must also split evenly over the EP group (SN3005).",
+    'engine "vllm" {}  eplb { redundant_experts = 32 }', 'engine "vllm" {}  eplb { redundant_experts = 32  dynamic = true }')
+
 # --- SN4xxx quantization, memory, software --------------------------------
 QUANT_MISMATCH = _code(
     "SN4001", "quant-mismatch-checkpoint", "error", "the plan's quantization differs from the checkpoint's",
@@ -400,6 +454,25 @@ MEMORY_OUTSIDE_BUDGET = _code(
     "[outside] with its source; the message lists them.",
     "hardware { memory_utilization = 0.995 }", "hardware { memory_utilization = 0.9 }")
 
+VALUE_NOT_IN_RELEASE = _code(
+    "SN4020", "value-not-in-release", "error", "a setting's value does not exist in the engine release (or is refused for this model)",
+    "Every enum value sncc writes must exist in the pinned release: a speculative method (`dflash` from vLLM "
+    "0.21; vllm-ascend's v0.19.1rc1 image fails with it, vllm-ascend#8819), a cudagraph mode (vLLM 0.11+), a KV "
+    "connector class, a checkpoint quantization method on the platform (vllm-ascend accepts "
+    "`compressed-tensors` from v0.12.0rc1, `fp8` from v0.21.0rc1). Some values exist but are refused for a "
+    "model family: vllm-ascend refuses `cudagraph_mode FULL` for Qwen3.5 (vllm-ascend#11947). A release "
+    "between the last one known without the value and the first known with it is a warning (not verified). "
+    "The tables are `engine_rules.toml [[release_support]]` and `[[release_exceptions]]`.",
+    'engine "vllm-ascend" { version = "v0.19.1rc1" }  speculative { method = dflash  model = "/data/dflash" }',
+    'engine "vllm-ascend" { version = "v0.23.0" }  speculative { method = dflash  model = "/data/dflash" }')
+SOFTWARE_SET_MISMATCH = _code(
+    "SN4021", "software-set-mismatch", "error", "the Ascend stack (HDK driver, NNAL, CANN) is not a compatible set",
+    "A working Ascend stack is one set: the HDK driver and firmware the CANN release notes list, CANN, NNAL "
+    "(libatb.so) of the same version as CANN, and the torch / torch_npu / vLLM the engine release pins. "
+    "CANN 8.3 with driver 24.1 times out in the HCCL watchdog (vllm-ascend#5468); firmware 25.2.2 with CANN "
+    "9.0.0 fails profiling (vllm-ascend#15411). With `software { install_path }` the installed version files "
+    "are read and compared with what the plan declares.",
+    'hardware { cann = "8.3.RC2" }  software { hdk = "24.1.0" }', 'hardware { cann = "8.2.RC2" }  software { hdk = "24.1.0" }')
 # --- SN5xxx scheduler and context -----------------------------------------
 CHUNK_EXCEEDS_BUDGET = _code(
     "SN5001", "chunk-exceeds-batch-tokens", "error", "chunked_prefill is larger than max_num_batched_tokens",
@@ -472,6 +545,34 @@ SIMULATION_STEP_BOUND = _code(
     "fewer `requests`.",
     "serve { chunked_prefill = 1 }", "serve { chunked_prefill = 4k }")
 
+ENGINE_DEFAULT_LENGTH = _code(
+    "SN5020", "engine-default-length-over-platform-limit", "warning", "max_model_len is left to the engine's default, above what the platform is known to start with",
+    "With `max_model_len = auto` the engine derives the length from config.json (262,144 for Qwen3-VL-30B-A3B "
+    "and the Qwen3 2507 models). vLLM's platform ceiling hook runs only on that default path, and vllm-ascend "
+    "never overrides it: on Ascend a default above 65,536 hangs after distributed init (vllm-ascend#3795) or "
+    "exhausts host memory at start-up (vllm-ascend#3314). Write the length the workload needs; written values "
+    "are not compared with this limit (working deployments write 133,120 and 262,144 on A2).",
+    'model "qwen3-30b-a3b-2507" { max_model_len = auto }', 'model "qwen3-30b-a3b-2507" { max_model_len = 64k }')
+DRAFT_WINDOW_TOO_SHORT = _code(
+    "SN5021", "draft-window-below-max-model-len", "error", "the separate draft model's positions do not cover max_model_len",
+    "vLLM caps a draft model at `min(draft, target)` positions and only logs it; requests longer than the "
+    "draft's window are still speculated and index past its rotary table: `CUDA error: an illegal memory "
+    "access` kills the engine (vllm#57941) or longer prompts crash (vllm#22935). The draft's window is its "
+    "config.json `max_position_embeddings` × its own rope scaling; the target's `--hf-overrides` is not applied "
+    "to it.",
+    'model "qwen3-32b" { max_model_len = 32k }  speculative { method = eagle3  model = "./eagle3-2k" }',
+    'model "qwen3-32b" { max_model_len = 2k }  speculative { method = eagle3  model = "./eagle3-2k" }')
+DRAFT_ROPE_NOT_INHERITED = _code(
+    "SN5022", "draft-rope-not-inherited", "error", "the draft does not get the target's rope scaling",
+    "A rope extension given to the target through `--hf-overrides` (`model { rope_scaling }`) does not reach "
+    "the draft: vLLM loads the draft's config with its own overrides only. An MTP draft then keeps the native "
+    "window; past it every draft is a dummy and acceptance falls to almost nothing (vllm#58080). A separate "
+    "draft without the target's rope type gets wrong positions at long context and lower acceptance "
+    "(vllm-project/speculators#574). An error when `max_model_len` exceeds the draft's window, a warning "
+    "otherwise. Bake the rope block into the checkpoint's config.json instead.",
+    'model "qwen3.5-397b" { rope_scaling = 4  max_model_len = 1000000 }  speculative { method = mtp }',
+    'model "qwen3.5-397b" { rope_scaling = 4  max_model_len = 1000000 }  # MTP off, or the rope block in config.json')
+
 # --- SN6xxx gateway ----------------------------------------------------------
 GATEWAY_MODEL_MISMATCH = _code(
     "SN6001", "gateway-model-mismatch", "error", "the gateway's model_id is not the served model name",
@@ -492,6 +593,17 @@ PROXY_TIMEOUT = _code(
     "streaming). An unbounded read holds prefill/decode capacity forever when an upstream stalls "
     "(vllm-ascend#14371); a short one cuts long generations (basetenlabs/truss#670).",
     'proxy { read_timeout = none }', 'proxy { connect_timeout = 10s  read_timeout = 300s }')
+
+READY_TIMEOUT_SHORT = _code(
+    "SN6020", "ready-timeout-below-startup", "warning", "the readiness bound is shorter than loading the weights and warming up",
+    "The API server waits `VLLM_ENGINE_READY_TIMEOUT_S` (600 s by default; hard-coded before vLLM 0.14.1) for "
+    "the engine cores, and orchestrators probe health with their own bound. Start-up takes at least the "
+    "checkpoint bytes one node reads ÷ the storage bandwidth, plus warm-up (DeepGEMM: 10+ minutes, vllm#27444): "
+    "\"Timed out waiting for engines to send initial message\" at 105 of 163 shards (vllm#35547). An error "
+    "when the plan states both the bandwidth (`hardware.storage_bandwidth`) and the bound "
+    "(`engine.ready_timeout` or `VLLM_ENGINE_READY_TIMEOUT_S`), a warning when it states one of them.",
+    'engine "vllm" { ready_timeout = 10min }  hardware { storage_bandwidth = 800MB/s }  # 690 GB per node',
+    'engine "vllm" { ready_timeout = 30min }  hardware { storage_bandwidth = 800MB/s }')
 
 # --- SN7xxx SLO feasibility ---------------------------------------------------
 TPOT_UNREACHABLE = _code(

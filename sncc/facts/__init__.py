@@ -35,4 +35,9 @@ def derive(plan, base_dir: str | None = None) -> Facts:
     f.even_expert_split = bool(row["even_split"]) if row is not None else None
     util = plan.hardware.memory_utilization
     f.roles = {name: role_facts(plan, name, role, f.arch, util) for name, role in plan.roles()}
+    from sncc.facts.draft import draft_checkpoints
+    from sncc.facts.weights import weight_bytes_per_param
+
+    f.draft_checkpoints = draft_checkpoints(plan, f.roles, base_dir, f.diagnostics)
+    f.weight_bytes_per_param, f.weight_bytes_note = weight_bytes_per_param(f)
     return f

@@ -38,7 +38,15 @@ def dispatch_buffer_mb(arch, ep_world: int, routed_slots: int, max_bs: int) -> f
 
 def role_dispatch_buffer_mb(arch, role_facts) -> float | None:
     """:func:`dispatch_buffer_mb` for one :class:`~sncc.facts.model.RoleFacts` (None without an
-    EP dispatch, e.g. a TP-only MoE role)."""
+    EP dispatch, e.g. a TP-only MoE role).
+
+    The tokens one rank dispatches are its TP slice of the DP rank's step: vllm-ascend's MC2 and
+    all-to-all ``prepare`` pads the step's tokens to a multiple of TP and keeps
+    ``tensor_split(hidden_states, tp)[tp_rank]`` (vllm_ascend/ops/fused_moe/prepare_finalize.py,
+    ``PrepareAndFinalizeWithMC2.prepare``), so ``maxBs = ceil(dispatch_tokens_per_rank / tp)``.
+    The v0.23.0 nightly Qwen3.5-397B config (TP 8, 128 × (1 + 3) tokens, 512 experts) runs with
+    HCCL_BUFFSIZE 1024: without the TP split the formula would ask for 4,440 MB."""
     if not role_facts.expert_parallel:
         return None
-    return dispatch_buffer_mb(arch, role_facts.ep_size, role_facts.routed_slots, role_facts.dispatch_tokens_per_rank)
+    per_rank = -(-role_facts.dispatch_tokens_per_rank // max(1, role_facts.tp))
+    return dispatch_buffer_mb(arch, role_facts.ep_size, role_facts.routed_slots, per_rank)

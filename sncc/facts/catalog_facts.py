@@ -97,9 +97,20 @@ def resolve_catalog(plan: Plan, base_dir: str | None = None) -> Facts:
     r.kv_dtype = "bf16" if kv == "auto" else kv
     # --- lengths and names -------------------------------------------------
     wl = plan.workload
-    if mdl.max_model_len is not None:
+    if mdl.max_model_len == "auto":
+        from sncc.facts.lengths import engine_default_max_model_len
+
+        raw = getattr(r.checkpoint, "raw", None)
+        n, how = engine_default_max_model_len(r.arch, raw, mdl.rope_scaling)
+        r.max_model_len_span, r.max_model_len_origin = mdl.span_of("max_model_len"), "engine-default"
+        if n:
+            r.max_model_len, r.max_model_len_note = n, f"max_model_len = auto: the engine's default, {how}"
+        else:   # the model is unknown (reported) or has no positions: fall back to the workload
+            r.max_model_len = wl.input.max + wl.output.max
+            r.max_model_len_note = f"max_model_len = auto, but {how}: taken as max input + max output"
+    elif mdl.max_model_len is not None:
         r.max_model_len, r.max_model_len_span = mdl.max_model_len, mdl.span_of("max_model_len")
-        r.max_model_len_note = "`max_model_len` set here"
+        r.max_model_len_note, r.max_model_len_origin = "`max_model_len` set here", "plan"
     else:
         r.max_model_len = wl.input.max + wl.output.max
         r.max_model_len_span = wl.input.span_of("max")

@@ -154,6 +154,9 @@ places routed experts statically and needs them to split evenly over the EP grou
     max_model_len: int = 0
     max_model_len_span: Span | None = None
     max_model_len_note: str = ""
+    #: where max_model_len comes from: "plan" (written), "workload" (sncc's default: max input +
+    #: max output) or "engine-default" (`max_model_len = auto`: what the engine derives from config.json)
+    max_model_len_origin: str = "workload"
     max_tokens: int = 0
     served_name: str = ""
     devices_available: int | None = None
@@ -162,6 +165,14 @@ places routed experts statically and needs them to split evenly over the EP grou
     vendor: str | None = None
     even_expert_split: bool | None = None
     roles: dict[str, RoleFacts] = field(default_factory=dict)
+    #: draft checkpoints read from local ``speculative.model`` directories, keyed by the value as written
+    draft_checkpoints: dict[str, Any] = field(default_factory=dict)
+    #: bytes per parameter of each weight group of :func:`sncc.catalog.arch.param_breakdown`
+    #: (attention, dense_ffn, shared_experts, routed_experts, router, embedding, lm_head, mtp),
+    #: from the checkpoint's quantization_config or the catalog quantization; scale tensors included
+    weight_bytes_per_param: dict[str, float] = field(default_factory=dict)
+    #: how :attr:`weight_bytes_per_param` was derived (one line per group that differs from the rest)
+    weight_bytes_note: str = ""
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
     @property

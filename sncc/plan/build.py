@@ -147,16 +147,18 @@ class _Builder:
             if isinstance(v, ast.Number) and v.value == v.value.to_integral_value():
                 return int(v.value)
             return self.bad(v, "an integer", where, key)
-        if kind in ("tokens", "tokens-or-off"):
+        if kind in ("tokens", "tokens-or-off", "tokens-or-auto"):
             if kind == "tokens-or-off" and isinstance(v, ast.Ident) and v.name in ("off", "false"):
                 return None
+            if kind == "tokens-or-auto" and isinstance(v, ast.Ident) and v.name == "auto":
+                return "auto"
             if isinstance(v, ast.Number):
                 if v.value == v.value.to_integral_value():
                     return int(v.value)
                 return self.bad(v, "a whole number of tokens", where, key)
             if isinstance(v, ast.QuantityLit):
                 return self.quantity(v, "tokens", where, key, integral=True)
-            return self.bad(v, "a token count like `16k`" + (" or `off`" if kind == "tokens-or-off" else ""), where, key)
+            return self.bad(v, "a token count like `16k`" + {"tokens-or-off": " or `off`", "tokens-or-auto": " or `auto`"}.get(kind, ""), where, key)
         if kind == "duration-or-none":
             if isinstance(v, ast.Ident) and v.name in ("none", "off", "unbounded"):
                 return 0.0  # no timeout

@@ -13,7 +13,7 @@ language server uses the descriptions for hover.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Optional
+from typing import Annotated, Any, ClassVar, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
@@ -23,7 +23,7 @@ from sncc.source import Span
 KINDS = (
     "count", "int", "tokens", "tokens-or-off", "duration", "bytes", "bandwidth",
     "ratio", "float", "bool", "string", "enum", "secret", "int-list", "env-map", "version",
-    "duration-or-none", "address-list",
+    "duration-or-none", "address-list", "tokens-or-auto",
 )
 
 
@@ -107,7 +107,7 @@ class Model(Node):
     quant: Optional[str] = F(None, kind="enum", doc="weight quantization of the checkpoint as served",
                              choices=("bf16", "fp16", "w8a8", "w8a16", "w4a8", "w4a16", "w4a4", "fp8", "mxfp8", "mxfp4", "fp4", "int4-moe"))
     served_name: Optional[str] = F(None, doc="name the server registers (`--served-model-name`); defaults to the model id")
-    max_model_len: Optional[int] = F(None, kind="tokens", doc="longest sequence (input + output); defaults to the workload's max input + max output", ge=1)
+    max_model_len: Optional[Literal["auto"] | Annotated[int, Field(ge=1)]] = F(None, kind="tokens-or-auto", doc="longest sequence (input + output); defaults to the workload's max input + max output; `auto` = the engine's own default, derived from config.json (max_position_embeddings × rope scaling)")
     rope_scaling: Optional[float] = F(None, kind="float", doc="rope-scaling (YaRN) factor the engine applies (`--hf-overrides` `rope_parameters.factor`); positions become max_position_embeddings × factor", gt=0)
 
 
@@ -120,6 +120,7 @@ class Hardware(Node):
     devices: Optional[int] = F(None, kind="count", doc="number of devices used (instead of nodes)", ge=1)
     cann: Optional[str] = F(None, kind="version", doc="CANN toolkit release, e.g. `8.2.RC1`")
     memory_utilization: float = F(0.9, kind="ratio", doc="fraction of HBM the engine may use (`gpu_memory_utilization`; vllm-ascend docs use 0.9)", gt=0, le=1)
+    storage_bandwidth: Optional[float] = F(None, kind="bandwidth", doc="read bandwidth of the checkpoint's storage per node (e.g. `2GB/s`); default: a conservative 1 GB/s (sncc/catalog/data/startup.toml, with its source)", gt=0)
 
 
 class Engine(Node):
@@ -128,6 +129,7 @@ class Engine(Node):
     label_field: ClassVar[Optional[str]] = "kind"
     kind: str = F(kind="enum", doc="serving engine", choices=("omni-infer", "vllm-ascend", "vllm"))
     version: Optional[str] = F(None, kind="version", doc="engine release, e.g. `v0.11.0` for vllm-ascend")
+    ready_timeout: Optional[float] = F(None, kind="duration", doc="how long the orchestrator or health check waits for the server to become ready (e.g. `30min`); default: vLLM's VLLM_ENGINE_READY_TIMEOUT_S (600 s)", gt=0)
 
 
 class Eplb(Node):
@@ -152,9 +154,9 @@ class Speculative(Node):
     ``method = none`` in a role turns a plan-level setting off there.
     """
 
-    method: str = F("mtp", kind="enum", doc="speculative method (`draft_model` = a separate small model; `none` = off, in a role)", choices=("mtp", "eagle", "eagle3", "ngram", "draft_model", "none"))
+    method: str = F("mtp", kind="enum", doc="speculative method (`draft_model` = a separate small model; `none` = off, in a role)", choices=("mtp", "eagle", "eagle3", "dflash", "ngram", "draft_model", "none"))
     draft_tokens: int = F(1, kind="count", doc="draft tokens proposed per step (`num_speculative_tokens`)", ge=1)
-    model: Optional[str] = F(None, kind="string", doc="draft model path or Hugging Face id (method draft_model / eagle / eagle3)")
+    model: Optional[str] = F(None, kind="string", doc="draft model path or Hugging Face id (method draft_model / eagle / eagle3 / dflash); a local directory's config.json is read (positions, rope scaling)")
     acceptance: Optional[float] = F(None, kind="ratio", doc="mean acceptance rate of draft tokens (required: measure it)", ge=0, le=1)
     draft_cost: Optional[float] = F(None, kind="ratio", doc="time of one draft token as a fraction of one target decode step; default: the simulator's MTP/EAGLE layer cost, 0 for n-gram", ge=0, le=1)
 
@@ -256,6 +258,9 @@ class Software(Node):
     torch: Optional[str] = F(None, kind="version", doc="torch version, e.g. `2.7.1`")
     torch_npu: Optional[str] = F(None, kind="version", doc="torch_npu version, e.g. `2.7.1.post1`")
     triton_ascend: Optional[str] = F(None, kind="version", doc="Triton-Ascend version")
+    hdk: Optional[str] = F(None, kind="version", doc="Ascend HDK (NPU driver and firmware) version, e.g. `25.5.1`; read from <install_path>/driver/version.info when `install_path` is given")
+    nnal: Optional[str] = F(None, kind="version", doc="NNAL (ATB, libatb.so) version, e.g. `9.1.0`; vllm-ascend needs NNAL == CANN")
+    install_path: Optional[str] = F(None, doc="Ascend install root of the target machine (e.g. `/usr/local/Ascend`): its version files (driver/version.info, ascend-toolkit/latest/version.cfg, nnal/atb/latest/version.info) are read when present")
 
 
 class KVTransfer(Node):

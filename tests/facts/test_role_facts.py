@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from conftest import compile_text
+from expect import compile_text
 
 
 def _plan(role: str, extra: str = "", model: str = 'model "deepseek-r1" { quant = w8a8 }',

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
-from conftest import ROOT, compile_text
+from expect import ROOT, compile_text
 from sncc import catalog
 from sncc.cli import main
 

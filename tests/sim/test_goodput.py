@@ -45,8 +45,8 @@ def test_goodput_interval_brackets_the_rate_and_uses_the_residuals(seed_goodput)
     assert g["low"] < 0.9 * g["rate"]
     assert g["low_qpm"] == pytest.approx(60 * g["low"]) and g["high_qpm"] == pytest.approx(60 * g["high"])
     iv = g["interval"]
-    assert iv["targets_low"]["ttft.mean < 2"] == pytest.approx(2.0 * (1 + min(rsd["ttft"])))
-    assert iv["targets_high"]["tpot.mean < 0.05"] == pytest.approx(0.05 * (1 + max(rsd["tpot"])))
+    assert iv["targets_low"]["ttft.mean < 2 s"] == pytest.approx(2.0 * (1 + min(rsd["ttft"])))
+    assert iv["targets_high"]["tpot.mean < 50 ms"] == pytest.approx(0.05 * (1 + max(rsd["tpot"])))
     assert iv["rate_scale_low"] == pytest.approx(1 / (1 + max(rsd["throughput"])))
     assert iv["rate_scale_high"] == pytest.approx(1 / (1 + min(rsd["throughput"])))
     # trials shared between the three searches are simulated once
@@ -78,7 +78,7 @@ def test_wider_residuals_widen_the_interval(seed_goodput, monkeypatch):
     monkeypatch.setattr(runner, "profile_match", lambda spec, prof: ("widened", 0.1))
     go = goodput(spec, requests=N)
     assert go["rate"] == g["rate"]
-    assert go["interval"]["targets_low"]["tpot.mean < 0.05"] == pytest.approx(
+    assert go["interval"]["targets_low"]["tpot.mean < 50 ms"] == pytest.approx(
         0.05 * (1 + min(rsd["tpot"] + [-0.1])))
     assert go["interval"]["rate_scale_low"] == pytest.approx(1 / (1 + max(rsd["throughput"] + [0.1])))
     assert go["low"] <= g["low"] and go["high"] > g["high"]

@@ -7,7 +7,7 @@ import pathlib
 
 import pytest
 
-from conftest import ROOT, compile_text, expectations_with_severity
+from expect import ROOT, compile_text, expectations_with_severity
 from sncc import capacity, catalog
 from sncc.catalog.arch import param_breakdown
 
@@ -100,7 +100,7 @@ def test_outside_budget_items_are_sourced_per_engine_and_vendor():
 @pytest.mark.parametrize("path", K11, ids=lambda p: p.stem)
 def test_k11_cases_warn_and_their_twins_do_not(path):
     head = path.read_text(encoding="utf-8").splitlines()[:2]
-    assert head[0].startswith("# K11 — rule kind: ") and head[1].startswith("# https://github.com/")
+    assert head[0].startswith("# K11 — rule kind: ") and head[1].startswith("# source: https://github.com/")
     want = {(c, line) for sev, c, line, _ in expectations_with_severity(path) if sev == "warning"}
     comp = _compile(path)
     got = {(d.code.code, comp.source.line_col(d.span.start)[0]) for d in comp.diagnostics
@@ -109,3 +109,29 @@ def test_k11_cases_warn_and_their_twins_do_not(path):
     assert not [d for d in comp.diagnostics if d.is_error]
     twin = _compile(path.with_name(path.stem + ".fixed.sn"))
     assert not [d for d in twin.diagnostics if d.code.code == "SN4081" or d.is_error]
+
+
+# ------------------------------------------------------------------ hybrid linear attention
+def test_linear_attention_state_is_held_per_sequence_by_check_and_simulator():
+    """Qwen3-Next's Gated DeltaNet layers keep one state per running sequence (not per token):
+    the check counts it in each sequence's memory, the simulator's token pool leaves room for
+    ``max_num_seqs`` of them."""
+    from sncc.catalog.arch import linear_state_bytes_per_seq
+    from sncc.sim.engine.run import prepare
+    from sncc.sim.from_plan import spec_from_plan
+
+    path = ROOT / "tests" / "known-good" / "recipe-qwen3-next-80b-bf16-h200-tp4.sn"
+    comp = _compile(path)
+    mem = capacity.role_memory(comp.plan, comp.facts, "serve")
+    assert mem.state_per_seq == int(linear_state_bytes_per_seq(comp.facts.arch) / 4) > 0
+    assert mem.kv_per_seq == int(mem.kv_per_token * mem.context) + mem.state_per_seq
+    spec = spec_from_plan(comp.plan, comp.facts)
+    c = prepare(spec)
+    role = spec.role("serve")
+    left = mem.kv_budget - mem.state_per_seq * role.max_num_seqs
+    assert c.info["serve.kv_budget_bytes_per_device"] == mem.kv_budget
+    assert left > 0 and c.info["serve.linear_state_bytes_per_device"] == mem.state_per_seq * role.max_num_seqs
+    assert c.serve_blocks == int(left // (role.block_size * mem.kv_per_token))
+    # a dense model holds no such state
+    dense = _compile(ROOT / "tests" / "cases" / "k11-memory-outside-budget.fixed.sn")
+    assert capacity.role_memory(dense.plan, dense.facts, "serve").state_per_seq == 0

@@ -7,7 +7,7 @@ import dataclasses as dc
 
 import pytest
 
-from conftest import ROOT, compile_text
+from expect import ROOT, compile_text
 from sncc.sim.calibration.scenarios import qwen3_32b_h200_spec, seed000_spec
 from sncc.sim.engine.run import simulate_spec
 from sncc.sim.engine.screen import ScreenResult, screen

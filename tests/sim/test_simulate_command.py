@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import pytest
 from click.testing import CliRunner
-from conftest import ROOT
+from expect import ROOT
 
 from sncc.cli import main
 

@@ -11,7 +11,7 @@ import time
 import pytest
 from click.testing import CliRunner
 
-from conftest import ROOT
+from expect import ROOT
 from sncc.cli import main
 from sncc.sim.engine.run import prepare
 from sncc.sim.engine.run import simulate_spec as simulate

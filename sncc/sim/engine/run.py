@@ -98,12 +98,17 @@ def prepare(spec: Any) -> Any:
         if budget is None:
             budget = max(0.0, float(mem.kv_budget))
         per_block = role.block_size * mem.kv_per_token
+        # a hybrid linear-attention model keeps one state block per running sequence in the
+        # same pool (vLLM: "Each decode sequence requires one Mamba cache block"): the token
+        # pool is what is left after the role's max_num_seqs states (sncc.capacity)
         info[f"{name}.weights_bytes_per_device"] = mem.weights
         info[f"{name}.hccl_bytes_per_device"] = mem.hccl
         info[f"{name}.reserve_bytes_per_device"] = mem.reserve
         info[f"{name}.kv_budget_bytes_per_device"] = budget
         c.pool_memory[name] = (mem, budget)
-        return int(budget // per_block)
+        tokens_pool = max(0.0, budget - mem.state_per_seq * role.max_num_seqs)
+        info[f"{name}.linear_state_bytes_per_device"] = mem.state_per_seq * role.max_num_seqs
+        return int(tokens_pool // per_block)
 
     if spec.disaggregated:
         c.prefill, c.decode = spec.role("prefill"), spec.role("decode")

@@ -1,11 +1,12 @@
-"""Misconfiguration cases (../shared/reference/misconfig-cases.md) as plans.
+"""Misconfiguration cases as plans: the BR cases of ../shared/reference/misconfig-cases.md
+(``tests/cases/br-XX-<slug>.sn``) and the rule kinds of issue 10 (``tests/cases/<kind>-<report>.sn``,
+listed in ``sncc/checks/rule_kinds.toml``).
 
-Each ``tests/cases/br-XX-<slug>.sn`` states the rule kind and the report URL in
-its header and marks its expected diagnostics inline, mypy style:
-``# E: SNxxxx`` (error) or ``# W: SNxxxx`` (warning), optionally ``:COL``.
-The errors a case reports must be exactly the expected ones (code and line);
-expected warnings must be present.  Its twin ``br-XX-<slug>.fixed.sn`` must
-have no error and no warning of the case's codes.
+Each case states its rule kind and report URL in its header and marks its expected diagnostics
+inline, mypy style: ``# E: SNxxxx`` (error) or ``# W: SNxxxx`` (warning), optionally ``:COL``.
+The errors a case reports must be exactly the expected ones (code and line); expected warnings
+must be present.  Its twin ``<name>.fixed.sn`` must have no error and no warning of the case's
+codes — except where the rule kind ``awaits`` another module (then strictly expected to fail).
 """
 
 from __future__ import annotations
@@ -15,14 +16,22 @@ import re
 
 import pytest
 
-from conftest import ROOT, expectations_with_severity
+from expect import ROOT, expectations_with_severity
 
 CASES_DIR = ROOT / "tests" / "cases"
-CASES = sorted(p for p in CASES_DIR.glob("br-*.sn") if not p.name.endswith(".fixed.sn"))
+CASES = sorted(p for p in CASES_DIR.glob("*.sn") if not p.name.endswith(".fixed.sn"))
+BR_CASES = [p for p in CASES if p.name.startswith("br-")]
 REFERENCE = ROOT.parent / "shared" / "reference" / "misconfig-cases.md"
 BR_IDS_FALLBACK = (
     "01 03 04 06 07 09 10 11 12 14 15 16 18 20 21 23 24 25 27 28 29 31 32 33 35 36".split()
 )
+
+
+def _awaiting() -> dict[str, str]:
+    """``{case stem: what it awaits}`` for the rule kinds of rule_kinds.toml that name one."""
+    from sncc.checks.rule_kinds import kinds
+
+    return {rep["case"]: k["awaits"] for k in kinds() if k.get("awaits") for rep in (k["build"], k["test"])}
 
 
 def _compile(path: pathlib.Path):
@@ -40,9 +49,13 @@ def _got(comp, severity: str) -> set[tuple[str, int]]:
 @pytest.mark.parametrize("path", CASES, ids=lambda p: p.stem)
 def test_case_header_states_rule_and_url(path):
     head = path.read_text(encoding="utf-8").splitlines()[:3]
-    bid = re.match(r"br-(\d+)-", path.name).group(1)
-    assert head[0].startswith(f"# BR-{bid} — rule kind: "), head[0]
-    assert re.match(r"# https?://", head[1]), head[1]
+    m = re.match(r"br-(\d+)-", path.name)
+    if m:
+        assert head[0].startswith(f"# BR-{m.group(1)} — rule kind: "), head[0]
+        assert re.match(r"# https?://", head[1]), head[1]
+    else:
+        assert re.match(r"# [KF]\d+ — rule kind: ", head[0]), head[0]
+        assert re.match(r"# source: https?://", head[1]), head[1]
 
 
 @pytest.mark.parametrize("path", CASES, ids=lambda p: p.stem)
@@ -64,7 +77,10 @@ def test_case_reports_expected_diagnostics(path):
 
 
 @pytest.mark.parametrize("path", CASES, ids=lambda p: p.stem)
-def test_corrected_twin_is_clean(path):
+def test_corrected_twin_is_clean(path, request):
+    awaits = _awaiting().get(path.stem)
+    if awaits:
+        request.applymarker(pytest.mark.xfail(reason=f"awaits: {awaits}", strict=True))
     twin = path.with_name(path.stem + ".fixed.sn")
     assert twin.exists(), f"no corrected twin for {path.name}"
     codes = {c for _, c, _, _ in expectations_with_severity(path)}
@@ -85,7 +101,7 @@ def test_every_br_case_has_a_plan():
     """Each ``### BR-xx`` heading of misconfig-cases.md has at least one case file."""
     ids = _br_ids()
     assert len(ids) >= 26
-    have = {re.match(r"br-(\d+)-", p.name).group(1) for p in CASES}
+    have = {re.match(r"br-(\d+)-", p.name).group(1) for p in BR_CASES}
     assert set(ids) <= have, sorted(set(ids) - have)
 
 

@@ -1,0 +1,112 @@
+"""Shared helpers of the rule-kind checks: the ``engine_rules.toml`` tables and the versions a
+row is compared with.
+
+``engine_rules.toml`` (``sncc/catalog/data``) holds the engine facts of issue 10's rule kinds, one
+table per kind, each row with its source; :func:`rows` reads one table.  A row's versions are
+compared against :func:`plan_versions`: the engine's own release (``"engine"``) and the vLLM
+version it runs (``"vllm"``: the plan's version for engine ``vllm``, the vLLM a vllm-ascend
+release row pins, an Omni-Infer revision's vLLM base).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib.resources import files
+from typing import Any, Mapping, Optional
+
+from sncc import catalog
+
+try:
+    import tomllib as _toml
+except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+    import tomli as _toml  # type: ignore[no-redef]
+
+
+@lru_cache(maxsize=1)
+def _tables() -> Mapping[str, Any]:
+    return _toml.loads((files("sncc.catalog") / "data" / "engine_rules.toml").read_text(encoding="utf-8"))
+
+
+def rows(table: str) -> list[Mapping[str, Any]]:
+    """The rows of ``[[table]]`` in engine_rules.toml (a single ``[table]`` comes back as one row;
+    an absent table as none)."""
+    t = _tables().get(table, [])
+    return [t] if isinstance(t, dict) else list(t)
+
+
+def table(name: str) -> Mapping[str, Any]:
+    """The single ``[name]`` table of engine_rules.toml (empty when absent)."""
+    t = _tables().get(name, {})
+    return t if isinstance(t, dict) else {}
+
+
+def _release_row(plan):
+    """(basis, row) of the plan's engine release per ``[release_basis]``: ``("self", None)`` for a
+    vLLM version, ``("vllm_ascend", EngineRelease)``, ``("omni_infer", OmniInferRevision)``, or
+    (basis, None) when the release is not catalogued."""
+    eng = plan.engine
+    basis = table("release_basis").get(eng.kind)
+    if basis == "vllm_ascend":
+        try:
+            return basis, catalog.vllm_ascend_release(eng.version)
+        except (KeyError, ValueError):
+            return basis, None
+    if basis == "omni_infer":
+        rows_ = [row for row in catalog.omni_infer_revisions()
+                 if row.revision.split("@")[0] == eng.version or row.revision == eng.version]
+        return basis, (rows_[0] if rows_ else None)
+    return basis, None
+
+
+def plan_versions(plan) -> dict[str, str]:
+    """``{"engine": release, "vllm": vLLM version}`` of the plan's engine, each only when known
+    (an unversioned engine or an unknown release gives neither); ``[release_basis]`` says where
+    an engine's vLLM version is found."""
+    eng = plan.engine
+    out: dict[str, str] = {}
+    if not eng.version:
+        return out
+    out["engine"] = eng.version
+    basis, row = _release_row(plan)
+    if basis == "self":
+        out["vllm"] = eng.version
+    elif row is not None:
+        out["vllm"] = getattr(row, "vllm", None) or getattr(row, "vllm_base")
+    return out
+
+
+def release_cann(plan) -> str | None:
+    """The CANN release the plan's engine release is built for (None for an engine without one,
+    an unversioned engine or an uncatalogued release)."""
+    if not plan.engine.version:
+        return None
+    _, row = _release_row(plan)
+    return getattr(row, "cann", None) if row is not None else None
+
+
+def cmp_version(a: str, b: str) -> Optional[int]:
+    """-1, 0 or 1 as release ``a`` sorts before, equal to or after ``b`` (``v`` prefixes ignored);
+    None when either does not parse."""
+    try:
+        ka, kb = catalog.parse_version(a.lstrip("vV")), catalog.parse_version(b.lstrip("vV"))
+    except ValueError:
+        return None
+    return (ka > kb) - (ka < kb)
+
+
+def in_range(version: str, lo: Optional[str], hi: Optional[str]) -> bool:
+    """True when ``lo <= version <= hi`` (either bound may be None; unparsable versions are out)."""
+    if lo is not None:
+        c = cmp_version(version, lo)
+        if c is None or c < 0:
+            return False
+    if hi is not None:
+        c = cmp_version(version, hi)
+        if c is None or c > 0:
+            return False
+    return True
+
+
+def sources(row: Mapping[str, Any]) -> str:
+    """A row's sources joined for a diagnostic note."""
+    return "; ".join(row.get("source", ()))
