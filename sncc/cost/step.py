@@ -48,6 +48,17 @@ class Step:
 
 #: scope codes of :data:`TERMS` (see the terms module docstring)
 _ALL, _DENSE, _MOE, _STEP = 0, 1, 2, 3
+
+
+def _add_layer_term(v: float, scope: int, is_comm: bool, comp: List[float], comm: List[float]) -> None:
+    """Add a per-layer term's time ``v`` [s] to the dense ([0]) and/or MoE ([1]) layer totals of
+    ``comm`` (communication terms) or ``comp`` (the rest), as its ``scope`` says."""
+    acc = comm if is_comm else comp
+    if scope == _ALL:
+        acc[0] += v
+        acc[1] += v
+    else:
+        acc[scope - 1] += v
 _SCOPE = {"all": _ALL, "dense": _DENSE, "moe": _MOE, "step": _STEP}
 _TABLE = tuple((t.name, t.fn, _SCOPE[t.scope], t.kind == "comm") for t in TERMS)
 
@@ -238,14 +249,8 @@ class StepModel:
             if scope == _STEP:
                 continue
             v = fn(self, d)
-            if not v:
-                continue
-            acc = comm if is_comm else comp
-            if scope == _ALL:
-                acc[0] += v
-                acc[1] += v
-            else:
-                acc[scope - 1] += v
+            if v:
+                _add_layer_term(v, scope, is_comm, comp, comm)
         k = 1 if self.shape.n_experts else 0
         return comp[k] + comm[k] - min(comm[k], self.hide * comp[k])
 
@@ -278,12 +283,7 @@ class StepModel:
             if scope == _STEP:
                 step_total += v
                 continue
-            acc = comm if is_comm else comp
-            if scope == _ALL:
-                acc[0] += v
-                acc[1] += v
-            else:
-                acc[scope - 1] += v
+            _add_layer_term(v, scope, is_comm, comp, comm)
         n = (sh.n_dense, sh.n_moe)
         exposed = [comm[i] - min(comm[i], self.hide * comp[i]) for i in (0, 1)]
         total = step_total + sum(n[i] * (comp[i] + exposed[i]) for i in (0, 1))

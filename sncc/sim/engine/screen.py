@@ -115,13 +115,7 @@ def _disaggregated(spec, c, wl, decode_t, t1, a_fix, b_tok, mp, steps, slots, se
             B = min(seqs_group, lam * (ttft + steps * t_d) / (role.dp * role.instances))
             t_d = decode_t(B)
         dec = steps * t_d
-        cand = {"decode-slots": slots / (ttft + dec), "prefill": 0.98 * lam_p}
-        if wl.concurrency:
-            cand["concurrency"] = wl.concurrency / (ttft + dec)
-        if wl.rate:
-            cand["offered"] = wl.rate * max(1, wl.turns)
-        bound = min(cand, key=cand.get)
-        new = cand[bound]
+        bound, new = _binding(wl, ttft + dec, {"decode-slots": slots / (ttft + dec), "prefill": 0.98 * lam_p})
         # pull dispatch batches whatever waits: cycle = a / (1 - r*b) with r tokens/s per
         # instance; a request waits half a cycle on average and then runs one
         r = new * mp / p_inst
@@ -135,6 +129,18 @@ def _disaggregated(spec, c, wl, decode_t, t1, a_fix, b_tok, mp, steps, slots, se
     dec = steps * t_d
     return ScreenResult(qpm=lam * 60.0, ttft_s=ttft, tpot_ms=t_d / tps * 1e3, e2e_s=ttft + dec, bound=bound,
                         decode_slots=float(slots), prefill_capacity_qpm=lam_p * 60.0)
+
+
+def _binding(wl, e2e: float, cand: dict) -> tuple:
+    """(name, requests/s) of the lowest of the role's capacity bounds ``cand`` [req/s] and the
+    workload's: a closed loop's ``concurrency / e2e`` (``e2e`` [s]) and an open loop's offered
+    rate (turns count as requests)."""
+    if wl.concurrency:
+        cand["concurrency"] = wl.concurrency / e2e
+    if wl.rate:
+        cand["offered"] = wl.rate * max(1, wl.turns)
+    bound = min(cand, key=cand.get)
+    return bound, cand[bound]
 
 
 def _aggregated(wl, dm, decode_t, b_tok, mp, chunk, budget, steps, slots, seqs_group, role, tps, lam_p, ctx):
@@ -168,13 +174,7 @@ def _aggregated(wl, dm, decode_t, b_tok, mp, chunk, budget, steps, slots, seqs_g
         dec = steps * t
         # a step holds at most the instance's token budget of prefill beside its decodes
         cap = min(0.98 / (mp * b_tok), max(1.0, budget - B * role.dp * tps) / (mp * t))
-        cand = {"decode-slots": slots / (ttft + dec), "step-capacity": inst * cap}
-        if wl.concurrency:
-            cand["concurrency"] = wl.concurrency / (ttft + dec)
-        if wl.rate:
-            cand["offered"] = wl.rate * max(1, wl.turns)
-        bound = min(cand, key=cand.get)
-        new = cand[bound]
+        bound, new = _binding(wl, ttft + dec, {"decode-slots": slots / (ttft + dec), "step-capacity": inst * cap})
         if lam is not None and abs(new - lam) < 1e-5 * lam and abs(t - t_old) < 1e-5 * t:
             lam = new
             break
