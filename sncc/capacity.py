@@ -399,8 +399,9 @@ def outside_budget(engine_kind: str | None, engine_version: str | None, vendor: 
 # ----------------------------------------------------------------------------- one role of a plan
 def role_memory(plan, facts, role_name: str, role=None) -> MemoryBreakdown | None:
     """Memory breakdown of one device of role ``role_name`` (None when the chip or model is
-    unknown, the chip has no HBM figure, ``tp × dp × pp`` is not the role's declared ``devices``
-    (SN3001 reports it), or ``tp`` does not split the KV heads).
+    unknown, the chip has no HBM figure, ``tp × pp`` does not divide the role's declared ``devices``
+    when ``tp × dp × pp`` misses them (SN3001 reports it; otherwise the DP ranks fill the declared
+    devices), or ``tp`` does not split the KV heads).
 
     Everything comes from the facts (:class:`sncc.facts.model.RoleFacts`): parallelism, expert
     parallelism, redundant experts, the speculative setting in force (MTP weights and KV layer
@@ -415,7 +416,15 @@ def role_memory(plan, facts, role_name: str, role=None) -> MemoryBreakdown | Non
     if arch is None or chip is None or rf is None or not getattr(chip, "hbm_bytes", None):
         return None
     if rf.devices_declared and rf.devices != rf.devices_declared:
-        return None   # the parallelism does not cover the declared devices (SN3001): no layout to size
+        # the parallelism does not cover the declared devices (SN3001 reports it): size the
+        # devices the role declares, its DP ranks filling them, when they divide evenly
+        per = rf.tp * rf.pp
+        if rf.devices_declared % per:
+            return None
+        from dataclasses import replace
+
+        dp = rf.devices_declared // per
+        rf = replace(rf, dp=dp, devices=rf.devices_declared, ep_size=rf.tp * dp if rf.expert_parallel else 1)
     if role_name == "prefill":
         context = max(rf.max_num_batched_tokens, plan.workload.input.max)
         seqs = 1
