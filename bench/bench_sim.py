@@ -14,8 +14,8 @@ import time
 import tracemalloc
 
 from sncc.sim import simulate
-from sncc.sim.analytic import screen
-from sncc.sim.scenarios import seed000_spec
+from sncc.sim.engine.screen import screen
+from sncc.sim.calibration.scenarios import seed000_spec
 from sncc.sim.whatif import goodput
 
 

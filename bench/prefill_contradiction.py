@@ -21,9 +21,9 @@ import sys
 import time
 from dataclasses import replace
 
-from sncc.sim import profile as P
-from sncc.sim.runner import simulate
-from sncc.sim.scenarios import (CLOUDMATRIX_PREFILL_TOK_S_PER_NPU, SEED000_PUBLISHED,
+from sncc.cost import profile as P
+from sncc.sim.engine.run import simulate_spec as simulate
+from sncc.sim.calibration.scenarios import (CLOUDMATRIX_PREFILL_TOK_S_PER_NPU, SEED000_PUBLISHED,
                                 cloudmatrix_prefill_tok_s_per_npu, seed000_spec)
 
 ETAS = (0.04, 0.0474, 0.055, 0.08, 0.15, 0.3, 0.5)

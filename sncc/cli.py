@@ -392,8 +392,8 @@ def simulate(plan: str, fmt: str, seed: int, profile: str | None, goodput: bool,
     Exit 0 when no SLO is missed (an UNCERTAIN verdict, whose calibration interval
     straddles the target, exits 0 unless --strict), 1 when one is missed or the plan
     has errors (a definitions file without a `plan` is one), 2 when sncc could not run.
-    The plan's warnings are printed to stderr (as `sncc check` prints them) before the
-    simulation; they do not change the exit code.
+    The plan's warnings are summarised in one line on stderr (`sncc check PLAN` prints them in
+    full, so `build && simulate` shows each diagnostic once); they do not change the exit code.
     """
     try:
         comp, src, extra = _compile(plan)
@@ -405,9 +405,16 @@ def simulate(plan: str, fmt: str, seed: int, profile: str | None, goodput: bool,
         _emit_diagnostics(diags, sources, 1, fmt, sys.stdout.isatty())
         sys.exit(EXIT_FAILURE if any(d.code.code == "SN9001" for d in diags) else EXIT_PROBLEMS)
     if diags:                # warnings that explain the numbers (SN4008 KV at full context, ...)
-        from sncc.diagnostics import render_text
-
-        click.echo(render_text.render(diags, sources, 1, color=sys.stderr.isatty()), nl=False, err=True)
+        def _at(d) -> str:
+            src = sources.get(d.span.file) if d.span is not None else None
+            if src is None:
+                return ""
+            line, col = src.line_col(d.span.start)
+            return f" at {d.span.file}:{line}:{col}"
+        where = "; ".join(f"{d.code.code} {d.code.name}{_at(d)}" for d in diags[:3]) + ("; ..." if len(diags) > 3 else "")
+        n = len(diags)
+        click.echo(f"sncc simulate: note: the plan has {n} warning{'s' if n != 1 else ''} ({where}); "
+                   f"`sncc check {plan}` prints {'them' if n != 1 else 'it'}", err=True)
     from sncc.sim.command import CommandError, simulate_plan
 
     try:
@@ -455,7 +462,7 @@ def calibrate(measurements: str, out: str) -> None:
     Exit 0 when the profile is written; 2, with one line naming the file, point and key, for a
     bad measurements file, an underdetermined fit, a point of another chip generation, or a fit
     that ends on a bound (no profile is written then)."""
-    from sncc.sim.calibration import CalibrationError, check_output
+    from sncc.sim.calibration.fit import CalibrationError, check_output
     from sncc.sim.command import CommandError
     from sncc.sim.command import calibrate as run_calibrate
 

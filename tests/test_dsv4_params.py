@@ -95,7 +95,7 @@ def test_v4_active_params_near_stated():
 def test_simulator_counts_the_same_attention_weights_as_the_catalog(mid):
     """The simulator's per-layer attention weights are the catalog breakdown's (V4
     compressor/indexer, V3.2 indexer included), not a plain MLA/GQA formula."""
-    from sncc.sim.model_shape import model_shape
+    from sncc.cost.model_shape import model_shape
     m = cat.model(mid)
     s = model_shape(m)
     assert s.attn_params * s.n_layers == pytest.approx(param_breakdown(m)["attention"], rel=1e-9)

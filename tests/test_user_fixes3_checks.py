@@ -57,10 +57,11 @@ def test_missing_chip_facts_names_the_absent_facts():
 
 def test_simulate_chip_without_bandwidth_is_a_clear_error(tmp_path):
     res = _simulate([_write(tmp_path, BR15)])
-    assert res.exit_code == 2, res.output
+    # a located diagnostic (SN4080), exit 1 like any refused plan
+    assert res.exit_code == 1, res.output
     assert "internal error" not in res.output and "Traceback" not in res.output
-    assert "ascend-950dt" in res.output and "hbm_bandwidth" in res.output
-    assert "no sourced value" in res.output and "--profile" in res.output
+    assert "error[SN4080]" in res.output and "--> " in res.output
+    assert "ascend-950dt" in res.output and "hbm_bandwidth" in res.output and "no sourced value" in res.output
 
 
 # --- 2. the engine runs on the chip's vendor ------------------------------------------------
@@ -159,7 +160,7 @@ def test_one_token_outputs_print_na_speed_and_na_slo_does_not_bind(tmp_path):
 
 def test_plot_path_refuses_special_files(tmp_path):
     import os
-    from sncc.sim.plot import PlotPathError, resolve_plot_path
+    from sncc.sim.report.plot import PlotPathError, resolve_plot_path
 
     pytest.importorskip("matplotlib")
     with pytest.raises(PlotPathError, match="not a regular file"):
@@ -202,7 +203,7 @@ def test_open_loop_qpm_interval_does_not_exceed_offered_rate():
 
 def test_qpm_cap_leaves_closed_loop_alone():
     from types import SimpleNamespace
-    from sncc.sim.metrics import qpm_cap
+    from sncc.sim.engine.metrics import qpm_cap
 
     assert qpm_cap(SimpleNamespace(_qpm_cap=None), 100.0, 150.0) == 150.0
     assert qpm_cap(SimpleNamespace(_qpm_cap=120.0), 100.0, 150.0) == 120.0
@@ -227,7 +228,8 @@ def test_simulator_runs_batches_above_the_captured_sizes_eager():
     with 12 captured."""
     from expect import compile_text
     from sncc.sim import simulate
-    from sncc.sim.from_plan import captured_sizes, spec_from_plan
+    from sncc.cost.from_facts import captured_sizes
+    from sncc.sim.from_plan import spec_from_plan
 
     tpot = {}
     for key, sizes in (("default", ""), ("listed", "  capture_sizes = [1, 2, 4, 8, 12]")):
@@ -236,6 +238,6 @@ def test_simulator_runs_batches_above_the_captured_sizes_eager():
         spec = spec_from_plan(comp.plan, comp.resolved)
         gears = spec.role("serve").graph_gears
         assert max(gears) == (8 if key == "default" else 12)
-        assert gears == captured_sizes(comp.plan, comp.plan.serve)
+        assert gears == captured_sizes(comp.plan, comp.facts.roles["serve"])
         tpot[key] = simulate(spec, series=False).tpot_ms["mean"]
     assert tpot["default"] > 1.3 * tpot["listed"], tpot

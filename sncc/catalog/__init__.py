@@ -367,6 +367,10 @@ class QuantFormat:
     status: str
     source: tuple[str, ...]
     notes: str = ""
+    #: bytes per element of the non-expert linear weights of a MoE model (attention, shared experts,
+    #: dense FFN layers) when the format quantizes only the routed experts (W4A8, W4A16, INT4-MoE);
+    #: None = ``weight_bytes`` everywhere (sncc.capacity.weight_bytes_by_group)
+    moe_dense_weight_bytes: float | None = None
 
 
 @dataclass(frozen=True)
@@ -807,6 +811,7 @@ def quant_formats() -> Mapping[str, QuantFormat]:
             status=_status(d, where),
             source=_sources(d, where),
             notes=d.get("notes", ""),
+            moe_dense_weight_bytes=float(d["moe_dense_weight_bytes"]) if "moe_dense_weight_bytes" in d else None,
         )
     return MappingProxyType(out)
 

@@ -16,12 +16,12 @@ from sncc.checks import (context, divisibility, engine_options, gateway, graph, 
 
 
 def check_trace(plan, resolved):
-    """SN2015 for an unreadable or malformed workload trace (:func:`sncc.sim.trace.check_trace`;
+    """SN2015 for an unreadable or malformed workload trace (:func:`sncc.workload.trace.check_trace`;
     imported only for plans that name a trace)."""
     wl = getattr(plan, "workload", None)
     if wl is None or not wl.trace:
         return ()
-    from sncc.sim.trace import check_trace as _check
+    from sncc.workload.trace import check_trace as _check
     return _check(plan, resolved)
 
 
@@ -75,6 +75,7 @@ CHECKS = (
     lengths.check_draft_window,
     lengths.check_draft_rope,
     memory.check_kv_fits,
+    memory.check_memory_outside_budget,
     gateway.check_model_id,
     gateway.check_timeout,
     timeouts.check_proxy_timeouts,

@@ -1,10 +1,13 @@
-"""KV-cache memory fit per device of each role (SN4004 error, SN4008 warning).
+"""Memory fit per device of each role: the KV cache (SN4004 error, SN4008 warning) and what must
+fit outside the engine's budget (SN4081 warning).
 
-The arithmetic is in :mod:`sncc.capacity`.  It is an error when the weights,
-reserves and HCCL buffers leave no room for even one sequence at full context
-(the engine fails at start-up, as vLLM does when ``max_model_len`` exceeds
-the KV capacity); a warning when ``max_num_seqs`` sequences at full context do
-not fit (the engine starts but must queue or preempt long requests).
+The arithmetic is in :mod:`sncc.capacity`, the memory model the simulator sizes its KV pools with.
+It is an error when the weights, reserves and HCCL buffers leave no room for even one sequence at
+full context (the engine fails at start-up, as vLLM does when ``max_model_len`` exceeds the KV
+capacity); a warning when ``max_num_seqs`` sequences at full context do not fit (the engine
+starts but must queue or preempt long requests); a warning when ``HBM × (1 − utilization)``
+cannot hold the runtime context and the graph-capture pool the engine allocates outside its
+budget (graph capture fails at start-up).
 """
 
 from __future__ import annotations
@@ -16,15 +19,20 @@ from sncc.units import format_bytes_gib as gib
 from sncc.units import format_tokens
 
 
+def _util_span(plan, role):
+    return role.span_of("memory_utilization") if role.memory_utilization else plan.hardware.span_of("memory_utilization")
+
+
 def check_kv_fits(plan, r):
     """Weights + KV + reserve + HCCL buffers ≤ HBM × utilization, per role."""
     for name, role in plan.roles():
         mem = role_memory(plan, r, name, role)
         if mem is None:
             continue
-        util_span = role.span_of("memory_utilization") if role.memory_utilization else plan.hardware.span_of("memory_utilization")
-        parts = (f"weights {gib(mem.weights)} + KV {gib(mem.kv_per_seq)} per sequence at {format_tokens(mem.context)} tokens"
-                 f" + reserve {gib(mem.reserve)}" + (f" + HCCL buffers {gib(mem.hccl)}" if mem.hccl else ""))
+        util_span = _util_span(plan, role)
+        state = (f" (linear-attention state {gib(mem.state_per_seq)} included)" if mem.state_per_seq else "")
+        parts = (f"weights {gib(mem.weights)} + KV {gib(mem.kv_per_seq)} per sequence at {format_tokens(mem.context)} tokens{state}"
+                 f" + reserve {gib(mem.reserve)}" + (f" + {mem.comm} buffers {gib(mem.hccl)}" if mem.hccl else ""))
         have = f"{gib(mem.budget)} ({gib(mem.hbm)} × {mem.utilization:g})"
         related = [Related(r.max_model_len_span, r.max_model_len_note)] if r.max_model_len_span and name != "prefill" else []
         if util_span:
@@ -50,3 +58,29 @@ def check_kv_fits(plan, r):
                        help=f"at full context {fit} sequences fit per attention group (max_num_seqs ≤ {fit}), "
                             f"or {format_tokens(mem.context_that_fits)} tokens of context with {mem.seqs} sequences",
                        path=(name, "max_num_seqs"))
+
+
+def check_memory_outside_budget(plan, r):
+    """``HBM × (1 − utilization)`` holds what the engine allocates outside its budget (SN4081):
+    the items of :func:`sncc.capacity.outside_budget`, each with its source; once per plan for
+    roles that share a utilization and graph mode."""
+    seen = set()
+    for name, role in plan.roles():
+        mem = role_memory(plan, r, name, role)
+        if mem is None or mem.outside is None or not mem.outside_short:
+            continue
+        key = (mem.utilization, tuple(i.name for i in mem.outside.items))
+        if key in seen:
+            continue
+        seen.add(key)
+        items = " + ".join(f"{i.name} {gib(i.bytes)}" for i in mem.outside.items)
+        span = _util_span(plan, role) or role.span_of("devices")
+        fit = max(0.0, 1.0 - mem.outside.bytes / mem.hbm)
+        notes = [f"{i.name}: {i.source}" for i in mem.outside.items] + list(mem.outside.notes)
+        yield diag(codes.MEMORY_OUTSIDE_BUDGET,
+                   f"`{name}`: memory_utilization {mem.utilization:g} leaves {gib(mem.outside_room)} of "
+                   f"{gib(mem.hbm)} outside the engine's budget, but the device needs {items} "
+                   f"= {gib(mem.outside.bytes)} there",
+                   span, notes=notes,
+                   help=f"lower memory_utilization to {int(fit * 100) / 100:g} or less, or capture fewer graph sizes",
+                   path=(name, "memory_utilization"))

@@ -499,6 +499,28 @@ ENV_VARIABLE_UNREAD = _code(
     'engine "vllm-ascend" { version = "v0.23.0" }  env { VLLM_USE_V1 = "1" }',
     'engine "vllm-ascend" { version = "v0.23.0" }  env { VLLM_ASCEND_ENABLE_FLASHCOMM1 = "1" }')
 
+CHIP_FACTS_MISSING = _code(
+    "SN4080", "chip-facts-missing", "error", "the simulator needs a chip fact the catalog does not have",
+    "The step-cost model needs the device's HBM capacity and bandwidth and a dense peak rate for the "
+    "plan's compute type. The catalog (sncc/catalog/data/chips.toml) leaves a fact absent when no "
+    "source gives it, and the simulator does not guess it: `sncc check` accepts the plan, `sncc "
+    "simulate` refuses it with the list of missing facts. Add the fact with its source to the chip's "
+    "entry, or plan for a chip the catalog describes (Ascend 950DT has no shipped-software bandwidth "
+    "figure: the Atlas 350 card's 950PR does).",
+    'hardware { chip = "ascend-950dt"  devices = 8 }', 'hardware { chip = "ascend-950pr"  devices = 8 }')
+
+MEMORY_OUTSIDE_BUDGET = _code(
+    "SN4081", "memory-outside-budget", "warning",
+    "HBM left outside memory_utilization cannot hold what the engine allocates there",
+    "The engine sizes its KV cache to `memory_utilization` × HBM and leaves the rest to what it "
+    "allocates later or never profiles: the runtime context, and the graph-capture pool on engines "
+    "that capture graphs after the KV cache is allocated (vllm-ascend's NPUWorker does not deduct "
+    "it, vllm-ascend#8260; vLLM deducts its CUDA-graph estimate from 0.23.0). When HBM × (1 − "
+    "utilization) is smaller than these, graph capture fails at start-up (ACL error 507015 or a "
+    "CUDA out-of-memory during capture). Each figure comes from sncc/catalog/data/memory.toml "
+    "[outside] with its source; the message lists them.",
+    "hardware { memory_utilization = 0.995 }", "hardware { memory_utilization = 0.9 }")
+
 VALUE_NOT_IN_RELEASE = _code(
     "SN4020", "value-not-in-release", "error", "a setting's value does not exist in the engine release (or is refused for this model)",
     "Every enum value sncc writes must exist in the pinned release: a speculative method (`dflash` from vLLM "
@@ -579,6 +601,16 @@ CONVERSATION_EXCEEDS_CONTEXT = _code(
     "input `max` to hold the whole conversation.",
     "workload { turns = 30  input { mean = 2k  max = 8k }  output { mean = 256  max = 1k } }",
     "workload { turns = 3  input { mean = 2k  max = 8k }  output { mean = 256  max = 1k } }")
+SIMULATION_STEP_BOUND = _code(
+    "SN5080", "simulation-step-bound", "error", "the simulation exceeded its bound on engine steps",
+    "`sncc simulate` steps the engines one iteration at a time. A run stops instead of running for "
+    "minutes when it needs more engine events than two per output token plus eight per request "
+    "(at least 200,000; identical decode steps are simulated in one event), or more prefill chunks "
+    "than one per 128 prompt tokens plus eight per request: a plan whose steps are tiny for its "
+    "workload (a `chunked_prefill` of a few tokens for multi-thousand-token prompts, say). The "
+    "message says how many requests had completed. Use a chunk size near the engine's default, or "
+    "fewer `requests`.",
+    "serve { chunked_prefill = 1 }", "serve { chunked_prefill = 4k }")
 
 ENGINE_DEFAULT_LENGTH = _code(
     "SN5020", "engine-default-length-over-platform-limit", "warning", "max_model_len is left to the engine's default, above what the platform is known to start with",

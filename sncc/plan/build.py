@@ -89,7 +89,7 @@ def _value_noun(v: ast.Value) -> str:
     }[type(v)]
 
 
-#: statistics the simulator evaluates per SLO metric (:func:`sncc.sim.metrics.evaluate_slo`):
+#: statistics the simulator evaluates per SLO metric (:func:`sncc.sim.engine.metrics.evaluate_slo`):
 #: every statistic of a latency; a rate only as one figure (QPM and output tokens/s over the
 #: steady window or the run, tokens/s per user as its mean over requests), written without one
 SLO_METRIC_STATS = {"ttft": m.SLO_STATS, "tpot": m.SLO_STATS, "e2e": m.SLO_STATS,
@@ -463,7 +463,7 @@ class _Builder:
                            help="statistics: " + ", ".join(f"`{s}`" for s in allowed))
                 continue
             if stat not in allowed:
-                # the simulator judges rates by one figure (sncc.sim.metrics.evaluate_slo); a
+                # the simulator judges rates by one figure (sncc.sim.engine.metrics.evaluate_slo); a
                 # percentile written here would be accepted and silently judged as that figure
                 at = Span(item.key.span.file, item.key.span.start + len(metric), item.key.span.end)
                 if metric == "tokens_per_s_per_user":

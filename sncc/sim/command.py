@@ -17,21 +17,28 @@ class CommandError(Exception):
 
 
 class Progress:
-    """Progress lines on a stream (stderr) for long simulations.
+    """Progress of long simulations on a stream (stderr), printed with rich.
 
     ``for_run(label)`` returns the ``progress(completed, requests)`` callback of one run
-    (:func:`sncc.sim.runner.simulate`).  Nothing is written until ``after_s`` seconds of wall
-    time have passed since the command started; then at most one line every ``every_s``
-    seconds: ``sncc simulate: <label>: <completed>/<requests> requests (<elapsed> s)``."""
+    (:func:`sncc.sim.engine.run.simulate_spec`).  Nothing is written until ``after_s`` seconds
+    (2 s) of wall time have passed since the command started; then at most one line every
+    ``every_s`` seconds: ``sncc simulate: <label>: <completed>/<requests> requests (<elapsed> s)``.
+    A terminal gets the same line redrawn in place (rich's live status), a file or pipe one line
+    per update."""
 
-    def __init__(self, stream: Any, after_s: float = 3.0, every_s: float = 2.0):
+    def __init__(self, stream: Any, after_s: float = 2.0, every_s: float = 2.0):
         import time
+
+        from rich.console import Console
+
         self._clock = time.monotonic
         self.stream = stream
+        self.console = Console(file=stream, highlight=False, soft_wrap=True)
         self.t0 = self._clock()
         self.after_s, self.every_s = after_s, every_s
         self._next = self.t0 + after_s
         self.lines = 0
+        self._status = None
 
     def for_run(self, label: str):
         def cb(done: int, total: int) -> None:
@@ -40,9 +47,22 @@ class Progress:
                 return
             self._next = now + self.every_s
             self.lines += 1
-            self.stream.write(f"sncc simulate: {label}: {done}/{total} requests ({now - self.t0:.0f} s)\n")
-            self.stream.flush()
+            text = f"sncc simulate: {label}: {done}/{total} requests ({now - self.t0:.0f} s)"
+            if self.console.is_terminal:
+                if self._status is None:
+                    self._status = self.console.status(text)
+                    self._status.start()
+                else:
+                    self._status.update(text)
+            else:
+                self.console.print(text, markup=False)
         return cb
+
+    def close(self) -> None:
+        """End a live status line (terminal only)."""
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
 
 
 def simulate_plan(comp: Any, *, seed: int = 0, fmt: str = "text", profile: Optional[str] = None,
@@ -64,20 +84,41 @@ def simulate_plan(comp: Any, *, seed: int = 0, fmt: str = "text", profile: Optio
     a directory, an extension matplotlib does not write, a missing directory; a path without an
     extension gets ``.png``, said on ``sys.stderr``) — all before simulating."""
     import sys
-    from .from_plan import spec_from_plan
-    from .profile import ProfileError, load_profile
-    from .render import render_json, render_text
-    from .engine import Unadmittable
-    from .runner import check_budget_note, simulate
-    from .metrics import violated
-    from .whatif import cheapest_changes
-    from .whatif import goodput as goodput_search
+    from sncc.sim.from_plan import spec_from_plan
+    from sncc.cost.profile import ProfileError, load_profile
+    from sncc.sim.report.text import render_json, render_text
+    from sncc.sim.engine.des import Unadmittable
+    from sncc.sim.engine.run import simulate_spec as simulate
+    from sncc.sim.engine.metrics import violated
+    from sncc.sim.whatif import cheapest_changes
+    from sncc.sim.whatif import goodput as goodput_search
 
-    from .from_plan import MissingChipFact
+    from sncc.sim.engine.des import StepBoundExceeded
+    from sncc.sim.from_plan import MissingChipFact
+
+    def plan_problem(code: Any, message: str, span: Any, notes: tuple = (), help_: str = "") -> tuple:
+        """A problem of the plan found by simulating it: one diagnostic, exit 1 (stderr in text
+        mode; the diagnostics document on stdout with ``--format json``)."""
+        from sncc.diagnostics import render_json as render_diagnostics
+        from sncc.diagnostics import render_text as render_diag_text
+        from sncc.diagnostics.model import diag
+
+        d = diag(code, message, span, notes=tuple(notes), help=help_ or None)
+        if fmt == "json":
+            return render_diagnostics.render([d], comp.sources, 1), EXIT_PROBLEMS
+        sys.stderr.write(render_diag_text.render([d], comp.sources, 1, color=sys.stderr.isatty()))
+        return "", EXIT_PROBLEMS
+
     try:
         spec = spec_from_plan(comp.plan, comp.resolved, seed=seed, profile=profile)
-    except MissingChipFact as e:       # an absent catalog fact: say which, no traceback (exit 2)
-        raise CommandError(str(e)) from None
+    except MissingChipFact as e:       # an absent catalog fact: a located diagnostic (SN4080)
+        from sncc.diagnostics import codes
+        hw = comp.plan.hardware
+        span = hw.span_of("chip") or hw.span_of("system") or hw.block_span
+        return plan_problem(codes.CHIP_FACTS_MISSING, f"cannot simulate chip `{e.chip}`: the catalog has no "
+                            f"sourced value for {', '.join(e.missing)}", span, notes=(str(e),),
+                            help_=f"add the fact with its source to [chips.{e.chip}] in sncc/catalog/data/chips.toml, "
+                                 "or plan for a chip the catalog describes")
     try:
         load_profile(spec.profile)
     except ProfileError as e:
@@ -85,52 +126,56 @@ def simulate_plan(comp: Any, *, seed: int = 0, fmt: str = "text", profile: Optio
     # refuse what cannot be done before simulating: a goodput search without a rate to
     # search or an SLO to judge, a plot path matplotlib cannot write
     if goodput:
-        from .whatif import goodput_refusal
+        from sncc.sim.whatif import goodput_refusal
         why = goodput_refusal(spec)
         if why:
             raise CommandError(why)
     plot_note = ""
     if plot:
-        from .plot import PlotPathError, PlotUnavailable, resolve_plot_path
+        from sncc.sim.report.plot import PlotPathError, PlotUnavailable, resolve_plot_path
         try:
             plot, plot_note = resolve_plot_path(plot)
         except (PlotPathError, PlotUnavailable) as e:
             raise CommandError(str(e)) from None
     stream = sys.stderr if progress_stream == "stderr" else progress_stream
     prog = Progress(stream) if stream is not None else None
+
     def unadmittable(e: Unadmittable, where: str = "") -> tuple:
-        note = check_budget_note(comp.plan, comp.resolved, e.role)
-        if note:
-            e.notes.append(note)
-        sys.stderr.write(f"sncc: error: {where}{e}\n")
-        if fmt == "json":
-            # --format json: stdout is one diagnostics document (schemas/diagnostics.schema.json)
-            # holding the refusal as SN4004 kv-cache-does-not-fit at the plan's name
-            from sncc.diagnostics import codes
-            from sncc.diagnostics import render_json as render_diagnostics
-            from sncc.diagnostics.model import diag
-            span = comp.plan.name_span or comp.plan.block_span
-            d = diag(codes.KV_DOES_NOT_FIT, f"{where}{e.head}", span, notes=tuple(e.notes),
-                     help="give the role more KV memory (devices, tp, gpu_memory_utilization) or "
-                          "lower the workload's maximum lengths")
-            return render_diagnostics.render([d], comp.sources, 1), EXIT_PROBLEMS
-        return "", EXIT_PROBLEMS
+        from sncc.diagnostics import codes
+        return plan_problem(codes.KV_DOES_NOT_FIT, f"{where}{e.head}", comp.plan.name_span or comp.plan.block_span,
+                            notes=tuple(e.notes), help_="give the role more KV memory (devices, tp, "
+                            "memory_utilization) or lower the workload's maximum lengths")
+
+    def too_long(e: StepBoundExceeded, where: str = "") -> tuple:
+        from sncc.diagnostics import codes
+        wl = comp.plan.workload
+        return plan_problem(codes.SIMULATION_STEP_BOUND, f"{where}{e}", wl.block_span or comp.plan.block_span,
+                            help_="use a chunk size near the engine's default (chunked_prefill of thousands of "
+                                 "tokens), or fewer workload requests")
 
     try:
-        result = simulate(spec, progress=prog.for_run(f"plan `{comp.plan.name}`") if prog else None)
-    except Unadmittable as e:
-        return unadmittable(e)
-    extra = {}
-    if any(violated(s, v) for s, v in zip(spec.slos, result.slo)):
-        extra["changes"] = cheapest_changes(spec, result, progress=prog.for_run if prog else None)
-    if goodput:
         try:
-            extra["goodput"] = goodput_search(spec, progress=prog.for_run if prog else None)
+            result = simulate(spec, progress=prog.for_run(f"plan `{comp.plan.name}`") if prog else None)
         except Unadmittable as e:
-            # a trial run samples its own requests: a longer one may not fit where the plan's did
-            return unadmittable(e, "in a goodput trial run: ")
+            return unadmittable(e)
+        except StepBoundExceeded as e:
+            return too_long(e)
+        extra = {}
+        if any(violated(s, v) for s, v in zip(spec.slos, result.slo)):
+            extra["changes"] = cheapest_changes(spec, result, progress=prog.for_run if prog else None)
+        if goodput:
+            try:
+                extra["goodput"] = goodput_search(spec, progress=prog.for_run if prog else None)
+            except Unadmittable as e:
+                # a trial run samples its own requests: a longer one may not fit where the plan's did
+                return unadmittable(e, "in a goodput trial run: ")
+            except StepBoundExceeded as e:
+                return too_long(e, "in a goodput trial run: ")
+    finally:
+        if prog is not None:
+            prog.close()
     if plot:
-        from .plot import PlotUnavailable, write_plot
+        from sncc.sim.report.plot import PlotUnavailable, write_plot
         ttft, tpot = getattr(result, "_samples", ([], []))
         try:
             write_plot(result, plot, f"sncc simulate {comp.plan.name} (profile {result.info.get('profile')})",
@@ -141,6 +186,7 @@ def simulate_plan(comp: Any, *, seed: int = 0, fmt: str = "text", profile: Optio
             raise CommandError(f"cannot write {plot}: {e.strerror or e}") from None
         if plot_note:
             sys.stderr.write(f"sncc: note: {plot_note}\n")
+        sys.stderr.write(f"wrote {plot}\n")
     text = render_json(result, extra) if fmt == "json" else render_text(result, comp.plan, extra)
     verdicts = [s.verdict for s in result.slo]
     bad = "missed" in verdicts or (strict and "uncertain" in verdicts)
@@ -151,8 +197,8 @@ def calibrate(measurements: str, out: str) -> str:
     """Fit a profile to a measurements file and write it to ``out``; returns a report.
 
     Raises :class:`CommandError` (bad file, missing scipy, unknown constant, plan errors)."""
-    from .calibration import CalibrationError, fit, format_table, load_measurements, write_profile
-    from .profile import ProfileError
+    from sncc.sim.calibration.fit import CalibrationError, fit, format_table, load_measurements, write_profile
+    from sncc.cost.profile import ProfileError
 
     try:
         base, keys, points = load_measurements(measurements)

@@ -11,95 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional, Tuple
 
-
-@dataclass(frozen=True)
-class RoleSpec:
-    """One serving role (``prefill``, ``decode`` or aggregated ``serve``).
-
-    ``tp * ep * pp == devices``.  Attention is TP-split over ``tp`` devices and
-    replicated ``ep`` times (DP attention: ``ep`` attention groups, each with
-    its own sequences and KV); routed experts are spread over ``tp * ep``
-    devices (MoE EP size = tp*ep).
-
-    Attributes:
-        instances: number of engine instances of this role.
-        devices: devices per instance.
-        tp, ep, pp: parallel sizes (see above).
-        max_num_batched_tokens: token budget per engine step per instance [tokens].
-        chunk_size: chunked-prefill chunk per request per step [tokens] or None (= budget).
-        max_num_seqs: running sequences per attention (DP) group.
-        kv_budget_bytes_per_device: KV-cache pool per device [B]; None -> computed
-            by :func:`sncc.sim.memory.kv_budget_bytes_per_device` (sncc.capacity with the
-            profile's calibrated reserve and utilization).
-        block_size: KV block size [tokens].
-        graph_mode: None -> role default (prefill eager, decode/serve graph).
-        graph_gears: graph-mode batch buckets [tokens per DP group]; a decode step's
-            token-proportional work (GEMMs, MoE, EP, vector ops) runs at the smallest
-            gear >= the real tokens (padding); attention/KV use the real sequences.
-            None -> the profile's ``policy.graph_gears`` rule: ``max-only`` =
-            ``[max_num_seqs*(1+draft)]`` (Omni-Infer's default ``decode_gear_list``,
-            domain-facts §4.2), ``pow2`` = powers of two (CUDA-graph capture sizes).
-    """
-
-    instances: int
-    devices: int
-    tp: int = 1
-    ep: int = 1
-    pp: int = 1
-    max_num_batched_tokens: int = 8192
-    chunk_size: Optional[int] = None
-    max_num_seqs: int = 256
-    kv_budget_bytes_per_device: Optional[float] = None
-    block_size: int = 128
-    graph_mode: Optional[bool] = None
-    graph_gears: Optional[Tuple[int, ...]] = None
-
-    @property
-    def dp_groups(self) -> int:
-        """Attention data-parallel groups per instance (= ep)."""
-        return self.ep
-
-    @property
-    def moe_ep(self) -> int:
-        """Expert-parallel group size for routed experts (= tp*ep)."""
-        return self.tp * self.ep
-
-
-@dataclass(frozen=True)
-class Features:
-    """Engine features that change step costs.
-
-    Attributes:
-        micro_batch: 1 or 2; 2 = two-micro-batch overlap (comm hidden under compute).
-        graph_mode: default graph mode for decode/serve roles (prefill runs eager
-            unless its RoleSpec says otherwise).
-        superkernel: Ascend SuperKernel fusion (reduces launch overhead per step).
-        mtp: (draft_tokens k, acceptance a) — ``a`` = per-token acceptance of a draft given
-            the previous one was accepted, so a sequence gains
-            ``E = (1 - a^(k+1)) / (1 - a)`` tokens per step
-            (:func:`sncc.sim.step_model.expected_accepted_tokens`); None = no speculative decoding.
-        draft_cost: time of one draft token as a fraction of the target's whole decode step
-            (launch overhead included) at the same batch (plan ``speculative { draft_cost }``;
-            engines.toml ``draft_model_cost_fraction`` for ``draft_model``; 0 for n-gram);
-            None -> one decoder layer x the profile's ``mtp.draft_layer_cost_factor`` (MTP/EAGLE).  Verification always runs the
-            target on ``1 + k`` tokens per sequence (GEMMs, EP traffic, vector work and
-            attention FLOPs scale with ``1 + k``; KV is read once).
-        redundant_experts: extra expert replicas per device (EPLB / OmniPlacement); they
-            lower the routed-load imbalance (:func:`sncc.sim.cost_gemm.imbalance_with_redundancy`).
-        omni_attn_compress_ratio: OmniAttn: fraction of layers compressed (plan
-            ``omni_attn { compress_ratio }``); those layers read ``min(ctx, kept_tokens)``.
-        prefix_cache_hit_rate: fraction of prompt tokens served from the prefix cache (a
-            flat rate; multi-turn workloads get their reuse from the conversation instead).
-    """
-
-    micro_batch: int = 1
-    graph_mode: bool = True
-    superkernel: bool = False
-    mtp: Optional[Tuple[int, float]] = None
-    draft_cost: Optional[float] = None
-    redundant_experts: int = 0
-    omni_attn_compress_ratio: Optional[float] = None
-    prefix_cache_hit_rate: float = 0.0
+from sncc.cost.inputs import Features, RoleSpec  # noqa: F401  (part of the simulator's input)
 
 
 @dataclass(frozen=True)
@@ -131,7 +43,7 @@ class Workload:
     regular), unless ``trace`` rows carry arrival times.
     ``max_tokens`` is the client's output cap [tokens] (defaults to output.max).
 
-    ``trace``: rows ``(input_len, output_len, arrival_s or None)`` (see :mod:`sncc.sim.trace`)
+    ``trace``: rows ``(input_len, output_len, arrival_s or None)`` (see :mod:`sncc.workload.trace`)
     replacing the sampled lengths (cycled when ``requests`` exceeds them) and, when the rows
     have arrivals, the arrival process.
 
@@ -188,13 +100,22 @@ class SimSpec:
         prefill_dispatch: ``pull`` (the proxy hands a request to a prefill instance when
             that instance starts a step) or ``push`` (immediately, least-loaded instance).
         quant_weight_bytes, quant_compute_dtype: optional overrides of the catalog quant.
-        hccl_buffsize_mb: HCCL_BUFFSIZE [MB] (plan ``env``); None -> CANN default
+        hccl_buffsize_mb: HCCL_BUFFSIZE [MB] (plan ``env``) of roles that do not set their own
+            (``RoleSpec.hccl_buffsize_mb``); None -> CANN default
             (:func:`sncc.capacity.hccl_buffsize_mb`).  Each HCCL communicator holds 2x this
             outside the KV pool.
         devices_available: devices of the plan's hardware (``Resolved.devices_available``);
             None = unknown.  What-ifs that add devices beyond it say how many more they need.
         notes: plan settings the simulator did not apply, and why (e.g. an Omni-Infer
             optimisation on another engine); copied to ``info.not_applied``.
+        engine: engine kind (``omni-infer``, ``vllm-ascend``, ``vllm``) whose runtime reserve sizes a
+            hand-built spec's KV pool (:func:`sncc.capacity.engine_reserve`); None = the default.
+        weight_bytes_per_param: bytes per parameter by weight group (the checkpoint's own,
+            ``Facts.weight_bytes_per_param``); None = the quantization's
+            (:func:`sncc.capacity.bytes_per_param`).
+        plan_features: facts about the plan for calibration-interval matching (regime, nearest
+            calibration point): :func:`sncc.sim.calibration.intervals.plan_features`; None = derived
+            from this spec.
     """
 
     model: Any
@@ -216,6 +137,9 @@ class SimSpec:
     hccl_buffsize_mb: Optional[int] = None
     devices_available: Optional[int] = None
     notes: Tuple[str, ...] = ()
+    engine: Optional[str] = None
+    plan_features: Optional[Any] = None
+    weight_bytes_per_param: Optional[Any] = None
 
     def role(self, name: str) -> Optional[RoleSpec]:
         """The RoleSpec called ``name`` or None."""

@@ -31,9 +31,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Dict, List, Optional
 
-from .metrics import FAMILY, evaluate_slo, violated
-from .engine import Unadmittable
-from .runner import simulate
+from sncc.sim.engine.metrics import FAMILY, evaluate_slo, violated
+from sncc.sim.engine.des import Unadmittable
+from sncc.sim.engine.run import simulate_spec as simulate
 
 #: MTP what-if: 1 draft token at 70 % acceptance — CloudMatrix-Infer's assumption (domain-facts §6.1)
 MTP_WHATIF = (1, 0.7)
@@ -189,7 +189,7 @@ def _shifted(slos: List[Any], residuals: Dict[str, Any], side: str) -> List[Any]
     """``slos`` with each target moved by its family's calibration residuals.
 
     ``side="low"`` (pessimistic): the target the *prediction* must meet so that the
-    interval's worst end (:func:`sncc.sim.metrics.interval`) still meets the real one —
+    interval's worst end (:func:`sncc.sim.engine.metrics.interval`) still meets the real one —
     ``target * (1 + min(r, 0))`` for ``<``/``<=`` (the truth may be ``1/(1+min r)`` x the
     prediction), ``target * (1 + max(r, 0))`` for ``>``/``>=``; ``"high"`` (optimistic): the
     other end.  A family without residuals keeps its target."""
@@ -215,7 +215,7 @@ def goodput(spec: Any, *, requests: Optional[int] = None, start: float = 0.25, t
 
     Interval (``low``/``high`` [req/s]): the calibration residuals ``r = predicted/measured -
     1`` (the profile's ``[calibration] residuals``, widened as in
-    :func:`sncc.sim.runner.profile_match`; the trial results' ``info["residuals"]``) are read as "the truth is the prediction scaled by
+    :func:`sncc.cost.inputs.profile_match`; the trial results' ``info["residuals"]``) are read as "the truth is the prediction scaled by
     ``1/(1+r)``".  ``low`` is the goodput if every figure sits at its pessimistic end:
 
     * each latency SLO holds only while the prediction's pessimistic end meets it — the search
@@ -237,7 +237,7 @@ def goodput(spec: Any, *, requests: Optional[int] = None, start: float = 0.25, t
     run, "binding": [names of SLOs failing just above r], "trials": [(rate, ok)] of the nominal
     search}``; ``rate`` (or a bound) is 0.0 when no
     rate down to ``start / MIN_RATE_DIVISOR`` meets its targets.  ``progress(label)``, when
-    given, returns each trial run's progress callback (:func:`sncc.sim.runner.simulate`)."""
+    given, returns each trial run's progress callback (:func:`sncc.cost.inputs.simulate`)."""
     why = goodput_refusal(spec)
     if why:
         raise ValueError(why)
@@ -296,42 +296,62 @@ def _better(op: str, before: float, after: float) -> float:
 
 def hccl_need_mb(spec: Any) -> Optional[float]:
     """HCCL buffer [MB] the MoE dispatch/combine of ``spec``'s decoding roles needs: the largest
-    :func:`sncc.checks.runtime_env.dispatch_buffer_mb` (the SN4010 check's requirement) over the
-    ``decode``/``serve`` roles, with the spec's redundant experts and MTP draft tokens.  None off
-    Ascend (the check applies to Ascend only), for a dense model or an EP group of one device."""
-    from sncc.checks.runtime_env import dispatch_buffer_mb
+    :func:`sncc.facts.buffers.dispatch_buffer_mb` (the SN4010 check's requirement) over the
+    ``decode``/``serve`` roles that run an EP dispatch, with their redundant experts and the MTP
+    draft tokens.  None off Ascend (the check applies to Ascend only), for a dense model or
+    without an EP dispatch."""
+    from sncc.facts.buffers import dispatch_buffer_mb
 
-    if str(getattr(spec.chip, "vendor", "")).lower() != "huawei":
+    if str(getattr(spec.chip, "vendor", "")).lower() not in ("huawei", "ascend"):
         return None
     draft = spec.features.mtp[0] if spec.features.mtp else 0
     roles = spec.roles.items() if isinstance(spec.roles, dict) else spec.roles
-    needs = [dispatch_buffer_mb(spec.model, r, spec.features.redundant_experts, draft)
-             for n, r in roles if n != "prefill"]
+    routed = getattr(spec.model, "n_routed_experts", 0) or 0
+    needs = [dispatch_buffer_mb(spec.model, r.ep_size, routed + r.redundant_experts, r.max_num_seqs * (1 + draft))
+             for n, r in roles if n != "prefill" and r.expert_parallel]
     needs = [x for x in needs if x is not None]
     return max(needs) if needs else None
 
 
-def fit_hccl_buffer(spec: Any) -> tuple:
-    """(``spec`` with ``hccl_buffsize_mb`` raised to what its MoE dispatch/combine needs, a note
-    for the what-if's label or "").
-
-    The buffer in effect is ``spec.hccl_buffsize_mb`` (the plan's ``HCCL_BUFFSIZE``, else the
-    default ``sncc build`` writes), or the simulator's memory default when None
-    (:func:`sncc.sim.memory.role_memory`).  When :func:`hccl_need_mb` exceeds it the candidate
-    would fail SN4010, so it gets ``ceil(need)`` MB: a larger buffer, 2x per HCCL communicator
-    outside the KV pool, shrinks the pool as it would on the real deployment."""
-    import math
-
+def _hccl_of(spec: Any, role: Any) -> int:
     from sncc.capacity import hccl_buffsize_mb
 
+    if role.hccl_buffsize_mb is not None:
+        return role.hccl_buffsize_mb
+    return spec.hccl_buffsize_mb if spec.hccl_buffsize_mb is not None else hccl_buffsize_mb({})
+
+
+def resized(spec: Any) -> Any:
+    """``spec`` with every role's KV pool recomputed from its own fields (memory model of
+    :func:`sncc.sim.engine.memory.role_memory`): for a what-if that changes what the memory model
+    reads (MTP weights, ``HCCL_BUFFSIZE``), the pool ``sncc check`` computed for the plan no longer
+    applies."""
+    roles = spec.roles.items() if isinstance(spec.roles, dict) else spec.roles
+    return replace(spec, roles=tuple((n, replace(r, memory=None, kv_budget_bytes_per_device=None)) for n, r in roles))
+
+
+def fit_hccl_buffer(spec: Any) -> tuple:
+    """(``spec`` with the decoding roles' ``hccl_buffsize_mb`` raised to what their MoE
+    dispatch/combine needs, a note for the what-if's label or "").
+
+    The buffer in effect is the role's ``HCCL_BUFFSIZE`` (its env over the plan's, else the default
+    ``sncc build`` writes).  When :func:`hccl_need_mb` exceeds it the candidate would fail SN4010,
+    so it gets ``ceil(need)`` MB: a larger buffer, 2x per HCCL communicator outside the KV pool,
+    shrinks the pool as it would on the real deployment (the pool is recomputed, :func:`resized`)."""
+    import math
+
     need = hccl_need_mb(spec)
-    have = spec.hccl_buffsize_mb if spec.hccl_buffsize_mb is not None else hccl_buffsize_mb({})
-    if need is None or need <= have:
+    if need is None:
+        return spec, ""
+    roles = spec.roles.items() if isinstance(spec.roles, dict) else spec.roles
+    low = [(n, _hccl_of(spec, r)) for n, r in roles if n != "prefill" and r.expert_parallel and _hccl_of(spec, r) < need]
+    if not low:
         return spec, ""
     want = int(math.ceil(need))
-    return (replace(spec, hccl_buffsize_mb=want),
-            f"HCCL_BUFFSIZE {have} -> {want} MB as SN4010 requires for the MoE dispatch/combine "
-            "(a smaller KV pool)")
+    names = {n for n, _ in low}
+    out = replace(spec, roles=tuple((n, replace(r, hccl_buffsize_mb=want) if n in names else r) for n, r in roles))
+    return (resized(out), f"HCCL_BUFFSIZE {low[0][1]} -> {want} MB as SN4010 requires for the MoE dispatch/combine "
+                          "(a smaller KV pool)")
 
 
 def _candidates(spec: Any) -> List[tuple]:
@@ -362,7 +382,9 @@ def _candidates(spec: Any) -> List[tuple]:
     mtp_layers = getattr(spec.model, "num_nextn_predict_layers", 0) or 0
     if spec.features.mtp is None and mtp_layers > 0:
         out.append((f"MTP on ({MTP_WHATIF[0]} draft token, acceptance {MTP_WHATIF[1]:g} assumed as in "
-                     "CloudMatrix-Infer)", 0, 0, replace(spec, features=replace(spec.features, mtp=MTP_WHATIF))))
+                     "CloudMatrix-Infer)", 0, 0,
+                    resized(replace(spec, features=replace(spec.features, mtp=MTP_WHATIF, draft_kind="mtp",
+                                                           draft_cost=None)))))
     blk = roles[0][1].block_size
     if blk < 512:
         out.append((f"KV block size {blk} -> {blk * 2}", 0, 0,
@@ -401,7 +423,7 @@ def seed_noise(spec: Any, result: Any, slos: List[Any], progress: Any = None) ->
 def cheapest_changes(spec: Any, result: Any, *, requests: Optional[int] = None,
                      progress: Any = None) -> List[Dict[str, Any]]:
     """What-ifs for the SLOs ``result`` misses, or whose prediction misses while the verdict is
-    UNCERTAIN (:func:`sncc.sim.metrics.violated`; empty when there is none).
+    UNCERTAIN (:func:`sncc.sim.engine.metrics.violated`; empty when there is none).
 
     Each candidate (:func:`_candidates`) is re-simulated with ``requests`` requests (default:
     the plan's, capped at :data:`WHATIF_REQUESTS` or 3x a closed loop's concurrency, whichever
@@ -412,11 +434,11 @@ def cheapest_changes(spec: Any, result: Any, *, requests: Optional[int] = None,
     ``requests`` (per run), ``effects`` (per missed SLO: before, after, verdict), ``verdicts``
     (every SLO's name -> verdict after the change: met / missed / uncertain),
     ``predicted_to_miss`` (the SLOs still missed, or uncertain with the point estimate missing:
-    :func:`sncc.sim.metrics.violated`) and ``all_slos``, one of :data:`ALL_SLOS`: ``met`` (every
+    :func:`sncc.sim.engine.metrics.violated`) and ``all_slos``, one of :data:`ALL_SLOS`: ``met`` (every
     verdict met), ``none predicted to miss`` (no SLO missed and every uncertain one's point
     estimate meets its target), ``some predicted to miss``.  Sorted: changes that fix every SLO
     first, then those that fit the hardware, then fewer added devices.  ``progress(label)``, when given, returns the progress callback
-    of each run (see :func:`sncc.sim.runner.simulate`)."""
+    of each run (see :func:`sncc.cost.inputs.simulate`)."""
     missed = [(s, v) for s, v in zip(spec.slos, result.slo) if violated(s, v)]
     if not missed:
         return []
@@ -451,7 +473,8 @@ def cheapest_changes(spec: Any, result: Any, *, requests: Optional[int] = None,
         gain = False
         for s, v in missed:
             nv = evaluate_slo(r, s, result.info.get("residuals"))
-            effects.append({"slo": v.name, "before": v.observed, "after": nv.observed, "verdict": nv.verdict})
+            effects.append({"slo": v.name, "metric": v.metric, "before": v.observed, "after": nv.observed,
+                            "verdict": nv.verdict})
             gain = gain or _better(s.op, v.observed, nv.observed) > noise[v.name]
         if not gain:
             continue

@@ -135,22 +135,32 @@ def not_importable(path: str) -> str | None:
     """Why ``path`` cannot be imported (``"is a FIFO"``, ...), or None when it may be read.
 
     Only ``.sn`` files are imported (another file's syntax error would print one of its
-    lines, a secret perhaps), and only regular files: a FIFO would block the check, a device or a
-    directory is not text, and files under ``/proc``, ``/sys`` and ``/dev`` are kernel
-    pseudo-files.  A path that does not exist returns None (the reader reports it, and
-    the language server may hold an unsaved buffer of that name).
+    lines, a secret perhaps), and only what :func:`not_a_regular_input` accepts.  A path that
+    does not exist returns None (the reader reports it, and the language server may hold an
+    unsaved buffer of that name).
     """
     if not path.endswith(".sn"):
         # a plan imports plan definitions only; reading another file (`.env`, a key file)
         # would print its offending line, secrets included, in the syntax error
         return "is not a `.sn` file (imports bring in plan definitions only)"
+    return not_a_regular_input(path)
+
+
+def not_a_regular_input(path: str) -> str | None:
+    """Why ``path`` is not a file sncc reads as input (imports, workload traces), or None.
+
+    Only regular files: a FIFO would block the check, a device or a directory is not text, and
+    files under ``/proc``, ``/sys`` and ``/dev`` are kernel pseudo-files (``/proc/self/environ``
+    stats as a regular file and holds the process's secrets).  A path with a NUL byte is refused.
+    A path that does not exist returns None (the reader reports it).
+    """
+    import stat
+
     if "\x00" in path:
         return "holds a NUL byte in its path"
     root = pseudo_root(path)
     if root is not None:
         return f"is under {root}, a folder of kernel pseudo-files and devices"
-    import stat
-
     try:
         st = os.stat(path)
     except (OSError, ValueError):
