@@ -266,10 +266,13 @@ class StepModel:
             return self._launch_eager
         return self._launch_graph * self._sk if self.superkernel else self._launch_graph
 
-    def evaluate(self, s: Step, parts: Optional[Dict[str, float]] = None) -> float:
+    def evaluate(self, s: Step, parts: Optional[Dict[str, float]] = None,
+                 hidden: Optional[Dict[str, float]] = None) -> float:
         """Time of step ``s`` [s]: the registered terms, per layer kind with exposed
         communication, plus the per-step terms.  ``parts`` (when given) receives every term's
-        contribution [s] (communication terms: their exposed share), summing to the total."""
+        contribution [s] (communication terms: their exposed share), summing to the total;
+        ``hidden`` (when given) the communication time [s] per term that two-micro-batch overlap
+        hides behind compute (not in the total)."""
         sh = self.shape
         vals: List[float] = []
         comp = [0.0, 0.0]
@@ -295,6 +298,8 @@ class StepModel:
                     continue
                 kinds = (0, 1) if scope == _ALL else (scope - 1,)
                 parts[name] = sum(v * n[i] * (ratio[i] if is_comm else 1.0) for i in kinds)
+                if hidden is not None and is_comm:
+                    hidden[name] = sum(v * n[i] * (1.0 - ratio[i]) for i in kinds)
         return total
 
     # ------------------------------------------------------------------ public API
@@ -332,15 +337,17 @@ class StepModel:
     def breakdown(self, T: float, B: int, ctx_sum: float, B_total: int) -> Dict[str, Any]:
         """Components [s] of one step with ``T`` fresh prefill tokens (one prompt, no cached
         prefix) and ``B`` decode sequences: ``terms`` (every registered term's contribution),
+        ``hidden`` (communication time two-micro-batch overlap hides, per term, not in ``total``),
         one key per report group of :data:`sncc.cost.terms.GROUPS` (sums of its terms),
         ``vector_by_op`` (the elementwise term split by family) and ``total``."""
         from sncc.cost.terms import TERMS as _T
 
         terms: Dict[str, float] = {}
+        hidden: Dict[str, float] = {}
         _, T_rank, att, idx = self._prefill_attn([(T, 0.0, 0)] if T > 0 else [])
         s = self.step(T, att, B, ctx_sum, B_total, T_rank=T_rank, idx_fl=idx)
-        total = self.evaluate(s, terms)
-        out: Dict[str, Any] = {"total": total, "terms": terms}
+        total = self.evaluate(s, terms, hidden)
+        out: Dict[str, Any] = {"total": total, "terms": terms, "hidden": {k: v for k, v in hidden.items() if v > 0}}
         for t in _T:
             out[t.group] = out.get(t.group, 0.0) + terms[t.name]
         vec = terms.get("vector.elementwise", 0.0)

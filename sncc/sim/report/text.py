@@ -213,6 +213,9 @@ def _steps(p, b: Dict[str, Any]) -> None:
             v = terms.get(term.name, 0.0)
             if v > 0:
                 t.add_row(term.name, fmt(1e3 * v), fmt(100 * v / total, "%", 2), term.label)
+            elif (st.get("hidden") or {}).get(term.name):
+                zero.append(f"{term.name} ({fmt(1e3 * st['hidden'][term.name], 'ms')} hidden behind compute "
+                            "by two-micro-batch overlap)")
             elif term.name in ZERO_WHY and term.name not in NOT_IN[key]:
                 zero.append(f"{term.name} ({ZERO_WHY[term.name]})")
         p(t)
