@@ -415,16 +415,15 @@ def role_memory(plan, facts, role_name: str, role=None) -> MemoryBreakdown | Non
     rf = facts.roles.get(role_name)
     if arch is None or chip is None or rf is None or not getattr(chip, "hbm_bytes", None):
         return None
+    dp, ep_size = rf.dp, rf.ep_size
     if rf.devices_declared and rf.devices != rf.devices_declared:
         # the parallelism does not cover the declared devices (SN3001 reports it): size the
         # devices the role declares, its DP ranks filling them, when they divide evenly
         per = rf.tp * rf.pp
         if rf.devices_declared % per:
             return None
-        from dataclasses import replace
-
         dp = rf.devices_declared // per
-        rf = replace(rf, dp=dp, devices=rf.devices_declared, ep_size=rf.tp * dp if rf.expert_parallel else 1)
+        ep_size = rf.tp * dp if rf.expert_parallel else 1
     if role_name == "prefill":
         context = max(rf.max_num_batched_tokens, plan.workload.input.max)
         seqs = 1
@@ -439,10 +438,10 @@ def role_memory(plan, facts, role_name: str, role=None) -> MemoryBreakdown | Non
     hccl = hccl_buffsize_mb({"HCCL_BUFFSIZE": raw} if raw is not None else {}, plan_is_moe_ep(facts))
     out = outside_budget(engine, getattr(plan.engine, "version", None), facts.vendor, rf.graph_mode)
     try:
-        return device_memory(arch, facts.quant or "bf16", facts.kv_dtype, rf.tp, rf.dp, rf.pp,
+        return device_memory(arch, facts.quant or "bf16", facts.kv_dtype, rf.tp, dp, rf.pp,
                              hbm_bytes=chip.hbm_bytes, utilization=rf.memory_utilization, reserve_bytes=res.bytes,
                              hccl_mb=hccl, context=context, seqs=seqs, redundant_experts=rf.redundant_experts,
-                             mtp=mtp, expert_parallel=rf.expert_parallel, ep_size=rf.ep_size,
+                             mtp=mtp, expert_parallel=rf.expert_parallel, ep_size=ep_size,
                              weight_bytes=getattr(facts, "weight_bytes_per_param", None) or None,
                              vendor=facts.vendor or str(getattr(chip, "vendor", "")), reserve_note=res.note,
                              outside=out)

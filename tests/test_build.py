@@ -123,7 +123,9 @@ def test_a_trace_inside_the_output_folder_is_refused(tmp_path):
     out = tmp_path / "out"
     assert CliRunner().invoke(main, ["build", SEED, "-o", str(out)]).exit_code == 0
     (out / "trace.csv").write_text("100,10\n200,20\n")
-    text = open(SEED).read().replace("workload { requests = 3000", 'workload { trace = "out/trace.csv"  requests = 3000')
+    seed = open(SEED).read()
+    text = seed.replace("workload {", 'workload { trace = "out/trace.csv"', 1)
+    assert text != seed
     plan = tmp_path / "p.sn"
     plan.write_text(text)
     r = CliRunner().invoke(main, ["build", str(plan), "-o", str(out), "--force"])

@@ -12,7 +12,7 @@ budget (graph capture fails at start-up).
 
 from __future__ import annotations
 
-from sncc.capacity import role_memory
+from sncc.capacity import engine_reserve, role_memory
 from sncc.diagnostics import codes
 from sncc.diagnostics.model import Related, diag
 from sncc.units import format_bytes_gib as gib
@@ -38,7 +38,12 @@ def check_kv_fits(plan, r):
         if util_span:
             related.append(Related(util_span, f"memory utilization {mem.utilization:g}"))
         one = mem.weights + mem.reserve + mem.hccl + mem.kv_per_seq
-        if one > mem.budget:
+        # a reserve fitted to a published run (memory.toml `fitted`) never makes an error on its own:
+        # the error needs the sourced default reserve too; otherwise the fit shows in the warning below
+        sourced = engine_reserve(None).bytes
+        fitted_only = (mem.reserve_note.startswith("fitted")
+                       and mem.weights + min(mem.reserve, sourced) + mem.hccl + mem.kv_per_seq <= mem.budget)
+        if one > mem.budget and not fitted_only:
             fits_ctx = mem.context_that_fits if mem.seqs == 1 else max(0, int(mem.kv_budget / mem.kv_per_token)) if mem.kv_per_token else 0
             if mem.kv_budget <= 0:
                 help_ = (f"the weights alone need {gib(mem.weights)} per device: spread them over more devices "
@@ -49,12 +54,12 @@ def check_kv_fits(plan, r):
                        f"`{name}` device needs {gib(one)} for one full-context sequence but has {have}",
                        role.span_of("devices"), related=related, notes=[parts], help=help_, path=(name,))
             continue
-        if mem.seqs > 1 and mem.kv_needed > mem.kv_budget:
+        if fitted_only or (mem.seqs > 1 and mem.kv_needed > mem.kv_budget):
             fit = mem.seqs_that_fit
             yield diag(codes.KV_OVERCOMMITTED,
                        f"`{name}`: {mem.seqs} sequences at {format_tokens(mem.context)} tokens need {gib(mem.kv_needed)} of KV cache per device; {gib(mem.kv_budget)} is left",
                        role.span_of("max_num_seqs"), related=related,
-                       notes=[parts + f"; budget {have}"],
+                       notes=[parts + f"; budget {have}"] + ([f"reserve {mem.reserve_note}"] if mem.reserve_note.startswith("fitted") else []),
                        help=f"at full context {fit} sequences fit per attention group (max_num_seqs ≤ {fit}), "
                             f"or {format_tokens(mem.context_that_fits)} tokens of context with {mem.seqs} sequences",
                        path=(name, "max_num_seqs"))

@@ -111,8 +111,9 @@ def applicable_features(plan, facts) -> tuple:
     * ``omni_attn``, ``omni_proxy``: Omni-Infer only (its own config sections; no other engine
       reads them).  Redundant experts come per role from the facts (``eplb`` or
       ``omni_placement``), on every engine that builds them.
-    * ``micro_batch = 2`` and ``superkernel_layers``: Omni-Infer on Ascend (the build turns them on
-      through ``ASCEND_OMNI_MICRO_BATCH`` / ``ASCEND_SUPERKERNEL_*``), and vllm-ascend on Ascend
+    * ``micro_batch = 2`` and ``superkernel_layers``: on Ascend, an engine whose adapter writes them
+      natively (``optimize_options`` in its pins.toml: Omni-Infer's ``enable_prefill_micro_batch`` /
+      ``use_super_kernel``), and an engine with release-specific spellings (vllm-ascend)
       when its release spells them and the plan meets the release's preconditions
       (``VLLM_ASCEND_ENABLE_DBO``, ``torchair_graph_config.enable_super_kernel``: exactly when
       :func:`sncc.lowering.ascend_options.plan_options` says the build writes them).  vLLM's
@@ -120,29 +121,28 @@ def applicable_features(plan, facts) -> tuple:
     * speculative decoding: the setting in force on the decoding role
       (``RoleFacts.speculative``); ``mtp`` only for a model with MTP layers.
     """
+    from sncc.engines.registry import plan_adapter
+
     opt = plan.optimize
     engine = plan.engine.kind
+    adapter = plan_adapter(plan)
     applied, notes = set(), []
-    omni = engine == "omni-infer"
     if opt is not None:
         for name in OMNI_ONLY:
             if getattr(opt, name) is None:
                 continue
-            if omni:
+            if adapter is not None and adapter.supports_component(name):
                 applied.add(name)
             else:
                 notes.append(f"optimize.{name}: Omni-Infer only; not applied on engine `{engine}`")
-        ascend_omni = omni and facts.is_ascend
-        va_uses = {}
-        if engine == "vllm-ascend" and facts.is_ascend:
-            # the option table moves into sncc/engines/ (issue 9); until then lowering has it
-            from sncc.lowering.ascend_options import plan_options
-            va_uses = {u.option: u for u in plan_options(plan, facts)}
+        native = set(adapter.data.get("optimize_options", ())) if adapter is not None and facts.is_ascend else set()
+        va_uses = ({u.option: u for u in adapter.release_options(plan, facts)}
+                   if adapter is not None and facts.is_ascend else {})
         for name, on in (("micro_batch", opt.micro_batch >= 2), ("superkernel_layers", opt.superkernel_layers > 0)):
             if not on:
                 continue
             use = va_uses.get(name)
-            if ascend_omni or (use is not None and use.written):
+            if name in native or (use is not None and use.written):
                 applied.add(name)
                 continue
             if use is not None:
@@ -167,15 +167,20 @@ def applicable_features(plan, facts) -> tuple:
     return applied, notes
 
 
-def captured_sizes(plan, rf) -> tuple | None:
+def captured_sizes(plan, rf):
     """Decode batch sizes [tokens per DP rank] a vLLM / vllm-ascend role captures as graphs — the
     plan's ``graph { capture_sizes }``, else the engine's default grid (``software.toml
     [[capture_grid]]``) up to ``max_num_seqs × (1 + draft)`` of the role (``rf``, its
     :class:`~sncc.facts.model.RoleFacts`) — the grid check SN5006 uses; steps above the largest
     run eager.  None (the profile's gear rule) for other engines or when the grid is not
-    catalogued."""
-    eng = plan.engine.kind
-    if eng not in ("vllm", "vllm-ascend"):
+    catalogued.  Returns a tuple (the plan's list) or a lazy sorted
+    :class:`sncc.catalog.GridSizes` (the default grid: never materialised, so a huge
+    ``max_num_seqs`` costs nothing, issue 14 item 18)."""
+    from sncc.engines.registry import plan_adapter
+
+    adapter = plan_adapter(plan)
+    eng = adapter.capture_grid_engine if adapter is not None else None
+    if eng is None:
         return None
     g = plan.graph
     if g is not None and g.capture_sizes:
@@ -184,8 +189,8 @@ def captured_sizes(plan, rf) -> tuple | None:
     grid = catalog.capture_grid(eng)
     if grid is None:
         return None
-    sizes = grid.sizes_up_to(rf.max_num_seqs * (1 + rf.draft_tokens))
-    return tuple(sizes) or None
+    sizes = grid.sizes_up_to(rf.max_num_seqs * (1 + rf.draft_tokens))  # lazy: never materialised
+    return sizes if len(sizes) else None
 
 
 def graph_mixed(plan) -> bool:

@@ -17,6 +17,8 @@ or ``k x draft_cost`` target steps (a separate draft model).
 """
 from __future__ import annotations
 
+import bisect
+from collections.abc import Sequence
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from sncc.cost import attention as ca
@@ -60,7 +62,8 @@ def _add_layer_term(v: float, scope: int, is_comm: bool, comp: List[float], comm
     else:
         acc[scope - 1] += v
 _SCOPE = {"all": _ALL, "dense": _DENSE, "moe": _MOE, "step": _STEP}
-_TABLE = tuple((t.name, t.fn, _SCOPE[t.scope], t.kind == "comm") for t in TERMS)
+_COMM = "comm"  # the kind of a communication cost term (sncc.cost.terms.CostTerm.kind)
+_TABLE = tuple((t.name, t.fn, _SCOPE[t.scope], t.kind == _COMM) for t in TERMS)
 
 
 class StepModel:
@@ -158,7 +161,9 @@ class StepModel:
         if not graph:
             self.gears = None
         elif role.graph_gears:
-            self.gears = sorted(role.graph_gears)
+            gears = role.graph_gears
+            # a catalog grid (sncc.catalog.GridSizes) is sorted and arithmetic: keep it lazy
+            self.gears = gears if isinstance(gears, Sequence) and not isinstance(gears, (list, tuple)) else sorted(gears)
         else:
             rule = p.get("policy.graph_gears")
             top = role.max_num_seqs * q
@@ -185,10 +190,9 @@ class StepModel:
         dec_tok = B * q
         eager = False
         if B > 0 and self.gears:
-            for g in self.gears:
-                if g >= dec_tok:
-                    dec_tok = g
-                    break
+            i = bisect.bisect_left(self.gears, dec_tok)
+            if i < len(self.gears):
+                dec_tok = self.gears[i]
             else:
                 eager = True     # above the largest captured size: the engine runs it eager
         prefill = T > 0

@@ -22,8 +22,10 @@ SIX_P = EXAMPLES / "deepseek-r1-a3-6p1d.sn"
 def one_p(tmp_path):
     """The 6P1D example with one prefill instance: TTFT far over its 2 s SLO (what-ifs run)."""
     p = tmp_path / "deepseek-r1-a3-1p1d.sn"
-    p.write_text(SIX_P.read_text().replace("prefill { instances = 6", "prefill { instances = 1")
-                 .replace('plan "deepseek-r1-a3-6p1d"', 'plan "deepseek-r1-a3-1p1d"'))
+    six = SIX_P.read_text()
+    text = re.sub(r"(prefill \{\s*instances = )6\b", r"\g<1>1", six, count=1)
+    assert text != six, "the 6P1D example's prefill instances were not found"
+    p.write_text(text.replace('plan "deepseek-r1-a3-6p1d"', 'plan "deepseek-r1-a3-1p1d"'))
     return p
 
 #: Qwen3-32B on 2 x H200 (as tests/fixtures/plans/qwen3-32b-h200.sn), a run of about 0.3 s
