@@ -142,7 +142,8 @@ def applicable_features(plan, facts) -> tuple:
             if not on:
                 continue
             use = va_uses.get(name)
-            if name in native or (use is not None and use.written):
+            # an engine with release-specific spellings decides per release; otherwise its adapter's list
+            if (use.written if use is not None else name in native):
                 applied.add(name)
                 continue
             if use is not None:
