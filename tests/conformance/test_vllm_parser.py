@@ -21,8 +21,6 @@ def _require_launch_tree(built_plans, name):
     if built.tree is None:
         pytest.fail(f"sncc build {name} failed:\n{built.output}")
     if not built.tree.has_launch_tree:
-        if not any(b.tree is not None and b.tree.has_launch_tree for b in built_plans.values()):
-            pytest.skip("this sncc writes no docs/design.md §6 tree yet (no manifest.json deployment + launch/)")
         pytest.fail(f"sncc build {name} wrote no launch/ tree (manifest.json deployment + launch/*.sh)")
     return built
 
