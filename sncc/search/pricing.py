@@ -247,12 +247,20 @@ def aggregated_point(m: WorkloadMeans, p: LayoutPrice, i: int) -> Optional[tuple
     return lam, ttft, t / p.tokens_per_step * 1e3
 
 
+def _same_as_smaller(p: LayoutPrice, i: int) -> bool:
+    """True when batch ``i`` holds no more sequences than batch ``i - 1`` (the KV pool caps both):
+    the same plan in effect, tried once at the smaller ``max_num_seqs``."""
+    return i > 0 and p.seqs[i] == p.seqs[i - 1]
+
+
 def aggregated_estimates(m: WorkloadMeans, prices: list, instances: tuple, budget: int, fixed: bool) -> list:
     """Stage-2 :class:`Estimate` of every aggregated candidate (layout × batch × instance count)."""
     out = []
     for p in prices:
         lay = p.layout
         for i, bsz in enumerate(p.batches):
+            if _same_as_smaller(p, i):
+                continue
             pt = aggregated_point(m, p, i)
             if pt is None:
                 continue
@@ -290,6 +298,8 @@ def disaggregated_estimates(m: WorkloadMeans, prefill: list, decode: list, p_ins
     dec = []
     for d in decode:
         for i, bsz in enumerate(d.batches):
+            if _same_as_smaller(d, i):
+                continue
             s = d.seqs[i]
             if s < 1:
                 continue
