@@ -83,6 +83,14 @@ class SearchResult:
     interrupted: bool = False
     notes: list = field(default_factory=list)
     goodput: bool = False
+    base: Optional[Candidate] = None
+
+    def rank_of(self, cand: Optional[Candidate]) -> Optional[int]:
+        """1-based rank of ``cand`` in :attr:`ranked`, or None."""
+        if cand is None:
+            return None
+        key = cand.key()
+        return next((i + 1 for i, r in enumerate(self.ranked) if r.candidate.key() == key), None)
 
 
 @dataclass(frozen=True)
@@ -96,6 +104,7 @@ class CandidateContext:
     mo: float
     sim_requests: int
     goodput: bool = False
+    seed: int = 0
 
 
 def screen_candidate(ctx: CandidateContext, cand: Candidate) -> dict:
@@ -125,13 +134,14 @@ def screen_candidate(ctx: CandidateContext, cand: Candidate) -> dict:
 def simulate_candidate(ctx: CandidateContext, cand: Candidate) -> dict:
     """Stage 4 for one candidate: the event simulation with percentiles, the calibration
     intervals (the headline interval's relative width applied to each percentile) and the SLO
-    verdicts; with ``ctx.goodput`` the highest Poisson rate meeting every SLO percentile."""
+    verdicts (an ``uncertain`` verdict whose point estimate misses counts as ``missed``:
+    :func:`sncc.sim.engine.metrics.violated`); with ``ctx.goodput`` the highest Poisson rate meeting every SLO percentile."""
     from sncc.sim import api
 
     plan = candidate_plan(ctx.plan, cand, ctx.moe)
     facts = candidate_facts(plan, ctx.facts)
     try:
-        r = api.simulate(plan, facts, requests=ctx.sim_requests)
+        r = api.simulate(plan, facts, seed=ctx.seed, requests=ctx.sim_requests)
     except Exception as e:  # noqa: BLE001
         return {"error": f"{type(e).__name__}: {e}"}
     sat = r.saturated or {}
@@ -158,12 +168,16 @@ def simulate_candidate(ctx: CandidateContext, cand: Candidate) -> dict:
     qi = r.intervals.get("qpm")
     if qi:
         out["qpm_low"], out["qpm_high"] = float(qi["low"]), float(qi["high"])
-    out["slo"] = [(v.name, v.verdict) for v in r.slo]
+    from sncc.sim.engine.metrics import violated
+
+    # an uncertain verdict whose point estimate misses is a miss for the ranking
+    out["slo"] = [(v.name, "missed" if v.verdict == "uncertain" and violated(t, v) else v.verdict)
+                  for t, v in zip(plan.slo, r.slo)]
     if ctx.goodput:
         from sncc.sim.from_plan import spec_from_plan
         from sncc.sim.whatif import goodput, goodput_refusal
 
-        spec = spec_from_plan(plan, facts)
+        spec = spec_from_plan(plan, facts, seed=ctx.seed)
         if goodput_refusal(spec) is None:
             g = goodput(spec, requests=ctx.sim_requests)
             out["goodput_qpm"] = float(_goodput_qpm(g))
@@ -221,13 +235,13 @@ def _estimate_front(ests: list) -> list:
 
 def search(plan: Any, facts: Any, *, overrides: Optional[dict] = None, backend: Any = None,
            goodput: bool = False, shortlist: Optional[int] = None, sim_requests: Optional[int] = None,
-           progress: Optional[Callable[[str, int, int], None]] = None) -> SearchResult:
+           progress: Optional[Callable[[str, int, int], None]] = None, seed: int = 0) -> SearchResult:
     """Run the staged search over ``plan``'s space (module docstring) and return a :class:`SearchResult`.
 
     ``overrides``: CLI values over the ``search { }`` block (:func:`sncc.search.space.build_space`);
     ``backend``: an object with ``imap(fn, items, context=...)`` (default: inline);
     ``shortlist``: candidates screened in stage 3 (default max(50, 5 k));
-    ``progress(stage, done, total)``.  A KeyboardInterrupt during a stage stops it: the result
+    ``progress(stage, done, total)``; ``seed`` of the simulated workloads.  A KeyboardInterrupt during a stage stops it: the result
     holds what the finished stages and the consumed part of that stage found (``interrupted``).
     Raises ``ValueError`` for a plan the simulator cannot price (unknown model or chip)."""
     from sncc.search._serial import SerialBackend
@@ -294,14 +308,15 @@ def search(plan: Any, facts: Any, *, overrides: Optional[dict] = None, backend: 
         chosen.setdefault(e.candidate.key(), e)
     for e in _estimate_front([e for e in ests if e.ttft_s <= (means.ttft_s or float("inf"))])[:n_short // 2]:
         chosen.setdefault(e.candidate.key(), e)
-    short = sorted(chosen.values(), key=lambda e: e.candidate.key())
-    stages.append(Stage("combine whole plans", len(ests), len(short), time.perf_counter() - t0))
+    base = base_candidate(plan, facts)
+    cands = sorted({**{k: e.candidate for k, e in chosen.items()}, **({base.key(): base} if base else {})}.values(),
+                   key=Candidate.key)
+    stages.append(Stage("combine whole plans", len(ests), len(cands), time.perf_counter() - t0))
 
     # --- stage 3: checks + analytic screen
     t0 = time.perf_counter()
     mpn = sim_requests or min(plan.workload.requests, SIM_REQUESTS)
-    cctx = CandidateContext(plan, facts, moe, means.mo, mpn, goodput)
-    cands = [e.candidate for e in short]
+    cctx = CandidateContext(plan, facts, moe, means.mo, mpn, goodput, seed)
     screened = run("screen", screen_candidate, cands, cctx)
     rows, rejected = [], {}
     for cand, m in zip(cands, screened):
@@ -315,9 +330,10 @@ def search(plan: Any, facts: Any, *, overrides: Optional[dict] = None, backend: 
     # --- stage 4: event simulation of the top k + the Pareto frontier
     t0 = time.perf_counter()
     rows.sort(key=lambda r: r.sort_key())
-    top = [r for r in rows if r.status == "screened"][: space.top] or rows[: space.top]
+    top = rows[: space.top]
     front = pareto([r for r in rows if r.status == "screened"])
-    sim_rows = sorted({r.candidate.key(): r for r in top + front}.values(), key=lambda r: r.candidate.key())
+    own = [r for r in rows if base is not None and r.candidate.key() == base.key()]
+    sim_rows = sorted({r.candidate.key(): r for r in top + front + own}.values(), key=lambda r: r.candidate.key())
     sims = run("simulate", simulate_candidate, [r.candidate for r in sim_rows], cctx)
     for r, m in zip(sim_rows, sims):
         if "error" in m:
@@ -330,7 +346,27 @@ def search(plan: Any, facts: Any, *, overrides: Optional[dict] = None, backend: 
     stages.append(Stage("event simulation", len(sim_rows), len(sims), time.perf_counter() - t0))
     rows.sort(key=lambda r: r.sort_key(goodput))
     frontier = pareto([r for r in rows if r.source == "simulate" and r.status in ("met", "uncertain")])
-    return SearchResult(space, stages, rows, frontier, rejected, interrupted, notes, goodput)
+    return SearchResult(space, stages, rows, frontier, rejected, interrupted, notes, goodput, base)
+
+
+def base_candidate(plan: Any, facts: Any) -> Optional[Candidate]:
+    """The base plan's own layout as a :class:`Candidate` (screened beside the others, so that the
+    report can say where the plan the search started from ranks), or None without roles."""
+    from sncc.search.candidate import RoleChoice
+    from sncc.search.space import Layout
+
+    roles = []
+    for name, role in plan.roles():
+        rf = facts.roles.get(name)
+        if rf is None:
+            return None
+        sp = getattr(rf, "speculative", None) is not None
+        lay = Layout(name, rf.tp, rf.dp, rf.pp, bool(rf.expert_parallel), int(role.max_num_batched_tokens),
+                     role.chunked_prefill, sp)
+        roles.append(RoleChoice(lay, role.instances, role.max_num_seqs if name != "prefill" else None))
+    if not roles:
+        return None
+    return Candidate("aggregated" if plan.serve is not None else "disaggregated", tuple(roles))
 
 
 def _reference(plan: Any, layouts: list):

@@ -280,3 +280,52 @@ def build_space(plan: Any, facts: Any, overrides: Optional[dict] = None) -> Spac
                 dropped.append((name, value, f"larger than the device budget {budget}"))
     top = int(overrides.get("top") or (s.top if s else 10))
     return Space(modes, layouts, batches, instances, budget, fixed, top, sorted(set(dropped), key=str))
+
+
+def space_diagnostics(plan: Any, facts: Any, space: Optional[Space], overrides: Optional[dict] = None) -> list:
+    """SN81xx diagnostics of the search block (located at its values; the block itself, or the
+    plan's name for a search given on the command line only):
+
+    * SN8103 a budget larger than the plan's hardware, SN8104 ``speculative = both`` without the
+      plan's ``speculative`` block (before the space is built: ``space`` None);
+    * SN8101 a space without a layout for a role its modes need, SN8102 each value dropped."""
+    from sncc.diagnostics import codes
+    from sncc.diagnostics.model import diag
+
+    overrides = overrides or {}
+    s = plan.search
+
+    def at(key: str):
+        if s is not None:
+            return s.span_of(key)
+        return plan.name_span or plan.block_span
+
+    out = []
+    if space is None:
+        budget = budget_of(plan, facts, overrides)
+        have = facts.devices_available
+        if have and budget > have:
+            out.append(diag(codes.SEARCH_BUDGET_EXCEEDS_HARDWARE,
+                            f"the search's budget of {budget} devices is larger than the plan's {have}", at("devices"),
+                            help=f"set `devices = {have}` or enlarge `hardware`"))
+        if budget < 1:
+            out.append(diag(codes.SEARCH_EMPTY_SPACE, "the search has no device budget", at("devices"),
+                            help="give `search { devices = N }` or the plan's hardware size"))
+        spec = overrides.get("speculative") or (s.speculative if s is not None else "plan")
+        if spec == "both" and plan.speculative is None:
+            out.append(diag(codes.SEARCH_SPECULATIVE_WITHOUT_BLOCK,
+                            "`speculative = both` needs the plan's `speculative { }` block", at("speculative"),
+                            help="add `speculative { method = mtp  draft_tokens = 1  acceptance = 0.8 }` with the measured acceptance"))
+        return out
+    need = {"aggregated": ("serve",), "disaggregated": ("prefill", "decode")}
+    for mode in space.modes:
+        for role in need[mode]:
+            if not space.layouts.get(role):
+                out.append(diag(codes.SEARCH_EMPTY_SPACE,
+                                f"no `{role}` layout fits: every tp × dp × pp listed breaks a construction rule "
+                                f"or the budget of {space.budget} devices", at("tp"),
+                                help="list sizes that divide the attention heads and fit the budget and HBM"))
+    for what, value, why in space.dropped:
+        out.append(diag(codes.SEARCH_VALUE_DROPPED, f"`{what} = {value}` is skipped: it {why}" if not why.startswith("larger")
+                        else f"`{what} = {value}` is skipped: {why}", at(what)))
+    return out
