@@ -26,9 +26,11 @@ from sncc.search.pricing import (LayoutPrice, PricingContext, aggregated_estimat
                                  price_layout, workload_means)
 from sncc.search.space import Space, build_space
 
-#: requests of a stage-4 simulation when the plan's workload asks for more (enough for a steady
-#: window; the percentiles' calibration intervals come from the profile, not the run length)
-SIM_REQUESTS = 800
+#: requests of a stage-4 simulation when the plan's workload asks for more: the cap
+#: :func:`sncc.sim.whatif.goodput` puts on its trials (fewer than a few times the decode slots
+#: never reach a closed loop's steady state: at 800 the screen's QPM was 3-4x the simulation's
+#: on 64 x H200 disaggregated plans, at 3000 within 1.4x)
+SIM_REQUESTS = 3000
 #: verdict order of a ranking: met first, then uncertain, then screened-only, then missed
 STATUS_ORDER = {"met": 0, "uncertain": 1, "screened": 2, "missed": 3}
 
