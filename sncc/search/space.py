@@ -318,13 +318,12 @@ def space_diagnostics(plan: Any, facts: Any, space: Optional[Space], overrides: 
                             help="add `speculative { method = mtp  draft_tokens = 1  acceptance = 0.8 }` with the measured acceptance"))
         return out
     need = {"aggregated": ("serve",), "disaggregated": ("prefill", "decode")}
-    for mode in space.modes:
-        for role in need[mode]:
-            if not space.layouts.get(role):
-                out.append(diag(codes.SEARCH_EMPTY_SPACE,
-                                f"no `{role}` layout fits: every tp × dp × pp listed breaks a construction rule "
-                                f"or the budget of {space.budget} devices", at("tp"),
-                                help="list sizes that divide the attention heads and fit the budget and HBM"))
+    empty = [role for mode in space.modes for role in need[mode] if not space.layouts.get(role)]
+    if empty:
+        out.append(diag(codes.SEARCH_EMPTY_SPACE,
+                        f"no {' / '.join(f'`{r}`' for r in empty)} layout fits: every tp × dp × pp listed breaks a "
+                        f"construction rule or the budget of {space.budget} devices", at("tp"),
+                        help="list sizes that divide the attention heads and fit the budget and HBM"))
     for what, value, why in space.dropped:
         out.append(diag(codes.SEARCH_VALUE_DROPPED, f"`{what} = {value}` is skipped: it {why}" if not why.startswith("larger")
                         else f"`{what} = {value}` is skipped: {why}", at(what)))
