@@ -128,7 +128,7 @@ def screen_candidate(ctx: CandidateContext, cand: Candidate) -> dict:
         return {"errors": [f"{type(e).__name__}: {e}"]}
     tps = s.qpm / 60.0 * ctx.mo
     return {"warnings": warnings, "qpm": s.qpm, "ttft_s": {"mean": s.ttft_s}, "tpot_ms": {"mean": s.tpot_ms},
-            "e2e_s": s.e2e_s, "bound": s.bound, "tokens_per_s": tps,
+            "e2e_s": s.e2e_s, "bound": s.bound, "tokens_per_s": tps, "decode_slots": s.decode_slots,
             "tokens_per_s_per_device": tps / max(1, cand.devices),
             "tokens_per_s_per_user": 1e3 / s.tpot_ms if s.tpot_ms > 0 else 0.0, "devices": cand.devices}
 
@@ -341,7 +341,10 @@ def search(plan: Any, facts: Any, *, overrides: Optional[dict] = None, backend: 
         if "error" in m:
             notes.append(f"{r.candidate.label()}: not simulated: {m['error']}")
             continue
-        r.metrics = {**m, "bound": r.metrics.get("bound"), "screen": {k: r.metrics[k] for k in ("qpm", "bound")}}
+        sc = r.metrics
+        r.metrics = {**m, "bound": sc.get("bound"),
+                     "screen": {"qpm": sc["qpm"], "ttft_s": sc["ttft_s"]["mean"], "tpot_ms": sc["tpot_ms"]["mean"],
+                                "bound": sc["bound"], "decode_slots": sc["decode_slots"]}}
         r.slo = list(m.get("slo", []))
         r.status = _status(r.slo)
         r.source = "simulate"
