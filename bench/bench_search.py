@@ -62,9 +62,9 @@ def main() -> None:
         plan, facts = comp.plan, comp.facts
         t_compile = time.perf_counter() - t0
         with backend(args.backend, workers=args.workers) as bk:
-            t1 = time.perf_counter()
+            t1, c1 = time.perf_counter(), time.process_time()
             res = search(plan, facts, backend=bk)
-            wall = time.perf_counter() - t1
+            wall, cpu = time.perf_counter() - t1, time.process_time() - c1
         print(f"\n{rel}  ({' and '.join(res.space.modes)}, {'exactly' if res.space.fixed else 'at most'} "
               f"{res.space.budget} devices; backend {args.backend}, {getattr(bk, 'workers', '?')} worker(s))")
         print(f"  compile {t_compile:.2f} s (once)")
@@ -72,7 +72,8 @@ def main() -> None:
             print(f"  {s.name:22s} {s.saw:7,d} candidates -> {s.kept:5,d} kept  {s.seconds:6.2f} s")
         screened = next(s.saw for s in res.stages if s.name == "checks + screen")
         simulated = next(s.saw for s in res.stages if s.name == "event simulation")
-        print(f"  candidates screened {screened}, simulated {simulated}, wall {wall:.2f} s")
+        print(f"  candidates screened {screened}, simulated {simulated}, wall {wall:.2f} s "
+              f"(CPU of this process {cpu:.2f} s: the machine is shared when wall >> CPU)")
         for mode in res.space.modes:
             best = [r for r in res.ranked if r.candidate.mode == mode][:3]
             for r in best:

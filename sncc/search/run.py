@@ -21,10 +21,17 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
+from sncc.search import pickling
 from sncc.search.candidate import Candidate, candidate_facts, candidate_plan
 from sncc.search.pricing import (LayoutPrice, PricingContext, aggregated_estimates, disaggregated_estimates,
                                  price_layout, workload_means)
 from sncc.search.space import Space, build_space
+
+pickling.register()     # the facts' read-only mappings travel to the backends' workers
+
+#: items below which the light stages (pricing, screen: milliseconds per item) run in this
+#: process instead of on the backend, whose worker start-up costs more than they do
+INLINE_BELOW = 400
 
 #: requests of a stage-4 simulation when the plan's workload asks for more: the cap
 #: :func:`sncc.sim.whatif.goodput` puts on its trials (fewer than a few times the decode slots
@@ -248,20 +255,24 @@ def search(plan: Any, facts: Any, *, overrides: Optional[dict] = None, backend: 
     Raises ``ValueError`` for a plan the simulator cannot price (unknown model or chip)."""
     from sncc.search._serial import SerialBackend
 
-    backend = backend or SerialBackend()
+    inline = SerialBackend()
+    backend = backend or inline
     space = build_space(plan, facts, overrides)
     stages: list = []
     notes: list = []
     moe = bool(facts.is_moe)
     interrupted = False
 
-    def run(stage: str, fn, items, ctx) -> list:
+    def run(stage: str, fn, items, ctx, heavy: bool = False) -> list:
         nonlocal interrupted
         got: list = []
         if interrupted or not items:
             return got
+        # a worker pool costs seconds to start (measured: 3 s per stage with 2 spawned workers
+        # here); the light stages run inline unless they are large
+        bk = backend if heavy or len(items) >= INLINE_BELOW else inline
         try:
-            for r in backend.imap(fn, items, context=ctx,
+            for r in bk.imap(fn, items, context=ctx,
                                   on_progress=(lambda d, n: progress(stage, d, n)) if progress else None):
                 got.append(r)
         except KeyboardInterrupt:
@@ -320,11 +331,18 @@ def search(plan: Any, facts: Any, *, overrides: Optional[dict] = None, backend: 
     mpn = sim_requests or min(plan.workload.requests, SIM_REQUESTS)
     cctx = CandidateContext(plan, facts, moe, means.mo, mpn, goodput, seed)
     screened = run("screen", screen_candidate, cands, cctx)
-    rows, rejected = [], {}
+    rows, rejected, seen = [], {}, {}
     for cand, m in zip(cands, screened):
         if "errors" in m:
             rejected[cand.label()] = m["errors"]
             continue
+        # a larger max_num_seqs the KV pool cannot fill is the same plan in effect: ranked once,
+        # at the smallest batch (candidates are in key order: smaller batches first)
+        same = (cand.mode, tuple((r.layout, r.instances) for r in cand.roles),
+                round(m["qpm"], 6), round(m["tpot_ms"]["mean"], 6), round(m["ttft_s"]["mean"], 6))
+        if same in seen and (base is None or cand.key() != base.key()):
+            continue
+        seen[same] = cand
         ok = _screen_meets(plan, m)
         rows.append(Row(cand, "screened" if ok else "missed", m, warnings=m.get("warnings", [])))
     stages.append(Stage("checks + screen", len(cands), len(rows), time.perf_counter() - t0))
@@ -336,7 +354,7 @@ def search(plan: Any, facts: Any, *, overrides: Optional[dict] = None, backend: 
     front = pareto([r for r in rows if r.status == "screened"])
     own = [r for r in rows if base is not None and r.candidate.key() == base.key()]
     sim_rows = sorted({r.candidate.key(): r for r in top + front + own}.values(), key=lambda r: r.candidate.key())
-    sims = run("simulate", simulate_candidate, [r.candidate for r in sim_rows], cctx)
+    sims = run("simulate", simulate_candidate, [r.candidate for r in sim_rows], cctx, heavy=True)
     for r, m in zip(sim_rows, sims):
         if "error" in m:
             notes.append(f"{r.candidate.label()}: not simulated: {m['error']}")
