@@ -22,7 +22,8 @@ FAST = ["--mode", "aggregated", "--tp", "2,4", "--dp", "1,2", "--max-num-seqs", 
 @pytest.fixture(scope="module")
 def json_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("best")
-    r = CliRunner().invoke(main, ["search", str(SMALL), "--format", "json", "--write", str(out / "best"), *FAST])
+    r = CliRunner().invoke(main, ["search", str(SMALL), "--format", "json", "--write", str(out / "best"),
+                                  "--plot", str(out / "frontier.png"), *FAST])
     return r, out / "best"
 
 
@@ -41,6 +42,12 @@ def test_json_document_follows_its_schema(json_run):
     assert per_dev == sorted(per_dev, reverse=True)
     assert {"p50", "p90", "p99", "p99_low", "p99_high"} <= set(ranked[0]["ttft_s"])
     assert doc["base"]["layout"] == "2×tp4 dp1 b64" and doc["base"]["rank"] >= 1
+
+
+def test_plot_writes_the_frontier_png(json_run):
+    r, best = json_run
+    png = best.parent / "frontier.png"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_written_plans_pass_check_and_build(json_run, tmp_path):
