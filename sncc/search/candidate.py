@@ -12,7 +12,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from sncc.search.space import DIMENSION_BY_NAME, Layout
+from sncc.search.space import DIMENSION_BY_NAME, Layout, base_role
 
 #: fields of the base plan's role a candidate role keeps (settings the search does not vary)
 _KEPT = ("memory_utilization", "graph_mode", "scheduler", "eplb", "env")
@@ -66,22 +66,13 @@ class Candidate:
         return (self.mode, tuple((r.layout.key(), r.instances, r.max_num_seqs or 0) for r in self.roles))
 
 
-def _base_role(plan: Any, name: str):
-    own = getattr(plan, name, None)
-    if own is not None:
-        return own
-    if name == "serve":
-        return plan.decode or plan.prefill
-    return plan.serve or (plan.decode if name == "prefill" else plan.prefill)
-
-
 def role_block(plan: Any, choice: RoleChoice, moe: bool = True):
     """The :class:`~sncc.plan.model.Role` of ``choice``: the dimension table's updates over the
     kept settings of the base plan's role of that name (or its nearest role).  ``moe``: the model
     has routed experts (``expert_parallel`` is written only then: SN3006 on a dense model)."""
     from sncc.plan.model import Role
 
-    base = _base_role(plan, choice.layout.role)
+    base = base_role(plan, choice.layout.role)
     data: dict = {}
     if base is not None:
         for f in _KEPT:

@@ -85,8 +85,9 @@ class Dimension:
     doc: str = ""
 
 
-def _base_role(ctx: SpaceContext, role: str):
-    p = ctx.plan
+def base_role(p: Any, role: str):
+    """The base plan's role a candidate's ``role`` takes its settings from: its own block of that
+    name, else the nearest (serve from decode, prefill and decode from serve), or None."""
     own = getattr(p, role, None)
     if own is not None:
         return own
@@ -111,7 +112,7 @@ def _default_ep(ctx: SpaceContext, role: str) -> list:
 
 def _role_value(field_name: str) -> Callable[[SpaceContext, str], list]:
     def gen(ctx: SpaceContext, role: str) -> list:
-        return [getattr(_base_role(ctx, role), field_name)]
+        return [getattr(base_role(ctx.plan, role), field_name)]
     return gen
 
 
