@@ -113,6 +113,9 @@ def search_command(plan: str, fmt: str, write_dir: Optional[str], plot: Optional
                          progress=progress, seed=seed)
     except ValueError as e:
         cli._fail(str(e), fmt, sources)
+    except KeyboardInterrupt:           # between stages' items (the stages keep their own)
+        click.echo("sncc search: interrupted before a stage finished; nothing to report", err=True)
+        sys.exit(130)
     finally:
         if bar is not None:
             bar.stop()

@@ -39,7 +39,8 @@ class WorkloadMeans:
     """The workload as the screen reads it: mean prompt ``mp`` and output ``mo`` [tokens] of the
     sampled requests, ``max_tokens``, closed-loop ``concurrency`` or open-loop ``rate`` [req/s],
     ``reserve`` (KV admission reserves prompt + max_tokens) and the SLO targets
-    ``ttft_s`` [s] / ``tpot_ms`` [ms] (None = no such SLO)."""
+    ``ttft_s`` [s] / ``tpot_ms`` [ms] (upper bounds) and ``qpm_min`` (a lower bound on QPM, also
+    from an ``output_tokens_per_s`` SLO at the mean output); None = no such SLO."""
 
     mp: float
     mo: float
@@ -49,6 +50,7 @@ class WorkloadMeans:
     reserve: bool
     ttft_s: Optional[float]
     tpot_ms: Optional[float]
+    qpm_min: Optional[float] = None
 
     @property
     def per_request_tokens(self) -> float:
@@ -71,10 +73,13 @@ def workload_means(plan: Any, facts: Any) -> WorkloadMeans:
     n = max(1, len(c.prompts))
     wl = spec.workload
     tpot = _slo_target(plan, "tpot")
+    mo = sum(c.outputs) / n
+    floors = [t.target for t in plan.slo if t.metric == "qpm" and t.op in (">", ">=")]
+    floors += [t.target * 60.0 / mo for t in plan.slo if t.metric == "output_tokens_per_s" and t.op in (">", ">=")]
     return WorkloadMeans(mp=sum(c.prompts) / n, mo=sum(c.outputs) / n, max_tokens=int(c.max_tokens),
                          concurrency=wl.concurrency, rate=(wl.rate * max(1, wl.turns)) if wl.rate else None,
                          reserve=spec.kv_admission == "reserve-max-tokens", ttft_s=_slo_target(plan, "ttft"),
-                         tpot_ms=tpot * 1e3 if tpot is not None else None)
+                         tpot_ms=tpot * 1e3 if tpot is not None else None, qpm_min=max(floors) if floors else None)
 
 
 @dataclass(frozen=True)
@@ -212,8 +217,9 @@ def _loop_bound(m: WorkloadMeans, e2e: float, caps: dict) -> tuple:
     return name, caps[name]
 
 
-def _meets(m: WorkloadMeans, ttft: float, tpot_ms: float) -> bool:
-    return (m.ttft_s is None or ttft <= m.ttft_s) and (m.tpot_ms is None or tpot_ms <= m.tpot_ms)
+def _meets(m: WorkloadMeans, ttft: float, tpot_ms: float, qpm: float) -> bool:
+    return ((m.ttft_s is None or ttft <= m.ttft_s) and (m.tpot_ms is None or tpot_ms <= m.tpot_ms)
+            and (m.qpm_min is None or qpm >= m.qpm_min))
 
 
 def aggregated_point(m: WorkloadMeans, p: LayoutPrice, i: int) -> Optional[tuple]:
@@ -272,7 +278,7 @@ def aggregated_estimates(m: WorkloadMeans, prices: list, instances: tuple, budge
                     continue
                 bound, lam = _loop_bound(m, e2e, {"decode-slots": n * lam_i})
                 cand = Candidate("aggregated", (RoleChoice(lay, n, bsz),))
-                out.append(Estimate(cand, lam * 60, ttft, tpot, lam * m.mo, bound, _meets(m, ttft, tpot)))
+                out.append(Estimate(cand, lam * 60, ttft, tpot, lam * m.mo, bound, _meets(m, ttft, tpot, lam * 60)))
     return out
 
 
@@ -340,5 +346,5 @@ def disaggregated_estimates(m: WorkloadMeans, prefill: list, decode: list, p_ins
                     r = lam * m.mp / np_ * p.b_s            # prefill load per instance
                     ttft = 1.5 * (p.a_s / max(0.02, 1 - r) + p.b_s * m.mp) + p.kv_s + t_d
                     cand = Candidate("disaggregated", (RoleChoice(p.layout, np_), RoleChoice(d.layout, nd, bsz)))
-                    out.append(Estimate(cand, lam * 60, ttft, tpot, lam * m.mo, bound, _meets(m, ttft, tpot)))
+                    out.append(Estimate(cand, lam * 60, ttft, tpot, lam * m.mo, bound, _meets(m, ttft, tpot, lam * 60)))
     return out
