@@ -121,7 +121,8 @@ def search_command(plan: str, fmt: str, write_dir: Optional[str], plot: Optional
             bar.stop()
     written: list = []
     if write_dir:
-        best = [r for r in res.ranked if r.source == "simulate"][: res.space.top]
+        # the best k the event simulation did not see miss an SLO (met, or uncertain)
+        best = [r for r in res.ranked if r.source == "simulate" and r.status in ("met", "uncertain")][: res.space.top]
         try:
             written = write_best(comp, best, write_dir, bool(comp.facts.is_moe))
         except (WriteError, OSError) as e:
