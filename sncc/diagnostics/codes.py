@@ -499,6 +499,15 @@ ENV_VARIABLE_UNREAD = _code(
     'engine "vllm-ascend" { version = "v0.23.0" }  env { VLLM_USE_V1 = "1" }',
     'engine "vllm-ascend" { version = "v0.23.0" }  env { VLLM_ASCEND_ENABLE_FLASHCOMM1 = "1" }')
 
+ENGINE_VALUE_REFUSED = _code(
+    "SN4045", "engine-value-refused", "error", "the engine's own argument parser refuses this value",
+    "Some `vllm serve` arguments take one of a fixed set of values (argparse `choices`), read from the pinned "
+    "vLLM release's own parser into its manifest (`sncc/engines/vllm/data/<version>.json`): `--block-size` "
+    "takes 1, 8, 16, 32, 64 or 128 in vLLM 0.11.0. A plan value outside the set is written to the launch files "
+    "and `vllm serve` exits at once with \"argument --block-size: invalid choice\". Use one of the values listed.",
+    'kv_cache { block_size = 100 }',
+    'kv_cache { block_size = 128 }')
+
 CHIP_FACTS_MISSING = _code(
     "SN4080", "chip-facts-missing", "error", "the simulator needs a chip fact the catalog does not have",
     "The step-cost model needs the device's HBM capacity and bandwidth and a dense peak rate for the "
