@@ -196,6 +196,9 @@ def check_connector_layout(plan, r):
                 problem = f"the `{cid}` connector of this release needs equal TP on prefill and decode (prefill tp = {p.tp}, decode tp = {d.tp})"
             elif rule == "either-divides" and max(p.tp, d.tp) % min(p.tp, d.tp):
                 problem = f"the `{cid}` connector needs one TP to divide the other (prefill tp = {p.tp}, decode tp = {d.tp})"
+            elif rule == "decode-multiple" and (d.tp < p.tp or d.tp % p.tp):
+                problem = (f"the `{cid}` connector of this release needs decode TP ≥ prefill TP and divisible by it "
+                           f"(prefill tp = {p.tp}, decode tp = {d.tp}): \"Decode TP cannot be smaller than prefill TP\"")
             elif rule == "prefill-multiple-non-mla" and not mla and (p.tp < d.tp or p.tp % d.tp):
                 problem = f"with the `{cid}` connector a non-MLA model needs prefill TP ≥ decode TP and divisible by it (prefill tp = {p.tp}, decode tp = {d.tp})"
         if problem is None and hybrid:
