@@ -146,6 +146,20 @@ CHECKPOINT_UNREADABLE = _code(
     "`weights` points at a directory whose `config.json` or `quant_model_description.json` is not "
     "valid JSON or lacks the fields sncc needs to know the architecture.",
     'model "m" { weights = "/data/broken" }', 'model "m" { weights = "/data/ok" }')
+CHECKPOINT_MISMATCH = _code(
+    "SN2017", "checkpoint-mismatch", "warning", "the weights are not the model the plan names",
+    "`weights` points at a directory whose `config.json` gives a different `model_type` than the catalog "
+    "entry of the plan's model id (a Llama checkpoint under `model \"qwen3-32b\"`). sncc sizes memory, "
+    "parallelism and the simulator from the config.json it read, while the model id still names the served "
+    "model and its catalog facts (custom code, MTP layers). Point `weights` at the right checkpoint, or name "
+    "the model the weights hold.",
+    'model "qwen3-32b" { weights = "/data/Llama-3.1-70B" }', 'model "qwen3-32b" { weights = "/data/Qwen3-32B" }')
+CHECKPOINT_CONFIG_ABSENT = _code(
+    "SN2018", "checkpoint-config-absent", "info", "the weights directory holds no config.json",
+    "`weights` names a directory that exists here but has no `config.json`, so sncc takes the model's shape "
+    "from its catalog entry. The engine reads config.json from the same directory at start-up and fails "
+    "without it; check that the path is the checkpoint's top folder.",
+    'model "qwen3-32b" { weights = "/data/models" }', 'model "qwen3-32b" { weights = "/data/models/Qwen3-32B" }')
 ROLE_SHAPE = _code(
     "SN2011", "invalid-roles", "error", "the plan's roles are neither disaggregated nor aggregated",
     "A plan serves either with a `prefill` and a `decode` role (disaggregated) or with one "
