@@ -216,7 +216,7 @@ def check_connector_layout(plan, r):
             continue
         yield diag(codes.PD_CONNECTOR_LAYOUT, problem, plan.decode.span_of("tp"),
                    related=[Related(plan.prefill.span_of("tp"), f"prefill tp = {p.tp}"), Related(_kt_span(plan, "connector"), f"connector `{cid}`")],
-                   notes=[row.get("notes", "") or "", "source: " + sources(row)],
+                   notes=[n for n in (row.get("notes", ""), "source: " + sources(row)) if n],
                    help="give prefill and decode the same TP (change dp to keep the device count), or a connector and "
                         "release that support this layout", path=("decode", "tp"))
         return
