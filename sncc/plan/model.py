@@ -11,7 +11,7 @@ Each field declares its *kind* in ``json_schema_extra`` (see :data:`KINDS`);
 language server uses the descriptions for hover.
 """
 
-from __future__ import annotations
+
 
 from contextvars import ContextVar
 from typing import Annotated, Any, ClassVar, Literal, Optional
