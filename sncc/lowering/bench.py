@@ -59,6 +59,8 @@ def bench_spec(ctx: LowerCtx, roles: tuple[RoleDeployment, ...], proxy: ProxySpe
     flags = [Arg("backend", "vllm"), Arg("endpoint", "/v1/completions"),
              Arg("model", ctx.resolved.served_name or plan.model.id, "the served model name"),
              Arg("tokenizer", plan.model.weights or plan.model.id, "the tokenizer of the weights"),
+             *([Arg("trust-remote-code", True, "the tokenizer is the checkpoint's own code (catalog)")]
+               if ctx.resolved.trust_remote_code else []),
              Arg("dataset-name", "random"),
              Arg("random-input-len", wl.input.mean, "plan workload.input.mean"),
              Arg("random-output-len", wl.output.mean, "plan workload.output.mean"),
