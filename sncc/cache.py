@@ -1,5 +1,6 @@
 """A small per-user disk cache for work every ``sncc`` process would redo:
-the analysed Lark grammar and the parsed catalog TOML files.
+the analysed Lark grammar and the parsed TOML data files (the catalog, the check
+rules, the engines' pins: :func:`package_toml`).
 
 It lives in the user's own cache directory: ``$SNCC_CACHE_DIR``, else
 ``$XDG_CACHE_HOME/sncc``, else ``~/.cache/sncc`` (created with mode 0700).
