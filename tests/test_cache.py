@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from sncc import cache
 
 
@@ -60,8 +62,6 @@ def test_a_corrupt_grammar_cache_still_parses(tmp_path, monkeypatch):
 def test_package_toml_is_the_parsed_file_from_disk_or_cache(tmp_path, monkeypatch):
     import tomllib
     from importlib.resources import files
-
-    import pytest
 
     monkeypatch.setenv("SNCC_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv("SNCC_NO_CACHE", raising=False)
