@@ -26,7 +26,7 @@ PLANS = ["examples/deepseek-r1-a3-7p1d.sn", "tests/cases/br-01-tp-not-dividing-h
 FORBIDDEN = ("sncc.sim", "sncc.search", "sncc.importer", "sncc.lsp", "sncc.fmt", "sncc.build",
              "rich", "jsonschema", "tomlkit", "matplotlib", "pygls")
 
-#: checks the plans in every output format (one process: the modules of all of them add up)
+#: checks the plans in the given output formats (one process: the modules of all of them add up)
 _CHILD = r"""
 import contextlib, io, json, sys
 from sncc import cli
