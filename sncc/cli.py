@@ -19,6 +19,8 @@ from sncc.import_options import import_options
 # sncc's plan models use no pydantic plugin; pydantic looks plugins up (importlib.metadata
 # entry points) when it builds the first model, ~25 ms of every start (issue 14 item 16).
 # Only the sncc process is affected; set PYDANTIC_DISABLE_PLUGINS yourself to override.
+# pydantic's plugin loader still imports importlib.metadata at its module level (about 20 ms
+# CPU per start, measured with bench/bench_check.py's phases): no setting avoids that.
 os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_FAILURE = 0, 1, 2
