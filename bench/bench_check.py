@@ -9,8 +9,11 @@ Prints two figures, both measured on this machine in this run:
     item 16).  Target: <= 1.5x the as-used floor.  Wall and CPU time both; on a
     shared machine CPU time is the steadier figure.  Then the breakdown of one
     cold check by phase (CPU ms, minimum over the runs, in a fresh process):
-    the floor's imports, sncc's imports, parse, typed plan (pydantic), facts,
-    checks, rendering.
+    the floor's imports, pydantic's first model (a one-field model: what pydantic
+    imports and does the first time any model is built, importlib.metadata for its
+    plugin loader included), sncc's imports, parse, typed plan (sncc's models and
+    validation), facts, checks, lowering (the deployment phase `check` runs for
+    SN4042), rendering.  Each phase includes the modules it imports on first use.
 (b) the language server's re-check of a 300-line plan after a one-character
     edit, in-process through :func:`sncc.lsp.convert.check_document` (the
     function the server calls on every change), median over the edits, after
@@ -82,6 +85,10 @@ t = [c()]
 import lark, click
 from pydantic import BaseModel
 t.append(c())
+from pydantic import Field  # pydantic's own first-model cost: its lazy imports, the plugin loader
+class _Probe(BaseModel):
+    x: int = Field(0, ge=0)
+t.append(c())
 import sncc.cli
 from sncc.cli import read_source
 from sncc.compiler import compile_file
@@ -94,12 +101,15 @@ comp.plan
 t.append(c())
 comp.facts
 t.append(c())
+comp.check_diagnostics
+t.append(c())
 diags = comp.diagnostics
 t.append(c())
 from sncc.diagnostics import render_text
 render_text.render(diags, {src.name: src}, 1, color=False)
 t.append(c())
-names = ["floor imports", "sncc imports", "parse", "typed plan", "facts", "checks", "render"]
+names = ["floor imports", "pydantic first model", "sncc imports", "parse", "typed plan", "facts", "checks",
+         "lowering", "render"]
 print(" ".join(f"{n.replace(' ', '_')}={(b - a) * 1000:.1f}" for n, a, b in zip(names, t, t[1:])))
 """
 

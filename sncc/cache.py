@@ -1,5 +1,6 @@
 """A small per-user disk cache for work every ``sncc`` process would redo:
-the analysed Lark grammar and the parsed catalog TOML files.
+the analysed Lark grammar and the parsed TOML data files (the catalog, the check
+rules, the engines' pins: :func:`package_toml`).
 
 It lives in the user's own cache directory: ``$SNCC_CACHE_DIR``, else
 ``$XDG_CACHE_HOME/sncc``, else ``~/.cache/sncc`` (created with mode 0700).
@@ -78,3 +79,29 @@ def cached(kind: str, key: str, build: Callable[[], Any]) -> Any:
     except Exception:  # noqa: BLE001
         pass
     return value
+
+
+def package_toml(package: str, name: str) -> Any:
+    """The parsed TOML data file ``name`` (a ``/``-separated path) shipped in ``package``
+    (``package_toml("sncc.catalog", "data/memory.toml")``), memoised in this cache under a
+    hash of the file's text (:func:`cached`): reading a table back costs a fraction of a
+    millisecond, the pure-Python TOML parser several on every start.  The TOML parser is
+    imported only on a cache miss.  Raises FileNotFoundError or ModuleNotFoundError for a
+    missing file or package, and the parser's ``TOMLDecodeError`` for invalid TOML.
+    """
+    from importlib.resources import files
+
+    path = files(package)
+    for part in name.split("/"):
+        path = path / part
+    text = path.read_text(encoding="utf-8")
+
+    def parse() -> Any:
+        try:  # Python >= 3.11
+            import tomllib
+        except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+            import tomli as tomllib  # type: ignore[no-redef]
+        return tomllib.loads(text)
+
+    kind = "toml-" + package.replace(".", "-") + "-" + name.replace("/", "-").removesuffix(".toml")
+    return cached(kind, key_of(text), parse)

@@ -32,15 +32,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib.resources import files
 
 from sncc import catalog
+from sncc.cache import package_toml
 from sncc.catalog.engine_defaults import engine_defaults
-
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10
-    import tomli as tomllib
 
 MB = 10**6
 
@@ -48,7 +43,7 @@ MB = 10**6
 @lru_cache(maxsize=1)
 def memory_constants() -> dict:
     """The ``data/memory.toml`` table (engine reserves, NCCL buffers), each with its source."""
-    return tomllib.loads((files("sncc.catalog") / "data" / "memory.toml").read_text(encoding="utf-8"))
+    return package_toml("sncc.catalog", "data/memory.toml")
 
 
 @dataclass(frozen=True)

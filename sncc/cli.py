@@ -14,11 +14,13 @@ from pathlib import Path
 import click
 
 from sncc import __version__
-from sncc.importer.command import import_options
+from sncc.import_options import import_options
 
 # sncc's plan models use no pydantic plugin; pydantic looks plugins up (importlib.metadata
 # entry points) when it builds the first model, ~25 ms of every start (issue 14 item 16).
 # Only the sncc process is affected; set PYDANTIC_DISABLE_PLUGINS yourself to override.
+# pydantic's plugin loader still imports importlib.metadata at its module level (about 20 ms
+# CPU per start, measured with bench/bench_check.py's phases): no setting avoids that.
 os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_FAILURE = 0, 1, 2
@@ -138,7 +140,26 @@ def _emit_diagnostics(diags, sources, nfiles, fmt: str, color: bool) -> None:
         click.echo(out, nl=False, err=False)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Commands(click.Group):
+    """The command group, with commands defined outside this module imported only when run
+    (or listed by ``--help``): ``sncc check`` imports neither the importer nor the search."""
+
+    #: command name → "module:attribute"
+    LAZY = {"import": "sncc.importer.command:import_command", "search": "sncc.search.command:search_command"}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.LAZY})
+
+    def get_command(self, ctx: click.Context, name: str):
+        if name not in self.commands and name in self.LAZY:
+            import importlib
+
+            module, attr = self.LAZY[name].split(":")
+            self.add_command(getattr(importlib.import_module(module), attr), name)
+        return super().get_command(ctx, name)
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="sncc")
 def main() -> None:
     """sncc, the supernode configuration compiler: check, build, simulate and search serving plans."""
@@ -591,24 +612,6 @@ def catalog_cmd(kind: str) -> None:
     from sncc.listing import catalog_table, show
 
     show(catalog_table(kind))
-
-
-def _register_import() -> None:
-    from sncc.importer.command import import_command
-
-    main.add_command(import_command)
-
-
-_register_import()
-
-
-def _register_search() -> None:
-    from sncc.search.command import search_command
-
-    main.add_command(search_command)
-
-
-_register_search()
 
 
 if __name__ == "__main__":  # pragma: no cover

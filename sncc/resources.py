@@ -8,7 +8,6 @@ package as ``sncc/_grammar/`` and ``sncc/_schemas/`` (see pyproject.toml).
 from __future__ import annotations
 
 import functools
-import json
 from pathlib import Path
 
 _PKG = Path(__file__).resolve().parent
@@ -36,6 +35,8 @@ def schema_path(name: str) -> Path:
 @functools.lru_cache(maxsize=None)
 def schema(name: str) -> dict:
     """The parsed JSON Schema ``name`` (e.g. ``omni-infer``, ``diagnostics``)."""
+    import json
+
     return json.loads(schema_path(name).read_text(encoding="utf-8"))
 
 

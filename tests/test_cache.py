@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from sncc import cache
 
 
@@ -55,3 +57,17 @@ def test_a_corrupt_grammar_cache_still_parses(tmp_path, monkeypatch):
         assert module is not None and diags == []
     finally:
         parser.get_parser.cache_clear()
+
+
+def test_package_toml_is_the_parsed_file_from_disk_or_cache(tmp_path, monkeypatch):
+    import tomllib
+    from importlib.resources import files
+
+    monkeypatch.setenv("SNCC_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("SNCC_NO_CACHE", raising=False)
+    want = tomllib.loads((files("sncc.catalog") / "data" / "memory.toml").read_text(encoding="utf-8"))
+    assert cache.package_toml("sncc.catalog", "data/memory.toml") == want
+    assert [p.name for p in tmp_path.glob("toml-sncc-catalog-data-memory-*.pickle")], "the table was cached"
+    assert cache.package_toml("sncc.catalog", "data/memory.toml") == want  # from the cache
+    with pytest.raises(FileNotFoundError):
+        cache.package_toml("sncc.catalog", "data/no-such-file.toml")

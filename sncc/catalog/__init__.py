@@ -24,10 +24,16 @@ from importlib.resources import files as _files
 from types import MappingProxyType
 from typing import Any, Mapping
 
-try:  # Python >= 3.11
-    import tomllib as _toml
-except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-    import tomli as _toml  # type: ignore[no-redef]
+
+
+def _toml():
+    """The TOML parser module (tomllib, or tomli on Python 3.10), imported on first use:
+    a check whose catalog tables come from the disk cache never parses TOML."""
+    try:  # Python >= 3.11
+        import tomllib
+    except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+    return tomllib
 
 __all__ = [
     "CatalogError",
@@ -550,15 +556,21 @@ def _load(name: str) -> Mapping[str, Any]:
     the file's text (:func:`sncc.cache.cached`): parsing the files of one
     check with the pure-Python TOML parser costs about 25 ms per process.
     """
-    try:
-        from sncc.cache import cached, key_of
+    from sncc.cache import cached, key_of
 
+    try:
         text = _data_text(name)
-        return cached("catalog-" + name.replace("/", "-").removesuffix(".toml"), key_of(text), lambda: _toml.loads(text))
     except FileNotFoundError as e:
         raise CatalogError(f"catalog data file {name} not found") from e
-    except _toml.TOMLDecodeError as e:
-        raise CatalogError(f"catalog data file {name}: invalid TOML: {e}") from e
+
+    def parse() -> Mapping[str, Any]:
+        toml = _toml()
+        try:
+            return toml.loads(text)
+        except toml.TOMLDecodeError as e:
+            raise CatalogError(f"catalog data file {name}: invalid TOML: {e}") from e
+
+    return cached("catalog-" + name.replace("/", "-").removesuffix(".toml"), key_of(text), parse)
 
 
 def _req(d: Mapping[str, Any], key: str, where: str) -> Any:

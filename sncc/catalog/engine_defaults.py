@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 from functools import lru_cache
-from importlib.resources import files
 
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10
-    import tomli as tomllib
+from sncc.cache import package_toml
 
 
 @lru_cache(maxsize=1)
 def engine_defaults() -> dict:
     """The ``engines.toml`` table: ``activation_reserve_bytes`` (bytes),
     ``hccl_buffsize_default_mb`` (MB), ``hccl_connect_timeout_default_s`` (s), with sources."""
-    return tomllib.loads((files("sncc.catalog") / "data" / "engines.toml").read_text(encoding="utf-8"))
+    return package_toml("sncc.catalog", "data/engines.toml")

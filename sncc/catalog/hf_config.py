@@ -173,13 +173,9 @@ def _check_rope(cfg: Mapping[str, Any], path: str) -> None:
 def config_fields() -> Mapping[str, Any]:
     """``data/config_fields.toml``: for each quantity the config.json keys that carry it, in
     reading order (transformers 5.24.0 classes and aliases, vLLM 0.23.0 readers; see the file)."""
-    from importlib.resources import files
+    from sncc.cache import package_toml
 
-    try:
-        import tomllib as _toml
-    except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-        import tomli as _toml  # type: ignore[no-redef]
-    return _toml.loads((files("sncc.catalog") / "data" / "config_fields.toml").read_text(encoding="utf-8"))
+    return package_toml("sncc.catalog", "data/config_fields.toml")
 
 
 def field_keys(quantity: str) -> tuple[str, ...]:

@@ -11,20 +11,15 @@ release row pins, an Omni-Infer revision's vLLM base).
 from __future__ import annotations
 
 from functools import lru_cache
-from importlib.resources import files
 from typing import Any, Mapping, Optional
 
 from sncc import catalog
-
-try:
-    import tomllib as _toml
-except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-    import tomli as _toml  # type: ignore[no-redef]
+from sncc.cache import package_toml
 
 
 @lru_cache(maxsize=1)
 def _tables() -> Mapping[str, Any]:
-    return _toml.loads((files("sncc.catalog") / "data" / "engine_rules.toml").read_text(encoding="utf-8"))
+    return package_toml("sncc.catalog", "data/engine_rules.toml")
 
 
 def rows(table: str) -> list[Mapping[str, Any]]:

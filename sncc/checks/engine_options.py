@@ -132,7 +132,7 @@ def check_engine_choices(plan, r):
     "value"`` rows) and its ``choices`` in the manifest of the vLLM the engine pin runs."""
     from sncc.engines.manifest import ManifestError, load
     from sncc.engines.registry import plan_adapter
-    from sncc.importer.plan_keys import rows
+    from sncc.engines.plan_keys import rows
 
     adapter = plan_adapter(plan)
     if adapter is None:

@@ -54,7 +54,10 @@ def check_kv_fits(plan, r):
                        f"`{name}` device needs {gib(one)} for one full-context sequence but has {have}",
                        role.span_of("devices"), related=related, notes=[parts], help=help_, path=(name,))
             continue
-        if fitted_only or (mem.seqs > 1 and mem.kv_needed > mem.kv_budget):
+        # SN4008: max_num_seqs full-context sequences overflow the KV pool, or one sequence does
+        # not fit with the fitted reserve (the error above, downgraded); a fitted reserve alone,
+        # with every sequence fitting, is no warning
+        if (one > mem.budget and fitted_only) or (mem.seqs > 1 and mem.kv_needed > mem.kv_budget):
             fit = mem.seqs_that_fit
             yield diag(codes.KV_OVERCOMMITTED,
                        f"`{name}`: {mem.seqs} sequences at {format_tokens(mem.context)} tokens need {gib(mem.kv_needed)} of KV cache per device; {gib(mem.kv_budget)} is left",

@@ -23,12 +23,17 @@ from __future__ import annotations
 
 import importlib
 
-from sncc.emit import bench_sh, env_files, launch_sh, proxy_sh, role_yaml, settings, start_sh
-from sncc.emit._common import SCHEMA_DIR
-from sncc.lowering.deployment import Deployment
+from typing import TYPE_CHECKING
 
-#: the emitters every engine gets, in output order
-SHARED = (role_yaml, launch_sh, env_files, start_sh, proxy_sh, bench_sh, settings)
+from sncc.emit._common import SCHEMA_DIR
+
+if TYPE_CHECKING:
+    from sncc.lowering.deployment import Deployment
+
+#: the emitters every engine gets, in output order (modules of this package, imported by
+#: :func:`emit_all` when it runs: ``check`` imports :mod:`._common` through lowering, and must
+#: not pay for every emitter)
+SHARED = ("role_yaml", "launch_sh", "env_files", "start_sh", "proxy_sh", "bench_sh", "settings")
 
 #: output file name pattern → schema name (the file's ``$schema`` / ``#:schema`` / yaml-language-server line)
 SCHEMAS = {
@@ -57,7 +62,7 @@ def schema_for(name: str) -> str | None:
     return None
 
 
-def emit_all(dep: Deployment, *, schemas: bool = True) -> dict[str, str]:
+def emit_all(dep: "Deployment", *, schemas: bool = True) -> dict[str, str]:
     """Every output of ``dep``: ``{relative path: text}``, the shared emitters' files first, then
     the engine's own, then (``schemas``) a copy of every schema the files reference.  Raises
     nothing for a valid Deployment."""
@@ -65,8 +70,8 @@ def emit_all(dep: Deployment, *, schemas: bool = True) -> dict[str, str]:
     from sncc.engines.registry import adapter_for
 
     files: dict[str, str] = {}
-    for mod in SHARED:
-        files.update(mod.emit(dep))
+    for name in SHARED:
+        files.update(importlib.import_module(f"{__name__}.{name}").emit(dep))
     for path in adapter_for(dep.engine).emitters:
         files.update(importlib.import_module(path).emit(dep))
     if schemas:

@@ -21,10 +21,7 @@ from importlib.resources import files
 from types import MappingProxyType
 from typing import Any, Mapping
 
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10
-    import tomli as tomllib
+from sncc.cache import package_toml
 
 
 #: speculative methods whose drafter is a separate checkpoint: vLLM raises "num_speculative_tokens
@@ -37,7 +34,7 @@ DRAFT_CHECKPOINT_METHODS = ("draft_model", "eagle", "eagle3", "dflash")
 @lru_cache(maxsize=1)
 def _speculative_data() -> Mapping[str, Any]:
     """``sncc/engines/data/speculative.toml`` (vLLM's speculative method names by release)."""
-    return tomllib.loads((files("sncc.engines") / "data" / "speculative.toml").read_text(encoding="utf-8"))
+    return package_toml("sncc.engines", "data/speculative.toml")
 
 
 class AdapterDataError(ValueError):
@@ -129,10 +126,9 @@ class EngineAdapter:
     def data(self) -> Mapping[str, Any]:
         """The adapter's ``data/pins.toml`` (pins, connectors, launch facts), parsed."""
         try:
-            text = (files(self.package) / "data" / "pins.toml").read_text(encoding="utf-8")
+            return package_toml(self.package, "data/pins.toml")
         except (FileNotFoundError, ModuleNotFoundError) as e:
             raise AdapterDataError(f"{self.package}: no data/pins.toml") from e
-        return tomllib.loads(text)
 
     @cached_property
     def pins(self) -> tuple[Pin, ...]:

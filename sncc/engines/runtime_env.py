@@ -8,13 +8,9 @@ which interface variables a multi-node deployment exports per vendor is ``data/n
 from __future__ import annotations
 
 from functools import lru_cache
-from importlib.resources import files
 from typing import Any, Mapping
 
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10
-    import tomli as tomllib
+from sncc.cache import package_toml
 
 #: words of a ``cann_env.json`` reader that tie a variable to one vendor's stack
 _VENDOR_READERS = {"ascend": ("CANN", "HCCL", "torch_npu", "torchair", "HCCN", "LCCL"), "nvidia": ("NCCL", "CUDA")}
@@ -22,7 +18,7 @@ _VENDOR_READERS = {"ascend": ("CANN", "HCCL", "torch_npu", "torchair", "HCCN", "
 
 @lru_cache(maxsize=1)
 def _nic() -> Mapping[str, Any]:
-    return tomllib.loads((files("sncc.engines") / "data" / "nic.toml").read_text(encoding="utf-8"))
+    return package_toml("sncc.engines", "data/nic.toml")
 
 
 def nic_vars(vendor: str) -> tuple[str, ...]:

@@ -9,7 +9,6 @@ skip themselves.
 
 from __future__ import annotations
 
-import difflib
 from sncc import catalog
 from sncc.diagnostics import codes
 from sncc.diagnostics.model import Diagnostic, Related, diag
@@ -19,6 +18,8 @@ from sncc.source import Span
 
 
 def _unknown(kind: str, value: str, span: Span | None, ids: list[str]) -> Diagnostic:
+    import difflib  # only for an unknown id
+
     close = difflib.get_close_matches(value.lower(), ids, n=3, cutoff=0.6)
     help_ = f"did you mean `{close[0]}`?" if close else "known: " + ", ".join(f"`{i}`" for i in sorted(ids))
     return diag(codes.UNKNOWN_CATALOG_ENTRY, f"unknown {kind} `{value}`", span, help=help_)

@@ -8,22 +8,12 @@ to ``[(plan path, value)]`` (a path is a tuple such as ``("role", "tp")``), or r
 
 from __future__ import annotations
 
-from functools import lru_cache
-from importlib.resources import files
-
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10
-    import tomli as tomllib
+from sncc.engines.plan_keys import rows  # noqa: F401 - the table, re-exported for the importer
+from sncc.engines.plan_keys import table as _table
 
 
 class Unrepresented(ValueError):
     """The value has no plan key (the message says why); it is kept as a comment (SN8004)."""
-
-
-@lru_cache(maxsize=1)
-def _table() -> dict:
-    return tomllib.loads((files("sncc.engines") / "data" / "plan_keys.toml").read_text(encoding="utf-8"))
 
 
 def speculative_defaults() -> dict:
@@ -45,11 +35,6 @@ def engine_defaults(vendor: str, chip) -> dict[str, tuple[int, str]]:
     out = {k: (int(v), why) for k, v in batch.items()}
     out["block_size"] = (int(t["block_size"][vendor]), f"{vendor} platform default")
     return out
-
-
-def rows() -> dict[str, dict]:
-    """``{argument name: row}`` of ``plan_keys.toml`` (row keys ``arg``, ``plan``, ``how``)."""
-    return {r["arg"]: r for r in _table()["arg"]}
 
 
 def _path(row: dict) -> tuple[str, ...]:

@@ -11,7 +11,6 @@ is missing.
 
 from __future__ import annotations
 
-import difflib
 import re
 import typing
 from dataclasses import dataclass, field
@@ -59,6 +58,8 @@ _SUGGEST_MAX = 64
 def _suggest(name: str, candidates: list[str]) -> list[str]:
     if len(name) > _SUGGEST_MAX:
         return []
+    import difflib  # only when a name is misspelt
+
     return difflib.get_close_matches(name, candidates, n=3, cutoff=0.7)
 
 

@@ -9,9 +9,11 @@ default (pydantic's ``model_fields_set``).
 Each field declares its *kind* in ``json_schema_extra`` (see :data:`KINDS`);
 :mod:`sncc.plan.build` uses it to interpret literals and units, and the
 language server uses the descriptions for hover.
-"""
 
-from __future__ import annotations
+Annotations are evaluated when each class is defined (no ``from __future__ import
+annotations``): pydantic would otherwise compile and evaluate every field's annotation
+string, inherited ones again in each subclass, on every ``sncc`` start (issue 14 item 16).
+"""
 
 from contextvars import ContextVar
 from typing import Annotated, Any, ClassVar, Literal, Optional

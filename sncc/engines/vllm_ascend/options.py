@@ -183,14 +183,9 @@ def spellings() -> tuple[Spelling, ...]:
 
 
 def _rows() -> list:
-    from importlib.resources import files
+    from sncc.cache import package_toml
 
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib
-    text = (files("sncc.engines.vllm_ascend") / "data" / "options.toml").read_text(encoding="utf-8")
-    return list(tomllib.loads(text).get("vllm_ascend_options", ()))
+    return list(package_toml("sncc.engines.vllm_ascend", "data/options.toml").get("vllm_ascend_options", ()))
 
 
 def _overlaps(a: Feature, b: Feature) -> bool:

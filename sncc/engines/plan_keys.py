@@ -1,0 +1,24 @@
+"""The plan-key table ``sncc/engines/data/plan_keys.toml``: engine argument → plan key.
+
+Read by the importer (:mod:`sncc.importer.plan_keys` adds the readers that turn an argument's
+value into plan values) and by the checks (SN4045 reads the ``how = "value"`` rows), which must
+not import the importer package: ``sncc check`` would pay for the script reader and the
+release manifests' parsers on every start (tests/test_cold_imports.py).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from sncc.cache import package_toml
+
+
+@lru_cache(maxsize=1)
+def table() -> dict:
+    """The whole parsed table (``[[arg]]`` rows, ``[speculative]``, ``[engine_defaults]``, ...)."""
+    return package_toml("sncc.engines", "data/plan_keys.toml")
+
+
+def rows() -> dict[str, dict]:
+    """``{argument name: row}`` of ``plan_keys.toml`` (row keys ``arg``, ``plan``, ``how``)."""
+    return {r["arg"]: r for r in table()["arg"]}

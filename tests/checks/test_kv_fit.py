@@ -1,0 +1,50 @@
+"""SN4008 (`max_num_seqs` full-context sequences overflow the KV cache) on the seed plan.
+
+Source: seed 000 (DeepSeek-R1 W8A8, 7P1D on an Atlas 900 A3 SuperPoD, 608 QPM, TTFT 1.93 s,
+TPOT 47 ms), written as ``examples/deepseek-r1-a3-7p1d.sn``.  Its decode instance is one DP
+rank per device (TP 1 x EP 64) with ``max_num_seqs = 48`` and a 48k context (16k input + 32k
+output).  sncc's memory model (sncc/capacity.py) gives each device 57.60 GiB (64 GiB x 0.9);
+weights 32.04 GiB, the Omni-Infer reserve fitted to this very run 13.60 GiB and the HCCL
+buffers 1.86 GiB leave 10.10 GiB of KV cache, 1.79 GiB per full-context sequence: 5 fit, 48
+need 85.78 GiB.  The warning is true of the seed's settings (the engine starts and preempts
+when long requests coincide; vLLM prints the same figure as "maximum concurrency" at start-up).
+
+The failing plan is the seed; the corrected twin sets ``max_num_seqs`` to the 5 the help names.
+Before the fix the twin warned too: with a fitted reserve the rule fired whenever one sequence
+fitted, whatever the KV pool held.
+"""
+
+from __future__ import annotations
+
+from expect import ROOT
+
+SEED = (ROOT / "examples" / "deepseek-r1-a3-7p1d.sn").read_text(encoding="utf-8")
+
+
+def _sn4008(max_num_seqs: int):
+    from sncc.compiler import compile_file
+    from sncc.source import SourceFile
+
+    text = SEED.replace("max_num_seqs = 48", f"max_num_seqs = {max_num_seqs}")
+    assert f"max_num_seqs = {max_num_seqs}" in text
+    comp = compile_file(SourceFile("seed.sn", text))
+    assert comp.plan is not None and not comp.has_errors
+    return [d for d in comp.diagnostics if d.code.code == "SN4008"]
+
+
+def test_seed_decode_overcommits_its_kv_cache():
+    (d,) = _sn4008(48)
+    assert d.path == ("decode", "max_num_seqs")
+    assert "48 sequences at 48k tokens need 85.78 GiB" in d.message and "10.10 GiB is left" in d.message
+    assert "max_num_seqs ≤ 5" in d.help
+    assert any("fitted to seed 000" in n for n in d.notes)
+
+
+def test_corrected_twin_with_the_sequences_that_fit_is_clean():
+    assert _sn4008(5) == []
+    assert _sn4008(4) == []
+
+
+def test_one_sequence_over_the_fit_warns():
+    (d,) = _sn4008(6)
+    assert "6 sequences" in d.message
