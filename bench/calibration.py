@@ -265,7 +265,9 @@ def main() -> int:
         print(f"\nleave-one-out over {n_groups} groups ...", flush=True)
         loo = R.leave_one_group_out(points, raw, list(FIT), FIT, start=values, max_nfev=a.loo_nfev,
                                     workers=a.workers, only=a.only or None,
-                                    on_fold=lambda g, r: print(f"  fold {g}: cost {r.cost:.4f}", flush=True))
+                                    on_fold=lambda g, r: print(f"  fold {g}: cost {r.cost:.4f}; " + ", ".join(
+                                        f"{k} {values[k]:.3g}->{v:.3g}" for k, v in r.values.items()
+                                        if abs(v / values[k] - 1.0) > 0.1), flush=True))
         records = loo_records(points, loo)
         if a.only:
             # the other groups' records are the shipped ones (intervals read them)
