@@ -263,11 +263,25 @@ def main() -> int:
     if not a.no_loo:
         n_groups = len(a.only) if a.only else len(set(p.group for p in points))
         print(f"\nleave-one-out over {n_groups} groups ...", flush=True)
+        so_far = []
+
+        def on_fold(g, r):
+            # the fold's moved constants and its held-out residuals, as they come (a long run that
+            # is stopped early still leaves its finished folds)
+            moved = ", ".join(f"{k} {values[k]:.3g}->{v:.3g}" for k, v in r.values.items()
+                              if abs(v / values[k] - 1.0) > 0.1)
+            print(f"  fold {g}: cost {r.cost:.4f}; {moved}", flush=True)
+            held = [p for p in points if p.group == g]
+            for p, m, _, meas, pred, res, e in rows_of(held, R.predict_points(held, raw, r.values)):
+                if p.role == "fit":
+                    so_far.append(abs(e))
+                print(f"    {p.id:44} {m:20} {meas:>10.4g} {pred:>10.4g} {100 * res:>+7.1f}%", flush=True)
+            if so_far:
+                print(f"    so far: {len(so_far)} values, median |error| {100 * statistics.median(so_far):.1f} %, "
+                      f"max {100 * max(so_far):.1f} %", flush=True)
+
         loo = R.leave_one_group_out(points, raw, list(FIT), FIT, start=values, max_nfev=a.loo_nfev,
-                                    workers=a.workers, only=a.only or None,
-                                    on_fold=lambda g, r: print(f"  fold {g}: cost {r.cost:.4f}; " + ", ".join(
-                                        f"{k} {values[k]:.3g}->{v:.3g}" for k, v in r.values.items()
-                                        if abs(v / values[k] - 1.0) > 0.1), flush=True))
+                                    workers=a.workers, only=a.only or None, on_fold=on_fold)
         records = loo_records(points, loo)
         if a.only:
             # the other groups' records are the shipped ones (intervals read them)
