@@ -151,6 +151,7 @@ class Model(Node):
     served_name: Optional[str] = F(None, doc="name the server registers (`--served-model-name`); defaults to the model id")
     max_model_len: Optional[Literal["auto"] | Annotated[int, Field(ge=1, le=INT32_MAX)]] = F(None, kind="tokens-or-auto", doc="longest sequence (input + output); defaults to the workload's max input + max output; `auto` = the engine's own default, derived from config.json (max_position_embeddings × rope scaling)")
     rope_scaling: Optional[float] = F(None, kind="float", doc="rope-scaling (YaRN) factor the engine applies (`--hf-overrides` `rope_parameters.factor`); positions become max_position_embeddings × factor", gt=0)
+    trust_remote_code: Optional[bool] = F(None, kind="bool", doc="run the checkpoint's own Python code (`--trust-remote-code`); default: the catalog entry says (Kimi K2's tokenizer needs it, per vLLM's recipe)")
 
 
 class Hardware(Node):
