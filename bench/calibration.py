@@ -284,10 +284,10 @@ def main() -> int:
                                     workers=a.workers, only=a.only or None, on_fold=on_fold)
         records = loo_records(points, loo)
         if a.only:
-            # the other groups' records are the shipped ones (intervals read them)
-            shipped = [r for r in (raw.get("calibration", {}).get("loo", {}).get("value") or [])
-                       if r.get("group") not in set(a.only)]
-            records = shipped + records
+            # the other groups' records are the shipped leave-one-out ones (intervals read them), or
+            # their in-sample residuals when the profile records none (coverage then in-sample-based)
+            shipped = raw.get("calibration", {}).get("loo", {}).get("value") or loo_records(points, ins)
+            records = [r for r in shipped if r.get("group") not in set(a.only)] + records
     else:
         records = loo_records(points, ins)
     s_in = print_table("IN-SAMPLE (shipped profile)" if not a.refit else "IN-SAMPLE (refit)", points, ins, records, typical)
