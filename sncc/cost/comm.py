@@ -51,6 +51,15 @@ def allreduce_time(msg_bytes: float, n: int, bw: float, hop_lat: float, alpha: f
     return alpha + 2 * (n - 1) * hop_lat + 2.0 * (n - 1) / n * msg_bytes / (bw * eta)
 
 
+def allgather_time(msg_bytes: float, n: int, bw: float, hop_lat: float, alpha: float,
+                   eta: float) -> float:
+    """Ring all-gather of a ``msg_bytes`` result [s]: ``alpha + (n-1)*hop_lat + (n-1)/n * M/(BW*eta)``
+    (half of :func:`allreduce_time`'s steps: no reduce-scatter phase)."""
+    if n <= 1 or msg_bytes <= 0:
+        return 0.0
+    return alpha + (n - 1) * hop_lat + (n - 1) / n * msg_bytes / (bw * eta)
+
+
 def _interp_log(xs: Sequence[float], ys: Sequence[float], x: float) -> float:
     """Piecewise-linear interpolation in log2(x); held constant outside the table."""
     if x <= xs[0]:

@@ -245,7 +245,7 @@ class StepModel:
             params = (sh.attn_params + 3.0 * sh.hidden * inter) / self.tp
             comp = roofline(2.0 * d.tok_g * params, params * 2.0, self.peak_a, self.bw, self.eta_c_decode,
                             self.eta_m, self.t0) + attention_core_decode(self, d)
-            comm = tp_allreduce(self, d)
+            comm = 2.0 * tp_allreduce(self, d)       # after the attention and after the FFN
             return comp + comm - min(comm, self.hide * comp)
         comp = [0.0, 0.0]
         comm = [0.0, 0.0]

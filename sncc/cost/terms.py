@@ -153,11 +153,32 @@ def vector_elementwise(m, s) -> float:
 
 # ------------------------------------------------------------------ communication
 def tp_allreduce(m, s) -> float:
-    """Two ring all-reduces of the hidden states per layer (after attention and after the FFN)
-    over the attention TP group (simulator-modelling.md §3.6)."""
+    """The ring all-reduce of the attention output over the attention TP group, once per layer
+    (simulator-modelling.md §3.6)."""
     if m.tp <= 1:
         return 0.0
-    return 2.0 * cc.allreduce_time(s.tok_g * m.shape.hidden * 2.0, m.tp, m.tp_bw, m.tp_lat, m.ar_alpha, m.ar_eta)
+    return cc.allreduce_time(s.tok_g * m.shape.hidden * 2.0, m.tp, m.tp_bw, m.tp_lat, m.ar_alpha, m.ar_eta)
+
+
+def tp_dense_ffn_allreduce(m, s) -> float:
+    """The ring all-reduce of a TP-split dense FFN's output over the attention TP group."""
+    return tp_allreduce(m, s)
+
+
+def tp_moe_output(m, s) -> float:
+    """The TP group's exchange after a MoE layer.
+
+    Expert parallelism with TP > 1: each TP rank dispatches its ``1/tp`` slice of the group's
+    tokens and the layer ends with an all-gather of the slices (vllm-ascend v0.23.0
+    ``ops/fused_moe/prepare_finalize.py``: ``prepare`` splits the hidden states along the token
+    dimension by TP rank, ``finalize`` all-gathers them over the TP group; SGLang's DP attention
+    likewise scatters the tokens before the MoE and gathers them after).  TP-sharded experts (no
+    EP): an all-reduce of the partial sums, as after a dense FFN."""
+    if m.tp <= 1:
+        return 0.0
+    if not m.expert_parallel:
+        return tp_allreduce(m, s)
+    return cc.allgather_time(s.tok_g * m.shape.hidden * 2.0, m.tp, m.tp_bw, m.tp_lat, m.ar_alpha, m.ar_eta)
 
 
 def ep_dispatch_combine(m, s) -> float:
@@ -229,7 +250,11 @@ TERMS: Tuple[CostTerm, ...] = (
     CostTerm("moe.dequant", "ffn", "moe", "compute", expert_dequant, "low-bit expert dequantization"),
     CostTerm("vector.elementwise", "vector", "all", "compute", vector_elementwise,
              "norms, RoPE, activation quant, SwiGLU, router"),
-    CostTerm("comm.tp_allreduce", "comm", "all", "comm", tp_allreduce, "TP all-reduce (exposed)"),
+    CostTerm("comm.tp_allreduce", "comm", "all", "comm", tp_allreduce, "TP all-reduce after attention (exposed)"),
+    CostTerm("comm.tp_dense_ffn", "comm", "dense", "comm", tp_dense_ffn_allreduce,
+             "TP all-reduce after a dense FFN (exposed)"),
+    CostTerm("comm.tp_moe_output", "comm", "moe", "comm", tp_moe_output,
+             "TP all-gather (EP) or all-reduce after the MoE (exposed)"),
     CostTerm("comm.ep_dispatch_combine", "comm", "moe", "comm", ep_dispatch_combine,
              "EP dispatch + combine (exposed)"),
     CostTerm("lm_head", "lm_head", "step", "compute", lm_head, "LM head"),

@@ -40,7 +40,10 @@ class Workload:
     issued) or ``rate`` (open loop [conversations/s]: Gamma inter-arrival times of shape
     ``burstiness`` and mean ``1/rate``, as vLLM's benchmark ``--burstiness``: 1 is Poisson,
     below 1 burstier (coefficient of variation ``1/sqrt(burstiness)``), above 1 more
-    regular), unless ``trace`` rows carry arrival times.
+    regular), unless ``trace`` rows carry arrival times.  Both together are a benchmark client's
+    ``--request-rate`` under ``--max-concurrency`` (the calibration manifest's ``client_rate``; a
+    plan states one or the other): conversations start at the rate and wait at the client for one of
+    the ``concurrency`` slots.
     ``max_tokens`` is the client's output cap [tokens] (defaults to output.max).
 
     ``trace``: rows ``(input_len, output_len, arrival_s or None)`` (see :mod:`sncc.workload.trace`)

@@ -416,3 +416,26 @@ def test_tokens_per_s_per_user_slo_is_judged_on_the_steady_window():
     assert v.window == "steady"
     assert v.observed == r.saturated["tokens_per_s_per_user"]
     assert abs(v.observed - 1e3 / r.saturated["tpot_ms"]) / v.observed < 0.05
+
+
+def test_a_rate_under_a_concurrency_cap_starts_requests_at_the_rate_and_never_exceeds_the_cap():
+    """sglang bench_serving --request-rate R --max-concurrency C (calibration.toml client_rate): the
+    client starts requests at R until C are in flight, then one per completion."""
+    base = seed000_spec(7, requests=300)
+    wl = dc.replace(base.workload, concurrency=40, rate=4.0)
+    spec = dc.replace(base, workload=wl)
+    c = prepare(spec)
+    raw = Simulation(spec, c).run()
+    R = raw["reqs"]
+    assert raw["completed"] == 300
+    arr = sorted(R.t_arr)
+    # the first 40 start at the rate (~10 s), not all at t = 0 as a plain closed loop would
+    assert 5.0 < arr[39] < 20.0
+    events = sorted([(t, 1) for t in R.t_arr] + [(t, -1) for t in R.t_done])
+    inflight = peak = 0
+    for _, d in events:
+        inflight += d
+        peak = max(peak, inflight)
+    assert peak <= 40
+    closed = Simulation(dc.replace(base, workload=dc.replace(wl, rate=None)), prepare(base)).run()
+    assert max(closed["reqs"].t_arr[:40]) == 0.0

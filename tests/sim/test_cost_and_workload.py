@@ -144,6 +144,26 @@ def test_redundant_experts_reduce_imbalance_by_formula():
     assert p2.prefill_step([(16384, 0)]) < p0.prefill_step([(16384, 0)])
 
 
+def test_a_moe_layer_under_ep_ends_with_a_tp_all_gather_and_a_dense_ffn_with_an_all_reduce():
+    """vllm-ascend v0.23.0 ops/fused_moe/prepare_finalize.py: with TP > 1 each TP rank dispatches
+    its slice of the tokens and the MoE layer all-gathers the slices; a TP-split dense FFN (or
+    TP-sharded experts) all-reduces its partial sums."""
+    from sncc.cost import comm as cc
+    from sncc.cost.terms import tp_allreduce, tp_dense_ffn_allreduce, tp_moe_output
+
+    pm = prepare(seed000_spec(7, requests=10)).prefill_model      # TP8 x DP2, experts over EP16
+    assert pm.tp == 8 and pm.expert_parallel
+    s = pm.step(16384, 0.0, 0, 0.0, 0)
+    ar, gather = tp_allreduce(pm, s), tp_moe_output(pm, s)
+    assert tp_dense_ffn_allreduce(pm, s) == ar
+    assert gather == pytest.approx(cc.allgather_time(s.tok_g * pm.shape.hidden * 2.0, pm.tp, pm.tp_bw, pm.tp_lat,
+                                                     pm.ar_alpha, pm.ar_eta))
+    # a bandwidth-bound 8k-token exchange: the gather moves half the bytes of the all-reduce
+    assert 0.45 < gather / ar < 0.6
+    pm.expert_parallel = False                                    # TP-sharded experts
+    assert tp_moe_output(pm, s) == ar
+
+
 def test_chunked_prefill_interference_in_aggregated_serving():
     q = qwen3_32b_h200_spec(requests=300, rate=6.0)
     m = prepare(q).serve_model

@@ -670,8 +670,23 @@ def fit(base: str, keys: Sequence[str], points: Sequence[Point], *, max_evals: i
         penalty[0] = max(UNSERVABLE_RESIDUAL, 2.0 * float(np.max(np.abs(r0))))
         sol = least_squares(resid, x0, bounds=(lb, ub), method="trf", diff_step=0.05, max_nfev=max_evals,
                             x_scale=1.0)
-        values = {k: float(v) for k, v in zip(keys, np.exp(sol.x))}
-        rows = predict(sol.x)
+        x_best = sol.x
+        rows = predict(x_best)
+        if any(abs(v) > math.log(MAX_MISS) for v in logres(rows)):
+            # the simulated response is a step function of the constants (discrete events), which
+            # can stop the solver short of a bound the measurements push it to: when a bound fits
+            # better than the solution, the fit ends on that bound (and is refused below)
+            best_cost = 0.5 * float(np.sum(logres(rows) ** 2))
+            for j in range(len(keys)):
+                for b in (lb[j], ub[j]):
+                    x = x_best.copy()
+                    x[j] = b
+                    c = 0.5 * float(np.sum(resid(x) ** 2))
+                    if c < best_cost:
+                        best_cost, x_best = c, x
+            if x_best is not sol.x:
+                rows = predict(x_best)
+        values = {k: float(v) for k, v in zip(keys, np.exp(x_best))}
     finally:
         P._CUSTOM.pop(tmp_id, None)
         P._load_raw.cache_clear()

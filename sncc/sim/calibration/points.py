@@ -120,7 +120,7 @@ def load_manifest(path: str) -> Tuple[List[Point], List[Dict[str, Any]]]:
     here = os.path.dirname(os.path.abspath(path))
     points: List[Point] = []
     meta = ("id", "group", "plan", "scenario", "role", "window", "source", "isl", "osl", "batch_per_npu", "bound",
-            "weight")
+            "weight", "client_rate")
     for row in data.get("point", []):
         measured = {k: float(v) for k, v in row.items() if k not in meta}
         unknown = [k for k in measured if k not in METRIC_FAMILY]
@@ -141,6 +141,14 @@ def load_manifest(path: str) -> Tuple[List[Point], List[Dict[str, Any]]]:
             plan = os.path.normpath(os.path.join(here, row["plan"]))
             p.plan = plan
             p.spec, comp = spec_of_plan(plan)
+            if "client_rate" in row:
+                # the benchmark client's --request-rate under its --max-concurrency (a plan states
+                # one or the other): conversations start at the rate and wait for a free slot
+                rate = float(row["client_rate"])
+                if rate <= 0 or not p.spec.workload.concurrency:
+                    raise ManifestError(f"{path}: point {p.id}: client_rate needs a positive rate and a "
+                                        f"plan with a concurrency")
+                p.spec = replace(p.spec, workload=replace(p.spec.workload, rate=rate))
             p.plan_name = comp.plan.name
             p.features = plan_features(p.spec)
         points.append(p)

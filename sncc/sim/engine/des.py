@@ -268,7 +268,13 @@ class Simulation:
             self._gap = self._gap_sampler(float(wl.rate), float(wl.burstiness or 1.0))
         self._check_admissible()
         self.handlers[FOLLOW_UP] = self._issue
-        if wl.concurrency and self.arrivals is None:
+        # a rate with a concurrency cap (benchmark clients' --request-rate with --max-concurrency):
+        # conversations are generated at the rate and wait at the client for one of the slots
+        self.capped = bool(wl.concurrency and wl.rate and self.arrivals is None)
+        self.generated = self.in_flight = self.pending = 0
+        if self.capped:
+            self._push(0.0, ARRIVAL, 0)
+        elif wl.concurrency and self.arrivals is None:
             for _ in range(min(wl.concurrency, -(-n // self.turns))):
                 self._next_conversation()
         else:
@@ -390,6 +396,9 @@ class Simulation:
         return True
 
     def _open_arrival(self, _a: int) -> None:
+        if self.capped:
+            self._capped_arrival()
+            return
         if not self._next_conversation():
             return
         if self.next_conv * self.turns < self.n:
@@ -397,6 +406,20 @@ class Simulation:
                 self._push(self.arrivals[self.next_conv], ARRIVAL, 0)
             else:
                 self._push(self.now + self._gap(), ARRIVAL, 0)
+
+    def _capped_arrival(self) -> None:
+        """A conversation generated at the client's rate: sent when one of the ``concurrency``
+        slots is free, else queued at the client (sglang ``bench_serving`` / ``vllm bench serve``
+        with ``--request-rate`` and ``--max-concurrency``: the request waits for the semaphore,
+        and its TTFT starts when it is sent)."""
+        self.generated += 1
+        if self.generated < -(-self.n // self.turns):
+            self._push(self.now + self._gap(), ARRIVAL, 0)
+        if self.in_flight < self.spec.workload.concurrency:
+            self.in_flight += 1
+            self._next_conversation()
+        else:
+            self.pending += 1
 
     def _complete(self, i: int) -> None:
         self.R.t_done[i] = self.now
@@ -409,7 +432,13 @@ class Simulation:
             else:
                 self._issue(i + 1)
             return
-        if self.spec.workload.concurrency and self.arrivals is None:
+        if self.capped:
+            if self.pending:
+                self.pending -= 1
+                self._next_conversation()
+            else:
+                self.in_flight -= 1
+        elif self.spec.workload.concurrency and self.arrivals is None:
             self._next_conversation()
 
     # ================================================================ KV blocks

@@ -24,6 +24,8 @@ ZERO_WHY = {
     "moe.dequant": "experts stored at the activation width (no low-bit dequantization)",
     "vector.elementwise": "profile sets no elementwise cost",
     "comm.tp_allreduce": "attention TP 1",
+    "comm.tp_dense_ffn": "attention TP 1 or no dense FFN layers",
+    "comm.tp_moe_output": "attention TP 1 or dense model",
     "comm.ep_dispatch_combine": "no expert-parallel dispatch (dense model, one device, or TP-sharded experts)",
     "draft": "no speculative decoding",
 }
