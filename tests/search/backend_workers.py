@@ -1,0 +1,54 @@
+"""Module-level functions and contexts the backend tests send to worker processes.
+
+They live in a module of their own (not in a test file) so that a spawned worker, or a Ray
+worker, imports them by name without running a test module.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+
+#: times a :class:`CountingContext` was unpickled in this process
+UNPICKLED = 0
+
+
+class CountingContext:
+    """A context that counts its unpickling in the receiving process (``UNPICKLED``)."""
+
+    def __init__(self, seed: int, payload: bytes = b""):
+        self.seed = seed
+        self.payload = payload
+
+    def __getstate__(self):
+        return {"seed": self.seed, "payload": self.payload}
+
+    def __setstate__(self, state):
+        global UNPICKLED
+        UNPICKLED += 1
+        self.__dict__.update(state)
+
+
+def seeded_value(context: CountingContext, item: int) -> tuple[int, float, str]:
+    """A value fixed by (seed, item): floats and strings whose bytes must match across backends."""
+    rng = random.Random(context.seed * 1_000_003 + item)
+    return item, rng.random() * 1e3, format(rng.getrandbits(64), "016x")
+
+
+def where_and_how_often(context: CountingContext, item: int) -> tuple[int, int, int]:
+    """(item, worker pid, times this worker unpickled a context so far)."""
+    return item, os.getpid(), UNPICKLED
+
+
+def fail_on_13(context, item: int) -> int:
+    """Raises ``ValueError`` with a recognisable message for item 13."""
+    if item == 13:
+        raise ValueError(f"candidate {item} is unlucky")
+    return item
+
+
+def slow(context, item: int) -> int:
+    """Sleeps ``context`` seconds (a float), returns ``item``."""
+    time.sleep(context)
+    return item
