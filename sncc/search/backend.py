@@ -158,7 +158,8 @@ class LocalBackend(Backend):
 
     "spawn" rather than "fork": the caller may run threads (a rich progress bar does), which
     a forked child would inherit in an undefined state; spawned workers import ``fn``'s module
-    afresh, so ``fn`` must be importable (a module-level function).
+    afresh, so ``fn`` must be importable (a module-level function), and a script that uses
+    this backend must keep its work under ``if __name__ == "__main__":``.
 
     Raises ``ValueError`` for ``workers`` < 1.
     """
@@ -195,11 +196,16 @@ class LocalBackend(Backend):
         pool, self._pool, self._pool_context = self._pool, None, None
         if pool is None:
             return
+        # Python ≥ 3.14 has ProcessPoolExecutor.terminate_workers(); before it, the executor's
+        # process table is the only handle on its workers
         procs = list((getattr(pool, "_processes", None) or {}).values())
-        pool.shutdown(wait=False, cancel_futures=True)
-        for proc in procs:
-            if proc.is_alive():
-                proc.terminate()
+        if hasattr(pool, "terminate_workers"):
+            pool.terminate_workers()   # terminates each worker, then shuts the executor down
+        else:
+            pool.shutdown(wait=False, cancel_futures=True)
+            for proc in procs:
+                if proc.is_alive():
+                    proc.terminate()
         for proc in procs:
             proc.join(timeout=5)
             if proc.is_alive():
