@@ -49,6 +49,10 @@ Progress = Callable[[int, int], None]
 #: process pool, a few ms for a Ray task) stays small against ~1 ms items
 CHUNKS_PER_WORKER = 4
 
+#: progress calls of an inline map (one every 1 % of the items): inline there is no round trip
+#: to amortize, so the steps serve only the progress bar
+INLINE_PROGRESS_STEPS = 100
+
 #: the install line printed when the Ray backend is asked for and Ray is absent
 RAY_INSTALL_HINT = "pip install 'sncc[ray]'"
 
@@ -228,6 +232,8 @@ class LocalBackend(Backend):
         items = list(items)
         size = _check_chunksize(chunksize, len(items), self.workers)
         if self.workers == 1 or len(items) <= 1:
+            if chunksize is None:   # inline, a chunk is only a progress step: no round trip to save
+                size = max(1, math.ceil(len(items) / INLINE_PROGRESS_STEPS))
             return self._imap_inline(fn, items, context, size, on_progress)
         return self._imap_pool(fn, items, context, size, on_progress)
 

@@ -191,3 +191,10 @@ def test_ray_absent_is_a_clear_error(monkeypatch):
     assert isinstance(err.value, RuntimeError)
     with pytest.raises(BackendUnavailable):
         RayBackend()
+
+
+def test_inline_progress_comes_in_steps_of_one_percent():
+    calls = []
+    with LocalBackend(workers=1) as one:
+        one.map(bw.fail_on_13, range(1000, 1450), on_progress=lambda d, t: calls.append((d, t)))
+    assert calls[0] == (5, 450) and calls[-1] == (450, 450) and len(calls) == 90
