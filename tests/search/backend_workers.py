@@ -41,6 +41,14 @@ def where_and_how_often(context: CountingContext, item: int) -> tuple[int, int, 
     return item, os.getpid(), UNPICKLED
 
 
+def unpickles_by_worker(rows: list[tuple[int, int, int]]) -> dict[int, set[int]]:
+    """:func:`where_and_how_often`'s rows grouped: worker pid → the unpickle counts it reported."""
+    per_pid: dict[int, set[int]] = {}
+    for _item, pid, unpickled in rows:
+        per_pid.setdefault(pid, set()).add(unpickled)
+    return per_pid
+
+
 def fail_on_13(context, item: int) -> int:
     """Raises ``ValueError`` with a recognisable message for item 13."""
     if item == 13:

@@ -33,9 +33,7 @@ def test_results_in_input_order_with_uneven_chunks(pool2):
 def test_context_is_unpickled_once_per_worker_not_per_item(pool2):
     ctx = bw.CountingContext(seed=1, payload=b"x" * 100_000)
     rows = pool2.map(bw.where_and_how_often, ITEMS, context=ctx, chunksize=5)   # 40 chunks
-    per_pid: dict[int, set[int]] = {}
-    for _item, pid, unpickled in rows:
-        per_pid.setdefault(pid, set()).add(unpickled)
+    per_pid = bw.unpickles_by_worker(rows)
     assert os.getpid() not in per_pid, "a 200-item map with 2 workers ran in the parent"
     assert 1 <= len(per_pid) <= 2
     assert all(counts == {1} for counts in per_pid.values()), per_pid

@@ -57,9 +57,7 @@ def test_same_bytes_as_the_local_backend(ray_backend):
 def test_context_unpickled_once_per_ray_worker(ray_backend):
     ctx = bw.CountingContext(seed=5, payload=b"y" * 100_000)
     rows = ray_backend.map(bw.where_and_how_often, ITEMS, context=ctx, chunksize=10)   # 30 tasks
-    per_pid: dict[int, set[int]] = {}
-    for _item, pid, unpickled in rows:
-        per_pid.setdefault(pid, set()).add(unpickled)
+    per_pid = bw.unpickles_by_worker(rows)
     assert os.getpid() not in per_pid
     # a worker's count is its total over this module's calls; within one call it never grows
     assert all(len(counts) == 1 for counts in per_pid.values()), per_pid
