@@ -3,6 +3,7 @@ errors from workers, Ctrl-C."""
 
 from __future__ import annotations
 
+import faulthandler
 import os
 import signal
 import threading
@@ -139,6 +140,8 @@ def test_real_sigint_during_a_map():
     timer = threading.Timer(1.5, signal.pthread_kill, args=(main, signal.SIGINT))
     t0 = time.monotonic()
     procs = []
+    # the guard: a hang in the teardown ends the test run with every thread's traceback
+    faulthandler.dump_traceback_later(60, exit=True)
     try:
         timer.start()
         with pytest.raises(KeyboardInterrupt):
@@ -148,6 +151,7 @@ def test_real_sigint_during_a_map():
                 pass
     finally:
         timer.cancel()
+        faulthandler.cancel_dump_traceback_later()
     assert time.monotonic() - t0 < 15
     assert procs and all(not p.is_alive() for p in procs)
     backend.close()
