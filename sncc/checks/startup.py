@@ -13,7 +13,8 @@ Model (docs/research/rule-kinds.md K9; constants in ``engine_rules.toml [startup
   one role on a node read the same files, so they count once;
 * storage bandwidth: ``hardware.storage_bandwidth``, else the conservative default;
 * the bound: ``engine.ready_timeout``, else the role env's ``VLLM_ENGINE_READY_TIMEOUT_S``, else
-  vLLM's 600 s default.
+  vLLM's 600 s default; on a release whose vLLM reads no such variable (its manifest; before
+  0.14.1) the 600 s wait is fixed, and a written ``ready_timeout`` cannot raise it.
 
 An error when the plan states both the bandwidth and the bound (its own figures say start-up
 cannot finish), a warning when it states one of them (the other at its default); nothing when it
@@ -52,9 +53,15 @@ def _timeout(plan, r):
     """(seconds, span, how) of the readiness bound in force."""
     st = table("startup")
     eng = plan.engine
+    var = st.get("ready_timeout_env", "VLLM_ENGINE_READY_TIMEOUT_S")
+    fixed = _release_fixes_the_wait(plan, var, st.get("ready_timeout_env_since"))
+    if fixed is not None:
+        # the release's vLLM reads no variable: what the plan writes cannot move its wait
+        span = eng.span_of("ready_timeout") if eng.ready_timeout is not None else eng.name_span
+        return (float(st.get("ready_timeout_s", 600.0)), span,
+                f"fixed in vLLM {fixed}, which reads no {var}; `ready_timeout` cannot raise it", eng.ready_timeout is not None)
     if eng.ready_timeout is not None:
         return float(eng.ready_timeout), eng.span_of("ready_timeout"), "engine.ready_timeout", True
-    var = st.get("ready_timeout_env", "VLLM_ENGINE_READY_TIMEOUT_S")
     for rf in r.roles.values():
         v = rf.env_value(var)
         if v is not None:
@@ -63,6 +70,29 @@ def _timeout(plan, r):
             except ValueError:
                 break
     return float(st.get("ready_timeout_s", 600.0)), eng.name_span, f"{var} default", False
+
+
+def _release_fixes_the_wait(plan, var: str, since: str | None) -> str | None:
+    """The vLLM version the plan's engine runs when that vLLM reads no ``var`` (the wait is
+    hard-coded: vllm/v1/engine/core_client.py before 0.14.1, engine_rules.toml [startup]): its
+    manifest says when there is one, else the first release reading it (``since``); None when the
+    release reads it or nothing says."""
+    from sncc import catalog
+    from sncc.engines.manifest import ManifestError, load
+    from sncc.engines.registry import plan_adapter
+
+    adapter = plan_adapter(plan)
+    if adapter is None:
+        return None
+    vllm = adapter.vllm_version(plan.engine.version)
+    try:
+        return None if var in load("vllm", vllm).env_vars else vllm
+    except ManifestError:
+        pass
+    try:
+        return vllm if since and catalog.parse_version(vllm) < catalog.parse_version(since) else None
+    except ValueError:
+        return None
 
 
 def check_startup_within_timeout(plan, r):
@@ -112,6 +142,9 @@ def check_startup_within_timeout(plan, r):
                       f"bandwidth: {bw_how}"] + warm_notes
                      + ["the API server stops waiting for engine cores after VLLM_ENGINE_READY_TIMEOUT_S: \"Timed out waiting for "
                         "engines to send initial message\" (vllm#35547)"],
-               help=f"raise the bound above {total * 1.5 / 60:.0f} min (`engine {{ ready_timeout = {max(10, int(total * 1.5 / 60 + 1))}min }}`, "
+               help=(f"a vLLM release that reads {st.get('ready_timeout_env', 'VLLM_ENGINE_READY_TIMEOUT_S')} "
+                     f"({st.get('ready_timeout_env_since', '?')} or later), "
+                     f"with the bound above {total * 1.5 / 60:.0f} min, or faster storage") if how.startswith("fixed") else
+                    f"raise the bound above {total * 1.5 / 60:.0f} min (`engine {{ ready_timeout = {max(10, int(total * 1.5 / 60 + 1))}min }}`, "
                     "and VLLM_ENGINE_READY_TIMEOUT_S in `env`), or state the measured `hardware { storage_bandwidth }`",
                path=("engine", "ready_timeout"))

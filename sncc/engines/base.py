@@ -264,6 +264,12 @@ class EngineAdapter:
         ``reserve-max-tokens`` (Omni-Infer, fitted to seed 000)."""
         return str(self.data.get("kv_admission", "on-demand"))
 
+    def catalog_releases(self) -> tuple[tuple[str, str, str, tuple[str, ...]], ...]:
+        """The catalog's release rows of this engine, newest first, for hover text and listings:
+        ``(version, pairing, status, source)`` with ``pairing`` a short "vLLM …, CANN …" phrase.
+        Empty when the catalog holds no release rows for the engine (plain vLLM)."""
+        return ()
+
     def paired_software(self, version: str | None) -> tuple[str, str | None, str | None, str | None] | None:
         """(label, vLLM, torch, torch_npu) the release ``version`` pins, or None when unknown."""
         return None

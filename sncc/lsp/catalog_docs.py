@@ -111,26 +111,20 @@ def model_doc(model_id: str) -> str | None:
 
 
 def engine_doc(kind: str) -> str | None:
-    """Hover text of an engine label: its known releases with their vLLM/CANN pins and sources."""
-    if kind == "vllm-ascend":
-        rel = sorted(catalog.vllm_ascend_releases(), key=lambda r: r.key, reverse=True)
-        if not rel:
-            return None
-        lines = ["**vLLM-Ascend**: releases in the catalog (newest first)", ""]
-        for r in rel[:6]:
-            lines.append(f"* `{r.version}`: vLLM {r.vllm}, CANN {r.cann}, torch_npu {r.torch_npu} (status {r.status})")
-        return "\n".join(lines) + _sources(rel[0].status, rel[0].source)
-    if kind == "omni-infer":
-        revs = catalog.omni_infer_revisions()
-        if not revs:
-            return None
-        lines = ["**Omni-Infer**: revisions in the catalog", ""]
-        for r in revs:
-            lines.append(f"* `{r.revision}`: vLLM base {r.vllm_base}, CANN {r.cann} (status {r.status})")
-        return "\n".join(lines) + _sources(revs[0].status, revs[0].source)
-    if kind == "vllm":
-        return "**vLLM** (NVIDIA GPUs): no release pins in the catalog"
-    return None
+    """Hover text of an engine label: the catalog's releases of it (newest first, at most six)
+    with the software each pins and its source; None for a label with no adapter."""
+    from sncc.engines.registry import UnknownEngine, adapter_for
+
+    try:
+        adapter = adapter_for(kind)
+    except UnknownEngine:
+        return None
+    rows = adapter.catalog_releases()
+    if not rows:
+        return f"**{adapter.label}**: no release pins in the catalog"
+    lines = [f"**{adapter.label}**: releases in the catalog", ""]
+    lines += [f"* `{version}`: {pairing} (status {status})" for version, pairing, status, _ in rows[:6]]
+    return "\n".join(lines) + _sources(rows[0][2], rows[0][3])
 
 
 def quant_doc(qid: str) -> str | None:

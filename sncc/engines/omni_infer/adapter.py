@@ -33,6 +33,13 @@ class OmniInferAdapter(EngineAdapter):
                 return f"Omni-Infer {row.revision}", row.vllm_base, None, None
         return None
 
+    def catalog_releases(self) -> tuple[tuple[str, str, str, tuple[str, ...]], ...]:
+        """The catalog's Omni-Infer revisions (software.toml), in catalog order."""
+        from sncc import catalog
+
+        return tuple((r.revision, f"vLLM base {r.vllm_base}, CANN {r.cann}", r.status, tuple(r.source))
+                     for r in catalog.omni_infer_revisions())
+
     # ------------------------------------------------------------------ lowering hooks (:mod:`.lower`)
     def role_extra_args(self, ctx, rs) -> list:
         from sncc.engines.omni_infer.lower import extra_args

@@ -35,6 +35,14 @@ class VllmAscendAdapter(EngineAdapter):
 
         return release_before(plan, version)
 
+    def catalog_releases(self) -> tuple[tuple[str, str, str, tuple[str, ...]], ...]:
+        """The catalog's vllm-ascend release matrix (software.toml ``[[vllm_ascend]]``), newest first."""
+        from sncc import catalog
+
+        rows = sorted(catalog.vllm_ascend_releases(), key=lambda r: r.key, reverse=True)
+        return tuple((r.version, f"vLLM {r.vllm}, CANN {r.cann}, torch_npu {r.torch_npu}", r.status, tuple(r.source))
+                     for r in rows)
+
     def _unpinned_vllm(self, version: str) -> str | None:
         """The vLLM of an unpinned release from the release matrix (software.toml [[vllm_ascend]])."""
         row = self.paired_software(version)
