@@ -165,7 +165,12 @@ class LocalBackend(Backend):
     afresh, so ``fn`` must be importable (a module-level function), and a script that uses
     this backend must keep its work under ``if __name__ == "__main__":``.
 
-    Raises ``ValueError`` for ``workers`` < 1.
+    One :meth:`imap` at a time per backend: a call with another context ends the pool that an
+    unfinished earlier generator still reads from.
+
+    Raises ``ValueError`` for ``workers`` < 1; :meth:`imap` raises
+    ``concurrent.futures.process.BrokenProcessPool`` when a worker process dies (the pool is
+    then replaced on the next call).
     """
 
     name = "local"
@@ -263,7 +268,9 @@ class LocalBackend(Backend):
                             done += size_of[f]
                             on_progress(done, total)
                 yield from future.result()
-        except (KeyboardInterrupt, SystemExit):
+        except (KeyboardInterrupt, SystemExit, cf.process.BrokenProcessPool):
+            # Ctrl-C, or a worker died (killed, out of memory): end the pool; the next call
+            # starts a fresh one
             self._terminate_pool()
             raise
         except BaseException:

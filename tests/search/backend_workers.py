@@ -56,6 +56,13 @@ def fail_on_13(context, item: int) -> int:
     return item
 
 
+def die_on_7(context, item: int) -> int:
+    """The worker process exits abruptly (as when killed or out of memory) on item 7."""
+    if item == 7:
+        os._exit(3)
+    return item
+
+
 def slow(context, item: int) -> int:
     """Sleeps ``context`` seconds (a float), returns ``item``."""
     time.sleep(context)

@@ -80,6 +80,13 @@ def test_error_in_a_worker_reaches_the_caller_with_its_message(pool2):
     assert pool2.map(bw.fail_on_13, [1, 2, 3]) == [1, 2, 3]
 
 
+def test_a_dead_worker_breaks_this_map_not_the_next(pool2):
+    from concurrent.futures.process import BrokenProcessPool
+    with pytest.raises(BrokenProcessPool):
+        pool2.map(bw.die_on_7, range(40), chunksize=2)
+    assert pool2.map(bw.die_on_7, [1, 2, 3, 8]) == [1, 2, 3, 8]
+
+
 def test_error_inline_is_the_same_exception():
     with LocalBackend(workers=1) as one, pytest.raises(ValueError, match="candidate 13 is unlucky"):
         one.map(bw.fail_on_13, ITEMS)
