@@ -22,6 +22,7 @@ balance uneven chunks without paying a round trip per item.
 from __future__ import annotations
 
 import concurrent.futures as cf
+from concurrent.futures.process import BrokenProcessPool
 import math
 import multiprocessing
 import os
@@ -256,10 +257,11 @@ class LocalBackend(Backend):
         chunks = _chunks(items, size)
         total, done = len(items), 0
         pool = self._pool_for(context, len(chunks))
-        futures = [pool.submit(_run_chunk_in_worker, fn, chunk) for chunk in chunks]
-        size_of = {f: len(chunk) for f, chunk in zip(futures, chunks)}
-        pending = set(futures)
+        futures: list[cf.Future] = []
         try:
+            futures.extend(pool.submit(_run_chunk_in_worker, fn, chunk) for chunk in chunks)
+            size_of = {f: len(chunk) for f, chunk in zip(futures, chunks)}
+            pending = set(futures)
             for future in futures:
                 while future in pending:
                     finished, pending = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
@@ -268,7 +270,7 @@ class LocalBackend(Backend):
                             done += size_of[f]
                             on_progress(done, total)
                 yield from future.result()
-        except (KeyboardInterrupt, SystemExit, cf.process.BrokenProcessPool):
+        except (KeyboardInterrupt, SystemExit, BrokenProcessPool):
             # Ctrl-C, or a worker died (killed, out of memory): end the pool; the next call
             # starts a fresh one
             self._terminate_pool()
@@ -379,12 +381,15 @@ class RayBackend(Backend):
         ray = self._ray
         chunks = _chunks(items, size)
         total, done = len(items), 0
-        boxed = [ray.put(context)]
-        refs = [self._remote.remote(fn, boxed, chunk) for chunk in chunks]
-        size_of = {ref: len(chunk) for ref, chunk in zip(refs, chunks)}
-        pending = list(refs)
+        refs: list[Any] = []
+        pending: list[Any] = []
         finished: set[Any] = set()
         try:
+            boxed = [ray.put(context)]
+            for chunk in chunks:
+                refs.append(self._remote.remote(fn, boxed, chunk))
+                pending.append(refs[-1])
+            size_of = {ref: len(chunk) for ref, chunk in zip(refs, chunks)}
             for ref in refs:
                 while ref not in finished:
                     ready, pending = ray.wait(pending, num_returns=1)

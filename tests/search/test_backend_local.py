@@ -109,31 +109,32 @@ def _run_with_deadline(target, seconds: float):
 
 
 def test_keyboard_interrupt_cancels_and_ends_the_pool_without_hanging():
-    """Ctrl-C arrives in the parent while workers sleep: the parent re-raises it at once, keeps
-    what was yielded, and the pool's processes are gone."""
+    """Ctrl-C arrives in the parent while workers sleep: the parent re-raises it at once (not
+    after the chunks still running), keeps what was yielded, and the pool's processes are gone."""
     backend = LocalBackend(workers=2)
     got: list[int] = []
-    seen_pool = {}
+    seen = {}
 
     def on_progress(done, total):
-        seen_pool["procs"] = list(backend._pool._processes.values())
+        seen["procs"] = list(backend._pool._processes.values())
         if done >= 4:
+            seen["raised_at"] = time.monotonic()
             raise KeyboardInterrupt   # what a Ctrl-C in the progress callback's frame looks like
 
     def run():
-        t0 = time.monotonic()
         try:
-            for v in backend.imap(bw.slow, range(400), context=0.05, chunksize=2,
+            for v in backend.imap(bw.slow, range(200), context=0.25, chunksize=2,
                                   on_progress=on_progress):
                 got.append(v)
         finally:
-            seen_pool["seconds"] = time.monotonic() - t0
-    out = _run_with_deadline(run, 30)
+            seen["out_at"] = time.monotonic()
+    out = _run_with_deadline(run, 60)
     assert isinstance(out.get("error"), KeyboardInterrupt)
-    assert seen_pool["seconds"] < 10, "400 × 50 ms items ran to the end instead of stopping"
-    assert got == list(range(len(got))) and len(got) < 400
+    # two chunks of 0.5 s were running when it was raised: the teardown does not wait for them
+    assert seen["out_at"] - seen["raised_at"] < 5
+    assert got == list(range(len(got))) and len(got) < 200
     assert backend._pool is None
-    assert all(not p.is_alive() for p in seen_pool["procs"])
+    assert seen["procs"] and all(not p.is_alive() for p in seen["procs"])
     # the backend is still usable: a new pool starts
     assert backend.map(bw.fail_on_13, [1, 2]) == [1, 2]
     backend.close()
