@@ -109,10 +109,11 @@ class Backend(ABC):
         ``chunksize``: items per task (default :func:`default_chunksize`). ``on_progress(done,
         total)`` is called in this process as chunks complete, ``done`` counting items.
 
-        Raises: the exception ``fn`` raised for the first failing item in input order (with
-        its message; the worker's traceback as ``__cause__`` where the backend has one);
-        ``KeyboardInterrupt`` after cancelling the pending work; ``ValueError`` for a bad
-        ``chunksize``. Results yielded before an exception stay with the caller.
+        Raises, while iterating: the exception ``fn`` raised for the first failing chunk in
+        input order (its type and message; the worker's traceback as ``__cause__`` where the
+        backend has one); ``KeyboardInterrupt`` after cancelling the pending work. The results
+        of the chunks before the failing one have been yielded and stay with the caller.
+        At the call: ``ValueError`` for a bad ``chunksize``; ``RuntimeError`` once closed.
         """
 
     def map(self, fn: Callable[[C, T], R], items: Iterable[T], *, context: C = None,
@@ -155,7 +156,8 @@ def _run_chunk_in_worker(fn: Callable[[Any, T], R], chunk: Sequence[T]) -> list[
 class LocalBackend(Backend):
     """Worker processes on this machine (``ProcessPoolExecutor`` with the "spawn" start method).
 
-    ``workers``: processes (default ``os.cpu_count()``). With one worker, or one item, the
+    ``workers``: processes (default ``os.cpu_count()``); ``start_method``: the multiprocessing
+    start method ("spawn"; "forkserver" is as safe on POSIX). With one worker, or one item, the
     items run inline in this process, with no pool. The pool starts on the first
     :meth:`imap` that needs it and is kept for later calls with the same ``context`` object
     (identity); a call with another context starts a new pool, since the context is bound to
@@ -185,12 +187,14 @@ class LocalBackend(Backend):
 
     # -- pool lifetime
 
-    def _pool_for(self, context: Any, n_chunks: int) -> cf.ProcessPoolExecutor:
+    def _pool_for(self, context: Any) -> cf.ProcessPoolExecutor:
         if self._pool is not None and self._pool_context is context:
             return self._pool
         self._shutdown_pool()
+        # with a start method other than "fork" the executor starts workers on demand, one per
+        # submitted chunk while none is idle, so a map of 2 chunks starts 2 processes, not all
         self._pool = cf.ProcessPoolExecutor(
-            max_workers=max(1, min(self.workers, n_chunks)), mp_context=self._mp,
+            max_workers=self.workers, mp_context=self._mp,
             initializer=_init_worker, initargs=(context,))
         self._pool_context = context
         return self._pool
@@ -256,7 +260,7 @@ class LocalBackend(Backend):
     def _imap_pool(self, fn, items, context, size, on_progress) -> Iterator[Any]:
         chunks = _chunks(items, size)
         total, done = len(items), 0
-        pool = self._pool_for(context, len(chunks))
+        pool = self._pool_for(context)
         futures: list[cf.Future] = []
         try:
             futures.extend(pool.submit(_run_chunk_in_worker, fn, chunk) for chunk in chunks)

@@ -208,3 +208,9 @@ def test_inline_progress_comes_in_steps_of_one_percent():
     with LocalBackend(workers=1) as one:
         one.map(bw.fail_on_13, range(1000, 1450), on_progress=lambda d, t: calls.append((d, t)))
     assert calls[0] == (5, 450) and calls[-1] == (450, 450) and len(calls) == 90
+
+
+def test_a_small_map_starts_only_the_workers_it_needs():
+    with LocalBackend(workers=2) as backend:
+        rows = backend.map(bw.where_and_how_often, range(3), context=bw.CountingContext(4), chunksize=10)
+        assert len({pid for _i, pid, _n in rows}) == 1 and len(backend._pool._processes) == 1
