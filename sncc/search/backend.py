@@ -334,7 +334,8 @@ class RayBackend(Backend):
     started (or connected) Ray.
 
     The context is put in the object store once per :meth:`imap` call (``ray.put``) and
-    unpickled once per Ray worker process, not per task.
+    unpickled once per Ray worker process, not per task. ``fn`` travels by reference, so every
+    node of a cluster needs the same sncc (and ``fn``'s module) installed.
 
     Raises :class:`BackendUnavailable` when Ray is not installed; whatever ``ray.init`` raises
     for an unreachable address (``ConnectionError``).
