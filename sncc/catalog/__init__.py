@@ -259,6 +259,9 @@ class ModelArch:
     active_params: float | None = None
     checkpoint_dtype: str | None = None
     expert_dtype: str | None = None
+    #: the checkpoint ships code vLLM must run (a custom tokenizer or config class): servers and
+    #: the benchmark need ``--trust-remote-code`` (the entry's source says where that is stated)
+    trust_remote_code: bool = False
     index_n_heads: int | None = None
     index_head_dim: int | None = None
     index_topk: int | None = None
@@ -748,6 +751,7 @@ def _model_from_table(mid: str, d: Mapping[str, Any], where: str) -> ModelArch:
         active_params=_opt_float(d.get("active_params")),
         checkpoint_dtype=d.get("checkpoint_dtype"),
         expert_dtype=d.get("expert_dtype"),
+        trust_remote_code=bool(d.get("trust_remote_code", False)),
         notes=d.get("notes", ""),
         **kw,
     )

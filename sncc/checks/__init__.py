@@ -66,6 +66,7 @@ CHECKS = (
     features.check_pinned_options,
     engine_options.check_vllm_ascend_options,
     engine_options.check_env_read,
+    engine_options.check_engine_choices,
     features.check_mtp_layers,
     workload.check_length_distributions,
     workload.check_requests_fit_context,

@@ -123,3 +123,39 @@ def check_env_read(plan, r):
                    span, help=(f"did you mean `{near}`?" if near else "remove it, or use the release's own spelling"),
                    notes=["manifests: sncc/engines/<engine>/data/<version>.json; the stack below: sncc/engines/cann_env.json"],
                    path=path)
+
+
+def check_engine_choices(plan, r):
+    """A plan value the pinned vLLM's parser takes from a fixed set is one of them (SN4045).
+
+    Facts: the engine argument of each plan key (``sncc/engines/data/plan_keys.toml``, ``how =
+    "value"`` rows) and its ``choices`` in the manifest of the vLLM the engine pin runs."""
+    from sncc.engines.manifest import ManifestError, load
+    from sncc.engines.registry import plan_adapter
+    from sncc.importer.plan_keys import rows
+
+    adapter = plan_adapter(plan)
+    if adapter is None:
+        return
+    vllm = adapter.vllm_version(plan.engine.version)
+    try:
+        args = load("vllm", vllm).data.get("arguments", {})
+    except ManifestError:
+        return
+    for row in rows().values():
+        choices = args.get(row["arg"], {}).get("choices")
+        if row.get("how") != "value" or not choices or "." not in row.get("plan", ""):
+            continue
+        block, key = row["plan"].split(".", 1)
+        owners = plan.roles() if block == "role" else [(block, getattr(plan, block, None))]
+        for name, node in owners:
+            value = getattr(node, key, None) if node is not None else None
+            if value is None or value in choices or str(value) in map(str, choices):
+                continue
+            yield diag(codes.ENGINE_VALUE_REFUSED,
+                       f"`{name}.{key} = {value}`: vLLM {vllm} takes `--{row['arg']}` only as one of "
+                       + ", ".join(map(str, choices)),
+                       node.span_of(key), help=f"use one of {', '.join(map(str, choices))}",
+                       notes=[f"vLLM {vllm}'s argument parser (sncc/engines/vllm/data/{vllm}.json): "
+                              f"\"argument --{row['arg']}: invalid choice\""],
+                       path=(name, key))

@@ -196,6 +196,9 @@ def check_connector_layout(plan, r):
                 problem = f"the `{cid}` connector of this release needs equal TP on prefill and decode (prefill tp = {p.tp}, decode tp = {d.tp})"
             elif rule == "either-divides" and max(p.tp, d.tp) % min(p.tp, d.tp):
                 problem = f"the `{cid}` connector needs one TP to divide the other (prefill tp = {p.tp}, decode tp = {d.tp})"
+            elif rule == "decode-multiple" and (d.tp < p.tp or d.tp % p.tp):
+                problem = (f"the `{cid}` connector of this release needs decode TP ≥ prefill TP and divisible by it "
+                           f"(prefill tp = {p.tp}, decode tp = {d.tp}): \"Decode TP cannot be smaller than prefill TP\"")
             elif rule == "prefill-multiple-non-mla" and not mla and (p.tp < d.tp or p.tp % d.tp):
                 problem = f"with the `{cid}` connector a non-MLA model needs prefill TP ≥ decode TP and divisible by it (prefill tp = {p.tp}, decode tp = {d.tp})"
         if problem is None and hybrid:
@@ -213,7 +216,7 @@ def check_connector_layout(plan, r):
             continue
         yield diag(codes.PD_CONNECTOR_LAYOUT, problem, plan.decode.span_of("tp"),
                    related=[Related(plan.prefill.span_of("tp"), f"prefill tp = {p.tp}"), Related(_kt_span(plan, "connector"), f"connector `{cid}`")],
-                   notes=[row.get("notes", "") or "", "source: " + sources(row)],
+                   notes=[n for n in (row.get("notes", ""), "source: " + sources(row)) if n],
                    help="give prefill and decode the same TP (change dp to keep the device count), or a connector and "
                         "release that support this layout", path=("decode", "tp"))
         return

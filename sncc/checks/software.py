@@ -132,7 +132,8 @@ def _cann_not_applied(plan, chip):
 
 
 def check_engine_vendor(plan, r):
-    """The engine runs on the chip's vendor (SN4007): vllm-ascend and Omni-Infer are Ascend-only.
+    """The engine runs on the chip's vendor (SN4007): vllm-ascend and Omni-Infer are Ascend-only,
+    upstream vLLM runs Ascend only through the vllm-ascend plugin (engine ``vllm-ascend``).
 
     Facts: ``engines.toml [engine_hardware.<engine>]`` (``vendors``, with sources)."""
     from sncc.catalog.engine_defaults import engine_defaults
@@ -142,12 +143,13 @@ def check_engine_vendor(plan, r):
     if row is None or r.chip is None or r.chip.vendor in row["vendors"]:
         return
     vendors = ", ".join(row["vendors"])
+    fits = [k for k, x in engine_defaults().get("engine_hardware", {}).items() if r.chip.vendor in x.get("vendors", ())]
     yield diag(codes.ENGINE_UNSUPPORTED_CHIP,
                f"engine `{eng.kind}` does not run on {r.chip.name} (`{r.chip.id}`, vendor {r.chip.vendor}); "
                f"it supports {vendors} chips only",
                eng.span_of("kind"), related=[Related(_chip_span(plan), "chip chosen here")],
-               help=("use engine `vllm` on this chip, or hardware of a supported vendor"
-                     if r.chip.vendor == "nvidia" else "use hardware of a supported vendor"),
+               help=(f"use engine {' or '.join(f'`{k}`' for k in fits)} on this chip, or hardware of a supported vendor"
+                     if fits else "use hardware of a supported vendor"),
                notes=[f"source: {', '.join(row['source'])}"], path=("engine", "kind"))
 
 

@@ -146,6 +146,20 @@ CHECKPOINT_UNREADABLE = _code(
     "`weights` points at a directory whose `config.json` or `quant_model_description.json` is not "
     "valid JSON or lacks the fields sncc needs to know the architecture.",
     'model "m" { weights = "/data/broken" }', 'model "m" { weights = "/data/ok" }')
+CHECKPOINT_MISMATCH = _code(
+    "SN2017", "checkpoint-mismatch", "warning", "the weights are not the model the plan names",
+    "`weights` points at a directory whose `config.json` gives a different `model_type` than the catalog "
+    "entry of the plan's model id (a Llama checkpoint under `model \"qwen3-32b\"`). sncc sizes memory, "
+    "parallelism and the simulator from the config.json it read, while the model id still names the served "
+    "model and its catalog facts (custom code, MTP layers). Point `weights` at the right checkpoint, or name "
+    "the model the weights hold.",
+    'model "qwen3-32b" { weights = "/data/Llama-3.1-70B" }', 'model "qwen3-32b" { weights = "/data/Qwen3-32B" }')
+CHECKPOINT_CONFIG_ABSENT = _code(
+    "SN2018", "checkpoint-config-absent", "info", "the weights directory holds no config.json",
+    "`weights` names a directory that exists here but has no `config.json`, so sncc takes the model's shape "
+    "from its catalog entry. The engine reads config.json from the same directory at start-up and fails "
+    "without it; check that the path is the checkpoint's top folder.",
+    'model "qwen3-32b" { weights = "/data/models" }', 'model "qwen3-32b" { weights = "/data/models/Qwen3-32B" }')
 ROLE_SHAPE = _code(
     "SN2011", "invalid-roles", "error", "the plan's roles are neither disaggregated nor aggregated",
     "A plan serves either with a `prefill` and a `decode` role (disaggregated) or with one "
@@ -498,6 +512,15 @@ ENV_VARIABLE_UNREAD = _code(
     "Use the release's own spelling, or remove the entry.",
     'engine "vllm-ascend" { version = "v0.23.0" }  env { VLLM_USE_V1 = "1" }',
     'engine "vllm-ascend" { version = "v0.23.0" }  env { VLLM_ASCEND_ENABLE_FLASHCOMM1 = "1" }')
+
+ENGINE_VALUE_REFUSED = _code(
+    "SN4045", "engine-value-refused", "error", "the engine's own argument parser refuses this value",
+    "Some `vllm serve` arguments take one of a fixed set of values (argparse `choices`), read from the pinned "
+    "vLLM release's own parser into its manifest (`sncc/engines/vllm/data/<version>.json`): `--block-size` "
+    "takes 1, 8, 16, 32, 64 or 128 in vLLM 0.11.0. A plan value outside the set is written to the launch files "
+    "and `vllm serve` exits at once with \"argument --block-size: invalid choice\". Use one of the values listed.",
+    'kv_cache { block_size = 100 }',
+    'kv_cache { block_size = 128 }')
 
 CHIP_FACTS_MISSING = _code(
     "SN4080", "chip-facts-missing", "error", "the simulator needs a chip fact the catalog does not have",

@@ -71,11 +71,17 @@ def resolve_catalog(plan: Plan, base_dir: str | None = None) -> Facts:
             if os.path.isdir(wdir):   # the config.json reader is imported only when there is a folder to read
                 from sncc.catalog import hf_config
                 r.checkpoint = hf_config.read_weights_dir(wdir)
+                if r.checkpoint is None:
+                    r.diagnostics.append(diag(codes.CHECKPOINT_CONFIG_ABSENT,
+                                              f"`{mdl.weights}` holds no config.json: the shape of `{mdl.id}` comes from the catalog",
+                                              mdl.span_of("weights"),
+                                              help="point `weights` at the checkpoint's top folder (the one with config.json)"))
         except catalog.CatalogError as e:
             r.diagnostics.append(diag(codes.CHECKPOINT_UNREADABLE, str(e), mdl.span_of("weights"),
                                       help="fix or remove the file; sncc falls back to the catalog entry"))
     if r.checkpoint is not None:
         r.arch, r.arch_source = r.checkpoint.arch, f"{mdl.weights}/config.json"
+        _compare_with_catalog(r, mdl)
     else:
         try:
             r.arch, r.arch_source = catalog.model(mdl.id), "catalog"
@@ -118,4 +124,23 @@ def resolve_catalog(plan: Plan, base_dir: str | None = None) -> Facts:
     gw = plan.gateway
     r.max_tokens = gw.max_tokens if gw is not None and gw.max_tokens is not None else wl.output.max
     r.served_name = mdl.served_name or mdl.id
+    try:   # the catalog entry decides even when config.json gave the shape (the tokenizer is what needs it)
+        r.trust_remote_code = bool(getattr(catalog.model(mdl.id), "trust_remote_code", False))
+    except KeyError:
+        r.trust_remote_code = False
     return r
+
+
+def _compare_with_catalog(r: Facts, mdl) -> None:
+    """SN2017 when the checkpoint's ``model_type`` differs from the catalog entry of the model id."""
+    try:
+        entry = catalog.model(mdl.id)
+    except KeyError:
+        return
+    got, want = getattr(r.checkpoint.arch, "model_type", None), entry.model_type
+    if got and want and got != want:
+        r.diagnostics.append(diag(codes.CHECKPOINT_MISMATCH,
+                                  f"`{mdl.weights}/config.json` is model_type `{got}`, but `{mdl.id}` is `{want}` "
+                                  f"({entry.name}); sizes come from the config.json",
+                                  mdl.span_of("weights"), related=[Related(mdl.span_of("id"), f"model `{mdl.id}`")],
+                                  help=f"point `weights` at a {entry.name} checkpoint, or name the model the weights hold"))

@@ -159,6 +159,9 @@ places routed experts statically and needs them to split evenly over the EP grou
     max_model_len_origin: str = "workload"
     max_tokens: int = 0
     served_name: str = ""
+    #: the model's code must run in the engine (``--trust-remote-code``): the catalog entry of the
+    #: plan's model id says so with its source (:attr:`sncc.catalog.ModelArch.trust_remote_code`)
+    trust_remote_code: bool = False
     devices_available: int | None = None
     devices_span: Span | None = None
     devices_per_node: int | None = None

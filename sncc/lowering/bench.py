@@ -49,9 +49,11 @@ def bench_spec(ctx: LowerCtx, roles: tuple[RoleDeployment, ...], proxy: ProxySpe
         target = eps[0]
     notes = []
     rin, rout = _range_ratio(wl.input), _range_ratio(wl.output)
+    ratio = max(rin, rout) if rin and rout else (rin or rout)
     if "lognormal" in (wl.input.dist, wl.output.dist):
-        notes.append("the plan's lognormal lengths run as uniform lengths of the same mean within [min, max] "
-                     "(vllm bench serve's random dataset)")
+        span = lambda m: f"{int(m * (1 - ratio))}-{int(m * (1 + ratio))}"   # noqa: E731
+        notes.append(f"the plan's lognormal lengths run as uniform lengths of the same mean: input {span(wl.input.mean)}, "
+                     f"output {span(wl.output.mean)} tokens (vllm bench serve's random dataset, range ratio {ratio:g})")
     if wl.trace:
         notes.append(f"the plan's trace `{wl.trace}` is not replayed: the random dataset uses the plan's mean lengths")
     if wl.turns > 1:
@@ -59,10 +61,12 @@ def bench_spec(ctx: LowerCtx, roles: tuple[RoleDeployment, ...], proxy: ProxySpe
     flags = [Arg("backend", "vllm"), Arg("endpoint", "/v1/completions"),
              Arg("model", ctx.resolved.served_name or plan.model.id, "the served model name"),
              Arg("tokenizer", plan.model.weights or plan.model.id, "the tokenizer of the weights"),
+             *([Arg("trust-remote-code", True, "the tokenizer is the checkpoint's own code (catalog)")]
+               if ctx.resolved.trust_remote_code else []),
              Arg("dataset-name", "random"),
              Arg("random-input-len", wl.input.mean, "plan workload.input.mean"),
              Arg("random-output-len", wl.output.mean, "plan workload.output.mean"),
-             Arg("random-range-ratio", max(rin, rout) if rin and rout else (rin or rout),
+             Arg("random-range-ratio", ratio,
                  f"input ±{rin:.0%}, output ±{rout:.0%} (one ratio for both: the wider)"),
              Arg("ignore-eos", True), Arg("num-prompts", wl.requests, "plan workload.requests")]
     if wl.rate is not None:

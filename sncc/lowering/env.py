@@ -109,8 +109,8 @@ def common_env(ctx: LowerCtx) -> tuple[EnvVar, ...]:
         put(sec, "HCCL_BUFFSIZE", str(hccl_buffsize_mb({}, moe_ep)),
             "MB per communicator direction; " + ("sncc default for MoE expert parallelism (recipes: 512-1024)"
                                                  if moe_ep else "CANN default"))
-        put(sec, "HCCL_CONNECT_TIMEOUT", str(timeout_s), "seconds, range [120, 7200]; Omni-Infer template value")
-        put(sec, "HCCL_EXEC_TIMEOUT", str(timeout_s), "seconds; Omni-Infer template value")
+        put(sec, "HCCL_CONNECT_TIMEOUT", str(timeout_s), "seconds, range [120, 7200]; sncc default (the value of Omni-Infer's launch template)")
+        put(sec, "HCCL_EXEC_TIMEOUT", str(timeout_s), "seconds; sncc default (the value of Omni-Infer's launch template)")
     ready = ready_timeout(ctx)
     if ready is not None and ready[0] is not None:
         put("engine start-up (vLLM)", READY_TIMEOUT_VAR, ready[1], ready[2])

@@ -215,9 +215,9 @@ class _Builder:
                 elif isinstance(item, ast.Str):
                     if self.control_chars(item, where, key):
                         return _BAD
-                    if not item.value.strip() or any(c.isspace() for c in item.value):
+                    if not item.value.strip() or any(c.isspace() for c in item.value) or _bad_dotted_quad(item.value):
                         self.error(codes.INVALID_VALUE, f"`{item.value}` is not a host address", item.span,
-                                   help="write an IP address or host name, without spaces")
+                                   help="write an IP address (four numbers 0-255) or a host name, without spaces")
                         return _BAD
                     out.append(item.value)
                 else:
@@ -341,7 +341,8 @@ class _Builder:
                 found = f"`{v.text}`"
             self.error(codes.WRONG_UNIT, f"`{key}` takes {expected} without a unit, found {found}", v.span)
             return _BAD
-        self.error(codes.INVALID_VALUE, f"`{key}` in `{where}` takes {expected}, found {_value_noun(v)}", v.span)
+        self.error(codes.INVALID_VALUE, f"`{key}` in `{where}` takes {expected}, found {_value_noun(v)}", v.span,
+                   help=f"write {expected} here (`sncc explain SN2004` lists the value kinds)")
         return _BAD
 
     # --- blocks -----------------------------------------------------------
@@ -827,3 +828,17 @@ _MISSING_HELP = {
     "input": "add `input { mean = 3.5k  max = 16k }`",
     "output": "add `output { mean = 1.2k  max = 32k }`",
 }
+
+
+def _bad_dotted_quad(text: str) -> bool:
+    """True for text shaped like an IPv4 address (four dot-separated numbers) that is not one
+    (``10.0.0.256``); host names and IPv6 addresses are left to the resolver."""
+    import ipaddress
+
+    if not re.fullmatch(r"[0-9]+(\.[0-9]+){3}", text):
+        return False
+    try:
+        ipaddress.IPv4Address(text)
+    except ValueError:
+        return True
+    return False

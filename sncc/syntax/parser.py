@@ -139,8 +139,15 @@ def parse_tree(source: SourceFile):
             )
         start = tok.start_pos if tok.start_pos is not None else 0
         end = tok.end_pos if tok.end_pos is not None else start + len(str(tok))
-        help_ = None
-        if tok.type == "EQUAL" and "EQUAL" not in expected:
+        help_ = _token_help(source.text, tok, expected)
+        spaced = _spaced_unit(source.text, start)
+        if spaced is not None:   # `16 k`: the unit was read as the next key; point at the space
+            return None, diag(codes.SYNTAX_ERROR, f"a space splits the quantity `{spaced[2]}`",
+                              source.span(spaced[0], spaced[1]),
+                              help=f"write quantities without a space: `{spaced[2].replace(' ', '')}`")
+        if help_ is not None:
+            pass
+        elif tok.type == "EQUAL" and "EQUAL" not in expected:
             help_ = "a key takes one value; separate items with spaces, new lines or `;`"
         elif "EQUAL" in expected and tok.type in ("NUMBER", "QUANTITY", "STRING", "NAME"):
             help_ = "write `key = value`"
@@ -164,6 +171,12 @@ def parse_tree(source: SourceFile):
             help_ = "a string must end on the line it starts; close it with `\"`"
         elif ch in "@$!&|^~`\\":
             help_ = "remove the character; comments start with `#`"
+        elif ch == ":":
+            help_ = ("set a value with `=`: `key = value`" + ("; a YAML engine config or a launch script is read with "
+                     "`sncc import FILE`" if not _has_plan_block(source.text[:pos]) else ""))
+        elif ch == "/":
+            help_ = ("a unit follows its number without a slash of its own: `rate = 4` (requests per second), "
+                     "`storage_bandwidth = 2GB/s`")
         shown = repr(ch)[1:-1] if ch and not ch.isprintable() else ch
         return None, diag(
             codes.UNEXPECTED_CHARACTER,
@@ -174,6 +187,34 @@ def parse_tree(source: SourceFile):
     except UnexpectedInput as e:  # pragma: no cover - LALR raises the two above
         pos = getattr(e, "pos_in_stream", 0) or 0
         return None, diag(codes.SYNTAX_ERROR, "invalid syntax", source.span(pos, pos + 1))
+
+
+#: metric names of the `slo` block (grammar/sncc.lark ``slo_item``) and the statistic words after them
+_SLO_METRICS = ("ttft", "tpot", "itl", "e2el", "e2e", "qpm", "throughput")
+_SPACED_UNIT = re.compile(r"(?<![\w.])([0-9][0-9_]*(?:\.[0-9]+)?)([ \t]+)([A-Za-z%][A-Za-z%/]*)[ \t]*(?:#[^\n]*)?\n?[ \t]*$")
+
+
+def _has_plan_block(text: str) -> bool:
+    """True when ``text`` (the file up to an error) already opened a ``plan`` block."""
+    return re.search(r"(^|\n)\s*plan\s+\"", text) is not None
+
+
+def _spaced_unit(text: str, start: int) -> tuple[int, int, str] | None:
+    """``(start, end, "16 k")`` when the text before offset ``start`` ends in a number, blanks and a
+    unit word (``max_num_batched_tokens = 16 k``): the parser took the unit for the next key."""
+    m = _SPACED_UNIT.search(text, max(0, start - 200), start)
+    if m is None or m.end() != start:
+        return None
+    return m.start(1), m.end(3), f"{m.group(1)} {m.group(3)}"
+
+
+def _token_help(text: str, tok, expected) -> str | None:
+    """A help line for an unexpected token that a common slip explains, or None."""
+    before = text[max(0, (tok.start_pos or 0) - 40):tok.start_pos or 0]
+    word = re.search(r"([A-Za-z_]+)\s+$", before)
+    if tok.type == "NAME" and word and word.group(1).lower() in _SLO_METRICS:
+        return f"an SLO is `metric.statistic < target`: `{word.group(1)}.{tok} < …`"
+    return None
 
 
 _LINE_END = re.compile(r"[\r\n]")

@@ -45,7 +45,8 @@ def extra_args(ctx, rs) -> list[Arg]:
     """``trust-remote-code`` (``start_api_servers.py`` passes it to every server) and the role's
     ``--additional-config`` (module docstring)."""
     plan = ctx.plan
-    out = [Arg("trust-remote-code", True, "Omni-Infer's start_api_servers.py starts every server with it")]
+    out = [] if ctx.resolved.trust_remote_code else [   # else role_args wrote it already
+        Arg("trust-remote-code", True, "Omni-Infer's start_api_servers.py starts every server with it")]
     ac: dict = {}
     gcc: dict = {}
     graph = _graph(ctx, rs.name)

@@ -5,8 +5,8 @@ SNCC_OUT="${SNCC_OUT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
 
 # collective communication (CANN HCCL)
 export HCCL_BUFFSIZE=1000  # from plan env
-export HCCL_CONNECT_TIMEOUT=1800  # seconds, range [120, 7200]; Omni-Infer template value
-export HCCL_EXEC_TIMEOUT=1800  # seconds; Omni-Infer template value
+export HCCL_CONNECT_TIMEOUT=1800  # seconds, range [120, 7200]; sncc default (the value of Omni-Infer's launch template)
+export HCCL_EXEC_TIMEOUT=1800  # seconds; sncc default (the value of Omni-Infer's launch template)
 
 # Omni-Infer (tools/scripts/pd_run.sh)
 export VLLM_USE_V1=1

@@ -9,5 +9,5 @@ NODE_1_IP="${NODE_1_IP:-${NODE1_IP:-}}"
 
 # collective communication (CANN HCCL)
 export HCCL_BUFFSIZE=200  # MB per communicator direction; CANN default
-export HCCL_CONNECT_TIMEOUT=1800  # seconds, range [120, 7200]; Omni-Infer template value
-export HCCL_EXEC_TIMEOUT=1800  # seconds; Omni-Infer template value
+export HCCL_CONNECT_TIMEOUT=1800  # seconds, range [120, 7200]; sncc default (the value of Omni-Infer's launch template)
+export HCCL_EXEC_TIMEOUT=1800  # seconds; sncc default (the value of Omni-Infer's launch template)

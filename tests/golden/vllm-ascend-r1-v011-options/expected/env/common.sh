@@ -5,8 +5,8 @@ SNCC_OUT="${SNCC_OUT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
 
 # collective communication (CANN HCCL)
 export HCCL_BUFFSIZE=1024  # from plan env
-export HCCL_CONNECT_TIMEOUT=1800  # seconds, range [120, 7200]; Omni-Infer template value
-export HCCL_EXEC_TIMEOUT=1800  # seconds; Omni-Infer template value
+export HCCL_CONNECT_TIMEOUT=1800  # seconds, range [120, 7200]; sncc default (the value of Omni-Infer's launch template)
+export HCCL_EXEC_TIMEOUT=1800  # seconds; sncc default (the value of Omni-Infer's launch template)
 
 # vllm-ascend options
 export VLLM_ASCEND_ENABLE_DBO=1  # plan optimize.micro_batch = 2: dual-batch overlap (vllm-ascend v0.9.0rc1 to before v0.12.0rc1); two micro-batches per step, DeepSeek (MLA) models only

@@ -1,5 +1,4 @@
-"""Fixes from the third fresh-user test: chips without simulator facts, engine/vendor
-support, speculative decoding without a draft model, n/a verdict leftovers, --plot on
+"""Chips without simulator facts, engine/vendor support (from a fresh-user test), speculative decoding without a draft model, n/a verdict leftovers, --plot on
 special files, the open-loop QPM interval, burstiness that would be ignored, and the
 YaRN original context of Qwen3."""
 from __future__ import annotations
@@ -92,9 +91,18 @@ def test_engine_vendor_facts_are_sourced_and_vllm_on_h100_passes():
     from sncc.catalog.engine_defaults import engine_defaults
 
     rows = engine_defaults()["engine_hardware"]
-    assert set(rows) == {"vllm-ascend", "omni-infer"}
-    assert all(r["vendors"] == ["huawei"] and r["source"] for r in rows.values())
+    assert set(rows) == {"vllm", "vllm-ascend", "omni-infer"}
+    assert all(r["source"] for r in rows.values())
+    assert rows["vllm"]["vendors"] == ["nvidia"]
+    assert all(rows[k]["vendors"] == ["huawei"] for k in ("vllm-ascend", "omni-infer"))
     assert "SN4007" not in _codes(_engine_plan('"vllm" {}'))
+
+
+def test_upstream_vllm_on_ascend_is_sn4007_naming_the_ascend_engines():
+    """vllm-ascend#262: plain `vllm serve` on an NPU fails with "Failed to infer device type"."""
+    comp = _compile(_engine_plan('"vllm" { version = "0.11.0" }', system="atlas-800-a2"))
+    (hit,) = [d for d in comp.diagnostics if d.code.code == "SN4007"]
+    assert hit.is_error and "`vllm-ascend`" in hit.help and "`omni-infer`" in hit.help
 
 
 # --- 3. speculative decoding with a separate drafter names its checkpoint -------------------

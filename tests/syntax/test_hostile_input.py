@@ -251,3 +251,29 @@ def test_leading_bom_is_not_a_column():
     assert src.line_col(bogus.span.start) == (1, text.index("bogus"))
     out = render(ds, {"bom.sn": src}, files=1)
     assert "bom.sn:1:1" in out and "\ufeff" not in out
+
+
+# --------------------------------------------------------------------------- 6. numbers are ASCII digits
+
+@pytest.mark.parametrize("digit", ["\uff14", "\u0668", "\u0664"])   # full-width 4, Arabic-Indic 8 and 4
+def test_non_ascii_digits_are_not_numbers(digit):
+    """Python's int() reads full-width and Arabic-Indic digits; a plan's numbers are ASCII only
+    (a fresh-user test wrote `tp = ４` and it was accepted as 4)."""
+    from expect import compile_text
+
+    comp = compile_text(f'plan "x" {{\n  model "qwen3-32b" {{}}\n  hardware {{ system = "hgx-h200"  nodes = 1 }}\n'
+                        f'  serve {{ devices = 8  tp = {digit} }}\n}}\n')
+    (d,) = [d for d in comp.diagnostics if d.is_error]
+    assert d.code.code == "SN1002" and comp.source.line_col(d.span.start) == (4, 29)
+
+
+def test_a_dotted_quad_outside_ipv4_is_not_a_host_address():
+    from expect import compile_text
+
+    text = ('plan "x" {\n  model "qwen3-32b" {}\n  hardware { system = "hgx-h200"  nodes = 2 }\n  engine "vllm" {}\n'
+            '  serve { devices = 16  tp = 8  dp = 2 }\n'
+            '  workload { input { mean = 1k  max = 2k }  output { mean = 100  max = 200 } }\n'
+            '  hosts { addresses = ["10.0.0.11", "ADDR"] }\n}\n')
+    bad = [d for d in compile_text(text.replace("ADDR", "10.0.0.256")).diagnostics if d.code.code == "SN2004"]
+    assert bad and "10.0.0.256" in bad[0].message
+    assert not [d for d in compile_text(text.replace("ADDR", "node-1.example")).diagnostics if d.code.code == "SN2004"]
