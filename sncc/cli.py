@@ -141,7 +141,7 @@ def _emit_diagnostics(diags, sources, nfiles, fmt: str, color: bool) -> None:
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="sncc")
 def main() -> None:
-    """sncc, the supernode configuration compiler: check, build and simulate serving plans."""
+    """sncc, the supernode configuration compiler: check, build, simulate and search serving plans."""
 
 
 @main.command()
@@ -600,6 +600,15 @@ def _register_import() -> None:
 
 
 _register_import()
+
+
+def _register_search() -> None:
+    from sncc.search.command import search_command
+
+    main.add_command(search_command)
+
+
+_register_search()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -3,7 +3,7 @@
 Codes are stable forever.  Groups: SN1xxx syntax, SN2xxx structure, keys,
 values and units, SN3xxx parallelism and device counts, SN4xxx quantization,
 memory and software versions, SN5xxx scheduler and context lengths, SN6xxx
-gateway, SN7xxx SLO feasibility, SN80xx import, SN9xxx internal.  ``sncc explain CODE`` and
+gateway, SN7xxx SLO feasibility, SN80xx import, SN81xx search, SN9xxx internal.  ``sncc explain CODE`` and
 ``docs/codes.md`` are generated from this table.
 """
 
@@ -774,6 +774,36 @@ IMPORT_NODE_DIFFERS = _code(
     "(addresses, ports, ranks) that differs between them has no single plan value, and vLLM would run the "
     "nodes' engine cores with different settings.",
     "node0: --max-num-seqs 16   node1: --headless --max-num-seqs 32", "both: --max-num-seqs 16")
+
+# --- SN81xx search (`sncc search`: diagnostics located in the plan's `search { }` block) ------------
+SEARCH_EMPTY_SPACE = _code(
+    "SN8101", "search-empty-space", "error", "the search space holds no candidate layout",
+    "Every combination of the `search { }` lists was ruled out by construction: a tensor-parallel size "
+    "that does not divide the attention heads, an expert-parallel group that does not divide the routed "
+    "experts, a layout larger than the device budget, or weights that do not fit the device's HBM at any "
+    "tensor/data-parallel size listed (the memory model of `sncc check`, sncc/capacity.py).",
+    "search { tp = [3]  devices = 8 }", "search { tp = [1, 2, 4, 8]  devices = 8 }")
+SEARCH_VALUE_DROPPED = _code(
+    "SN8102", "search-value-dropped", "warning", "a listed search value can never form a valid layout",
+    "The value is skipped: e.g. a tensor-parallel size that does not divide the model's attention heads "
+    "(vLLM refuses `--tensor-parallel-size` that does not divide `num_attention_heads`), a size above the "
+    "device budget, or a chunk larger than the step's token budget.",
+    "search { tp = [1, 2, 3, 4] }", "search { tp = [1, 2, 4] }")
+SEARCH_BUDGET_EXCEEDS_HARDWARE = _code(
+    "SN8103", "search-budget-exceeds-hardware", "error", "the search's device budget is larger than the plan's hardware",
+    "`search { devices = N }` is a budget within the plan's `hardware`: a written plan keeps the hardware "
+    "block, and `sncc check` refuses a plan that uses more devices than it has (SN3002).",
+    "hardware { nodes = 2 }  search { devices = 64 }   # 2 x 16 = 32 devices", "hardware { nodes = 4 }  search { devices = 64 }")
+SEARCH_SPECULATIVE_WITHOUT_BLOCK = _code(
+    "SN8104", "search-speculative-without-block", "error", "`speculative = both` without the plan's speculative block",
+    "Trying speculative decoding on needs its method, draft tokens and measured acceptance rate, which "
+    "only the plan's `speculative { }` block gives.",
+    "search { speculative = both }", "speculative { method = mtp  draft_tokens = 1  acceptance = 0.8 }\nsearch { speculative = both }")
+SEARCH_NO_PLAN_MEETS_SLO = _code(
+    "SN8105", "search-no-plan-meets-slo", "warning", "no candidate is predicted to meet every SLO",
+    "Every candidate the search ranked misses an SLO (or its calibration interval straddles one). The "
+    "table lists the closest candidates; loosen the SLO, enlarge the budget or widen the space.",
+    "slo { ttft < 10ms }", "slo { ttft < 2s }")
 
 # --- SN9xxx internal -----------------------------------------------------------
 INTERNAL_ERROR = _code(

@@ -42,10 +42,19 @@ def _width(text: str) -> int:
     return w
 
 
+_CONTROL = {c: "\ufffd" for c in [*range(0x20), 0x7F, *range(0x80, 0xA0)] if c != 0x09}
+
+
+def _visible(text: str) -> str:
+    """``text`` with control characters (a binary file's bytes, escape sequences) shown as U+FFFD,
+    one character each so that the caret still lines up; tabs are kept (expanded later)."""
+    return text.translate(_CONTROL) if not text.isprintable() else text
+
+
 def _snippet(src: SourceFile, span: Span, label: str, color: bool, mark: str = "^", gutter: int = 0) -> list[str]:
     line, col = src.line_col(span.start)
     end_line, end_col = src.line_col(span.end)
-    raw = mask(src.line_text(line))  # a credential in the plan is never printed (SN2007 or not)
+    raw = _visible(mask(src.line_text(line)))  # a credential in the plan is never printed (SN2007 or not)
     # expand tabs in the code-point prefix first, so the caret lines up with the shown line
     before = raw[: col - 1].expandtabs(TAB)
     upto_end = raw[: end_col - 1].expandtabs(TAB) if end_line == line else raw.expandtabs(TAB)

@@ -124,10 +124,13 @@ def resolve_catalog(plan: Plan, base_dir: str | None = None) -> Facts:
     gw = plan.gateway
     r.max_tokens = gw.max_tokens if gw is not None and gw.max_tokens is not None else wl.output.max
     r.served_name = mdl.served_name or mdl.id
-    try:   # the catalog entry decides even when config.json gave the shape (the tokenizer is what needs it)
-        r.trust_remote_code = bool(getattr(catalog.model(mdl.id), "trust_remote_code", False))
-    except KeyError:
-        r.trust_remote_code = False
+    if mdl.trust_remote_code is not None:
+        r.trust_remote_code = mdl.trust_remote_code
+    else:   # the catalog entry decides even when config.json gave the shape (the tokenizer is what needs it)
+        try:
+            r.trust_remote_code = bool(getattr(catalog.model(mdl.id), "trust_remote_code", False))
+        except KeyError:
+            r.trust_remote_code = False
     return r
 
 

@@ -87,7 +87,8 @@ def role_args(ctx: LowerCtx, rs: RoleFacts) -> list[Arg]:
         chip is not None and "bf16" not in getattr(chip, "peak_flops", {"bf16": 1})) else "bfloat16"
     out.append(Arg("dtype", dtype))
     if resolved.trust_remote_code:
-        out.append(Arg("trust-remote-code", True, f"the checkpoint of {plan.model.id} runs its own tokenizer code (catalog)"))
+        out.append(Arg("trust-remote-code", True, "plan model.trust_remote_code" if plan.model.trust_remote_code
+                       else f"the checkpoint of {plan.model.id} runs its own tokenizer code (catalog)"))
     if resolved.quant:
         try:
             vq = catalog.quant(resolved.quant).vllm_quantization

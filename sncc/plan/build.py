@@ -743,8 +743,12 @@ def build_plan(module: ast.Module) -> tuple[m.Plan | None, list[Diagnostic]]:
                     bound = _RANGE_WORDS[err["type"]].format(**{k: ctx.get(k) for k in ("ge", "gt", "le", "lt")})
                     notes = ["engines hold token and sequence counts as 32-bit integers (vLLM's InputBatch), "
                              f"so {m.INT32_MAX:,} is the largest they accept"] if ctx.get("le") == m.INT32_MAX else []
-                    b.error(codes.OUT_OF_RANGE, f"`{fname}` in `{where}` must be {bound}, found `{err.get('input')}`",
-                            span or where_meta.name_span, notes=notes)
+                    got = err.get("input")
+                    help_ = None
+                    if ctx.get("le") == 1 and isinstance(got, (int, float)) and 1 < got <= 100:
+                        help_ = f"a ratio is a fraction: did you mean `{got / 100:g}` (or `{got:g}%`)?"
+                    b.error(codes.OUT_OF_RANGE, f"`{fname}` in `{where}` must be {bound}, found `{got}`",
+                            span or where_meta.name_span, notes=notes, help=help_)
                 else:
                     msg = err["msg"].removeprefix("Value error, ")  # a model validator's own sentence
                     b.error(codes.INVALID_VALUE, f"invalid `{fname}` in `{where}`: {msg}", span or where_meta.name_span)

@@ -151,6 +151,7 @@ class Model(Node):
     served_name: Optional[str] = F(None, doc="name the server registers (`--served-model-name`); defaults to the model id")
     max_model_len: Optional[Literal["auto"] | Annotated[int, Field(ge=1, le=INT32_MAX)]] = F(None, kind="tokens-or-auto", doc="longest sequence (input + output); defaults to the workload's max input + max output; `auto` = the engine's own default, derived from config.json (max_position_embeddings × rope scaling)")
     rope_scaling: Optional[float] = F(None, kind="float", doc="rope-scaling (YaRN) factor the engine applies (`--hf-overrides` `rope_parameters.factor`); positions become max_position_embeddings × factor", gt=0)
+    trust_remote_code: Optional[bool] = F(None, kind="bool", doc="run the checkpoint's own Python code (`--trust-remote-code`); default: the catalog entry says (Kimi K2's tokenizer needs it, per vLLM's recipe)")
 
 
 class Hardware(Node):
@@ -449,6 +450,33 @@ class Gateway(Node):
         return v
 
 
+class Search(Node):
+    """``search { ... }``: the space ``sncc search`` explores (issue 12).
+
+    Lists are whole-number lists (``tp = [1, 2, 4, 8]``); an omitted list takes the default an
+    engineer would try (:mod:`sncc.search.space`): powers of two that divide the attention heads
+    (and the routed experts, with expert parallelism), instance counts up to the device budget and
+    the decode batch grid.  The plan's ``slo`` and ``workload`` are the targets.  Ignored by
+    ``check``, ``build`` and ``simulate``.
+    """
+
+    devices: Optional[int] = F(None, kind="count", doc="device budget of a candidate; default: the plan's hardware (nodes × devices per node, or `hardware.devices`)", ge=1)
+    fixed: bool = F(False, kind="bool", doc="every candidate uses exactly `devices` (a fixed count) instead of at most `devices` (a budget)")
+    mode: str = F("both", kind="enum", doc="deployment modes to try: aggregated (`serve`), disaggregated (`prefill` + `decode`) or both", choices=("both", "aggregated", "disaggregated"))
+    tp: Optional[list[int]] = F(None, kind="int-list", doc="tensor-parallel sizes to try (every role); default: powers of two dividing the attention heads, up to a node")
+    dp: Optional[list[int]] = F(None, kind="int-list", doc="data-parallel attention replicas per instance to try; default: powers of two up to the budget")
+    pp: Optional[list[int]] = F(None, kind="int-list", doc="pipeline stages to try; default: [1]")
+    expert_parallel: str = F("auto", kind="enum", doc="MoE expert placement to try: `auto` (on when tp × dp > 1, the language's default), `on`, `off` or `both`", choices=("auto", "on", "off", "both"))
+    prefill_instances: Optional[list[int]] = F(None, kind="int-list", doc="prefill instance counts to try; default: every count the budget allows")
+    decode_instances: Optional[list[int]] = F(None, kind="int-list", doc="decode instance counts to try; default: every count the budget allows")
+    serve_instances: Optional[list[int]] = F(None, kind="int-list", doc="aggregated instance counts to try; default: every count the budget allows")
+    max_num_seqs: Optional[list[int]] = F(None, kind="int-list", doc="decode (and serve) batch sizes per DP rank to try; default: 1, 2, 4, 8, then steps of 8 to 256 and 384, 512")
+    max_num_batched_tokens: Optional[list[int]] = F(None, kind="int-list", doc="token budgets per step and DP rank to try; default: the plan's role value")
+    chunked_prefill: Optional[list[int]] = F(None, kind="int-list", doc="chunked-prefill chunk sizes to try; default: the plan's role value")
+    speculative: str = F("plan", kind="enum", doc="speculative decoding: as the plan says (`plan`), `off`, or `both` (needs the plan's `speculative` block)", choices=("plan", "off", "both"))
+    top: int = F(10, kind="count", doc="candidates re-run in the event simulator (besides the Pareto frontier) and written by `--write`", ge=1, le=1000)
+
+
 class Plan(Node):
     """``plan "name" { ... }``: one deployment."""
 
@@ -472,6 +500,7 @@ class Plan(Node):
     workload: Workload
     slo: list[SloTarget] = Field(default_factory=list)
     gateway: Optional[Gateway] = None
+    search: Optional[Search] = None
     env: dict[str, str] = Field(
         default_factory=dict,
         description="environment overrides for the runtime (e.g. HCCL_BUFFSIZE)",

@@ -284,3 +284,17 @@ def test_imported_plan_matches_its_golden_file(name):
         GOLDEN.mkdir(exist_ok=True)
         path.write_text(text, encoding="utf-8")
     assert text == path.read_text(encoding="utf-8")
+
+
+def test_trust_remote_code_round_trips(tmp_path):
+    """`--trust-remote-code` becomes `model { trust_remote_code = true }` and the build writes it again
+    (a fresh-user test found it dropped silently; Kimi K2 gets it from the catalog without the key)."""
+    p = tmp_path / "run.sh"
+    p.write_text("vllm serve Qwen/Qwen3-32B --tensor-parallel-size 8 --max-model-len 8192 --trust-remote-code\n",
+                 encoding="utf-8")
+    res = import_files([str(p)], engine_version="0.11.0")
+    assert not [d for d in res.diagnostics if "trust-remote-code" in d.message]
+    assert "trust_remote_code = true" in res.text
+    comp = compile_text(res.text)
+    assert comp.plan is not None and comp.plan.model.trust_remote_code is True
+    assert comp.facts.trust_remote_code is True

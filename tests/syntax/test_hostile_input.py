@@ -277,3 +277,13 @@ def test_a_dotted_quad_outside_ipv4_is_not_a_host_address():
     bad = [d for d in compile_text(text.replace("ADDR", "10.0.0.256")).diagnostics if d.code.code == "SN2004"]
     assert bad and "10.0.0.256" in bad[0].message
     assert not [d for d in compile_text(text.replace("ADDR", "node-1.example")).diagnostics if d.code.code == "SN2004"]
+
+
+def test_a_percentage_written_as_a_ratio_suggests_the_fraction():
+    from expect import compile_text
+
+    text = ('plan "x" {\n  model "qwen3-32b" {}\n  hardware { system = "hgx-h200"  nodes = 1  memory_utilization = 90 }\n'
+            '  engine "vllm" {}\n  serve { devices = 8  tp = 8 }\n'
+            '  workload { input { mean = 1k  max = 2k }  output { mean = 100  max = 200 } }\n}\n')
+    (d,) = [d for d in compile_text(text).diagnostics if d.is_error]
+    assert d.code.code == "SN2009" and "`0.9`" in d.help and "`90%`" in d.help

@@ -1,0 +1,118 @@
+"""Candidates: whole plans derived from ONE compilation.
+
+A :class:`Candidate` names a mode and one :class:`RoleChoice` per role.  :func:`candidate_plan`
+turns it into a typed :class:`~sncc.plan.model.Plan` by ``model_copy(update=...)`` of the base plan
+(new role blocks built from the dimension table's updates, everything else shared), and
+:func:`candidate_facts` re-derives only the role facts, reusing the base compilation's catalog and
+checkpoint facts (nothing is re-parsed, no config.json is read again).
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from sncc.search.space import DIMENSION_BY_NAME, Layout, base_role
+
+#: fields of the base plan's role a candidate role keeps (settings the search does not vary)
+_KEPT = ("memory_utilization", "graph_mode", "scheduler", "eplb", "env")
+
+
+@dataclass(frozen=True)
+class RoleChoice:
+    """One role of a candidate: its :class:`~sncc.search.space.Layout`, ``instances`` and
+    ``max_num_seqs`` per DP rank (decoding roles; None keeps the base plan's)."""
+
+    layout: Layout
+    instances: int
+    max_num_seqs: Optional[int] = None
+
+    @property
+    def devices(self) -> int:
+        """Devices of the role: instances × devices per instance."""
+        return self.instances * self.layout.devices
+
+    def label(self) -> str:
+        """``8 × tp1 dp8 ep b32`` style text."""
+        b = f" b{self.max_num_seqs}" if self.max_num_seqs is not None else ""
+        return f"{self.instances}×{self.layout.label()}{b}"
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A whole plan: ``mode`` (``aggregated`` / ``disaggregated``) and its role choices in
+    prefill, decode, serve order."""
+
+    mode: str
+    roles: tuple
+
+    @property
+    def devices(self) -> int:
+        """Devices of the whole plan."""
+        return sum(r.devices for r in self.roles)
+
+    def role(self, name: str) -> Optional[RoleChoice]:
+        """The choice of role ``name`` or None."""
+        return next((r for r in self.roles if r.layout.role == name), None)
+
+    def label(self) -> str:
+        """``P 3×tp8 dp1 + D 5×tp1 dp8 ep b64`` or ``8×tp1 dp8 ep b32``."""
+        if self.mode == "aggregated":
+            return self.roles[0].label()
+        return " + ".join(("P " if r.layout.role == "prefill" else "D ") + r.label() for r in self.roles)
+
+    def key(self) -> tuple:
+        """Total order (ties in a ranking are broken by it: deterministic output)."""
+        return (self.mode, tuple((r.layout.key(), r.instances, r.max_num_seqs or 0) for r in self.roles))
+
+
+def role_block(plan: Any, choice: RoleChoice, moe: bool = True):
+    """The :class:`~sncc.plan.model.Role` of ``choice``: the dimension table's updates over the
+    kept settings of the base plan's role of that name (or its nearest role).  ``moe``: the model
+    has routed experts (``expert_parallel`` is written only then: SN3006 on a dense model)."""
+    from sncc.plan.model import Role
+
+    base = base_role(plan, choice.layout.role)
+    data: dict = {}
+    if base is not None:
+        for f in _KEPT:
+            if not base.is_default(f):
+                data[f] = getattr(base, f)
+    lay = choice.layout
+    values = {"tp": lay.tp, "dp": lay.dp, "pp": lay.pp, "max_num_batched_tokens": lay.max_num_batched_tokens,
+              "chunked_prefill": lay.chunk, "speculative": lay.speculative, "instances": choice.instances}
+    if plan.speculative is None:
+        values.pop("speculative")
+    if moe and lay.tp * lay.dp > 1:
+        values["expert_parallel"] = lay.expert_parallel
+    if choice.max_num_seqs is not None:
+        values["max_num_seqs"] = choice.max_num_seqs
+    for name, value in values.items():
+        if name == "chunked_prefill" and value is None:
+            continue
+        DIMENSION_BY_NAME[name].apply(data, value)
+    data["devices"] = lay.devices
+    return Role.model_validate(data)
+
+
+def candidate_plan(plan: Any, cand: Candidate, moe: bool = True):
+    """The typed plan of ``cand``: ``plan.model_copy`` with its roles replaced and no ``search``
+    block (a written candidate is a deployable plan).  Aggregated candidates drop ``kv_transfer``."""
+    update: dict = {"prefill": None, "decode": None, "serve": None, "search": None}
+    for r in cand.roles:
+        update[r.layout.role] = role_block(plan, r, moe)
+    if cand.mode == "aggregated":
+        update["kv_transfer"] = None
+    return plan.model_copy(update=update)
+
+
+def candidate_facts(plan: Any, base_facts: Any):
+    """Facts of a candidate ``plan`` derived from the base compilation's ``base_facts``: the
+    catalog, checkpoint, lengths and weight bytes are shared; role facts are derived again
+    (:func:`sncc.facts.roles.role_facts`)."""
+    from sncc.facts.roles import role_facts
+    from sncc.plan.model import derive_watched
+
+    util = plan.hardware.memory_utilization
+    roles = {name: derive_watched(role_facts, plan, name, role, base_facts.arch, util) for name, role in plan.roles()}
+    return dataclasses.replace(base_facts, roles=roles, diagnostics=list(base_facts.diagnostics))

@@ -1,0 +1,162 @@
+"""The ``sncc search`` command (click), kept out of ``cli.py`` (which only registers it).
+
+Exit codes: 0 a candidate meets every SLO; 1 the plan has errors, the space is empty (SN8101,
+SN8103, SN8104) or no candidate meets every SLO (SN8105); 2 sncc could not run (unreadable file,
+a backend that is not installed, a written plan that would not check).
+"""
+from __future__ import annotations
+
+import sys
+from typing import Optional
+
+import click
+
+
+def _ints(ctx, param, value: Optional[str]):
+    """``1,2,4`` → [1, 2, 4] (a click callback)."""
+    if value is None:
+        return None
+    try:
+        out = [int(v) for v in value.replace(" ", "").split(",") if v]
+    except ValueError:
+        raise click.BadParameter(f"expected whole numbers separated by commas, e.g. `1,2,4`, found `{value}`")
+    if not out or any(v < 1 for v in out):
+        raise click.BadParameter("expected positive whole numbers, e.g. `1,2,4`")
+    return out
+
+
+_LISTS = ("tp", "dp", "pp", "max_num_seqs", "max_num_batched_tokens", "chunked_prefill",
+          "prefill_instances", "decode_instances", "serve_instances")
+
+
+def _space_options(f):
+    for name in reversed(_LISTS):
+        f = click.option(f"--{name.replace('_', '-')}", name, default=None, callback=_ints, metavar="N,N,...",
+                         help=f"values of `{name}` to try (over the plan's `search {{ {name} = [...] }}`)")(f)
+    return f
+
+
+@click.command("search")
+@click.argument("plan")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--write", "write_dir", default=None, metavar="DIR",
+              help="write the best k plans to DIR as .sn files (each passes `sncc check` and `sncc build`)")
+@click.option("--plot", default=None, metavar="FILE.png", help="plot the Pareto frontier (needs matplotlib)")
+@click.option("--goodput", is_flag=True, help="rank by the highest request rate meeting every SLO percentile")
+@click.option("--top", "top", type=click.IntRange(1, 1000), default=None, help="candidates simulated and written (default 10)")
+@click.option("--devices", type=click.IntRange(1), default=None, help="device budget (over `search { devices }`)")
+@click.option("--fixed/--budget", "fixed", default=None, help="use exactly --devices, or at most (the default)")
+@click.option("--mode", type=click.Choice(["both", "aggregated", "disaggregated"]), default=None)
+@click.option("--expert-parallel", "expert_parallel", type=click.Choice(["auto", "on", "off", "both"]), default=None)
+@click.option("--speculative", type=click.Choice(["plan", "off", "both"]), default=None)
+@_space_options
+@click.option("--seed", default=0, show_default=True, type=int, help="random seed of the simulated workloads")
+@click.option("--backend", "backend_name", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+              help="local worker processes, or a Ray cluster (pip install 'sncc[ray]')")
+@click.option("--workers", type=click.IntRange(1), default=None, help="worker processes (local) or tasks in flight (ray)")
+@click.option("--address", default=None, help="Ray cluster address (`auto`: the running cluster)")
+def search_command(plan: str, fmt: str, write_dir: Optional[str], plot: Optional[str], goodput: bool,
+                   top: Optional[int], devices: Optional[int], fixed: Optional[bool], mode: Optional[str],
+                   expert_parallel: Optional[str], speculative: Optional[str], seed: int, backend_name: str,
+                   workers: Optional[int], address: Optional[str], **lists) -> None:
+    """Search the layouts of PLAN for the one serving the most traffic under its SLOs.
+
+    The plan's `search { }` block gives the space (flags override it), its `slo` and `workload`
+    the targets. Roles are priced apart, combined by rate matching, checked, screened, and the
+    best k plus the Pareto frontier are re-run in the event simulator."""
+    from sncc import cli
+
+    try:
+        comp, src, extra = cli._compile(plan)
+    except cli.ReadFailure as e:
+        cli._fail(str(e), fmt)
+    diags, sources = cli._diagnostics(comp, src, extra)
+    diags = diags + cli._no_plan(comp, src, diags, "search")
+    if comp is None or any(d.is_error for d in diags):
+        cli._emit_diagnostics(diags, sources, 1, fmt, sys.stdout.isatty())
+        sys.exit(cli.EXIT_PROBLEMS)
+    overrides = {k: v for k, v in lists.items() if v is not None}
+    overrides.update({k: v for k, v in (("devices", devices), ("fixed", fixed), ("mode", mode), ("top", top),
+                                        ("expert_parallel", expert_parallel), ("speculative", speculative))
+                      if v is not None})
+    if "expert_parallel" in overrides:
+        overrides["expert_parallel"] = {"auto": None, "on": [True], "off": [False], "both": [True, False]}[overrides["expert_parallel"]]
+        if overrides["expert_parallel"] is None:
+            del overrides["expert_parallel"]
+    spec_flag = overrides.pop("speculative", None)
+    from sncc.search.space import build_space, space_diagnostics
+
+    pre = space_diagnostics(comp.plan, comp.facts, None, {**overrides, "speculative": spec_flag})
+    if spec_flag is not None:
+        overrides["speculative"] = {"plan": None, "off": [False], "both": [True, False]}[spec_flag]
+        if overrides["speculative"] is None:
+            del overrides["speculative"]
+    if not pre:
+        space = build_space(comp.plan, comp.facts, overrides)
+        pre = space_diagnostics(comp.plan, comp.facts, space, overrides)
+    if any(d.is_error for d in pre):
+        cli._emit_diagnostics(pre, sources, 1, fmt, sys.stdout.isatty())
+        sys.exit(cli.EXIT_PROBLEMS)
+    from sncc.search._serial import backend as make_backend
+    from sncc.search.report import document, plot_frontier, render_text
+    from sncc.search.run import search
+    from sncc.search.write import WriteError, write_best
+
+    try:
+        bk = make_backend(backend_name, workers=workers, address=address)
+    except Exception as e:  # noqa: BLE001 -- BackendUnavailable (Ray not installed) and the like
+        cli._fail(str(e), fmt, sources)
+    progress, bar = _progress(fmt)
+    try:
+        with bk:
+            res = search(comp.plan, comp.facts, overrides=overrides, backend=bk, goodput=goodput,
+                         progress=progress, seed=seed)
+    except ValueError as e:
+        cli._fail(str(e), fmt, sources)
+    except KeyboardInterrupt:           # between stages' items (the stages keep their own)
+        click.echo("sncc search: interrupted before a stage finished; nothing to report", err=True)
+        sys.exit(130)
+    finally:
+        if bar is not None:
+            bar.stop()
+    written: list = []
+    if write_dir:
+        # the best k the event simulation did not see miss an SLO (met, or uncertain)
+        best = [r for r in res.ranked if r.source == "simulate" and r.status in ("met", "uncertain")][: res.space.top]
+        try:
+            written = write_best(comp, best, write_dir, bool(comp.facts.is_moe))
+        except (WriteError, OSError) as e:
+            cli._fail(f"--write {write_dir}: {e}", fmt, sources)
+    if plot:
+        try:
+            plot_frontier(res, plot)
+        except ImportError:
+            cli._fail("--plot needs matplotlib: pip install 'sncc[plot]'", fmt, sources)
+    if fmt == "json":
+        cli._echo_json(document(res, comp.plan.name, written))
+    else:
+        click.echo(render_text(res, comp.plan.name), nl=False)
+        for p in written:
+            click.echo(f"wrote {p}")
+    met = any(r.status == "met" for r in res.ranked)
+    sys.exit(cli.EXIT_OK if met else cli.EXIT_PROBLEMS)
+
+
+def _progress(fmt: str):
+    """(callback(stage, done, total), rich Progress or None): a bar on a terminal's stderr."""
+    if not sys.stderr.isatty():
+        return None, None
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                   console=Console(stderr=True), transient=True)
+    bar.start()
+    tasks: dict = {}
+
+    def cb(stage: str, done: int, total: int) -> None:
+        if stage not in tasks:
+            tasks[stage] = bar.add_task(stage, total=total)
+        bar.update(tasks[stage], completed=done, total=total)
+
+    return cb, bar

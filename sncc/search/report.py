@@ -1,0 +1,162 @@
+"""What ``sncc search`` prints: the ranked table, the Pareto frontier, the stages (rich), the JSON
+document (``schemas/search.schema.json``) and the frontier plot (matplotlib)."""
+from __future__ import annotations
+
+import io
+from typing import Any, Optional
+
+from sncc.search.run import Row, SearchResult
+
+#: version of the JSON document (schemas/search.schema.json ``schema_version``)
+SCHEMA_VERSION = 1
+
+
+def _latency(d: dict, fmt: str) -> str:
+    if "p50" not in d:
+        return format(d.get("mean", float("nan")), fmt) + " (mean)"
+    return " / ".join(format(d[s], fmt) for s in ("p50", "p90", "p99"))
+
+
+def _interval(d: dict) -> str:
+    """The 80 % calibration interval as factors of the figures (the same for every percentile)."""
+    v, lo, hi = d.get("mean"), d.get("mean_low"), d.get("mean_high")
+    if not v or lo is None or hi is None:
+        return "–"
+    return f"×{lo / v:.2f}–{hi / v:.2f}"
+
+
+def _table(rows: list, title: str, rank_from: Optional[dict] = None):
+    from rich.table import Table
+
+    t = Table(title=title, title_justify="left", show_lines=False)
+    for name, just in (("#", "right"), ("status", "left"), ("layout", "left"), ("devices", "right"),
+                       ("tok/s/dev", "right"), ("tok/s/user", "right"), ("QPM", "right"),
+                       ("TTFT s p50/p90/p99", "left"), ("80 %", "left"), ("TPOT ms p50/p90/p99", "left"),
+                       ("80 % ", "left"),
+                       ("binds", "left")):
+        t.add_column(name, justify=just, overflow="fold")
+    for i, r in enumerate(rows):
+        m = r.metrics
+        rank = (rank_from or {}).get(r.candidate.key(), i + 1)
+        t.add_row(str(rank), r.status, r.candidate.label(), str(r.candidate.devices),
+                  f"{m['tokens_per_s_per_device']:.1f}", f"{m['tokens_per_s_per_user']:.1f}", f"{m['qpm']:.0f}",
+                  _latency(m["ttft_s"], ".2f"), _interval(m["ttft_s"]), _latency(m["tpot_ms"], ".1f"),
+                  _interval(m["tpot_ms"]), str(m.get("bound") or ""))
+    return t
+
+
+def render_text(res: SearchResult, plan_name: str, width: int = 160) -> str:
+    """The rich report: stages, the ranked table (top k), the Pareto frontier and the notes."""
+    from rich.console import Console
+    from rich.table import Table
+
+    buf = io.StringIO()
+    con = Console(file=buf, width=width, force_terminal=False, color_system=None, highlight=False)
+    sp = res.space
+    con.print(f"sncc search {plan_name}: {' and '.join(sp.modes)}, "
+              f"{'exactly' if sp.fixed else 'at most'} {sp.budget} devices, {sp.size} role points")
+    st = Table(title="stages", title_justify="left")
+    for c in ("stage", "candidates", "kept", "seconds"):
+        st.add_column(c, justify="left" if c == "stage" else "right")
+    for s in res.stages:
+        st.add_row(s.name, f"{s.saw:,}", f"{s.kept:,}", f"{s.seconds:.2f}")
+    st.add_row("total", "", "", f"{sum(s.seconds for s in res.stages):.2f}")
+    con.print(st)
+    top = [r for r in res.ranked if r.source == "simulate"][: sp.top] or res.ranked[: sp.top]
+    ranks = {r.candidate.key(): i + 1 for i, r in enumerate(res.ranked)}
+    by = "goodput (highest rate meeting every SLO percentile)" if res.goodput else "output tokens/s per device"
+    con.print(_table(top, f"best {len(top)} (ranked by {by}; event-simulated, 80 % calibration intervals)", ranks))
+    if res.frontier:
+        con.print(_table(res.frontier, "Pareto frontier: tokens/s per device against tokens/s per user", ranks))
+    base_rank = res.rank_of(res.base)
+    if res.base is not None:
+        row = next((r for r in res.ranked if r.candidate.key() == res.base.key()), None)
+        if row is not None and base_rank is not None:
+            best = res.ranked[0].metrics["tokens_per_s_per_device"] if res.ranked else 0.0
+            con.print(f"the plan's own layout ({res.base.label()}) ranks {base_rank} of {len(res.ranked)}: "
+                      f"{row.status}, {row.metrics['tokens_per_s_per_device']:.1f} tok/s/dev "
+                      f"(best {best:.1f}), QPM {row.metrics['qpm']:.0f}")
+        else:
+            con.print(f"the plan's own layout ({res.base.label()}) is not ranked: "
+                      + ", ".join(res.rejected.get(res.base.label(), ["outside the space"])))
+    if not any(r.status == "met" for r in res.ranked):
+        con.print("warning[SN8105]: no candidate is predicted to meet every SLO with its whole interval")
+    if res.rejected:
+        con.print(f"{len(res.rejected)} candidate(s) refused by the checks and not ranked: "
+                  + "; ".join(f"{k}: {', '.join(v)}" for k, v in sorted(res.rejected.items())[:5]))
+    for what, value, why in res.space.dropped:
+        con.print(f"warning[SN8102]: `{what} = {value}` dropped: {why}")
+    for n in res.notes:
+        con.print(f"note: {n}")
+    if res.interrupted:
+        con.print("interrupted: the tables hold what was found before Ctrl-C")
+    return buf.getvalue()
+
+
+def _row_doc(r: Row, rank: int) -> dict:
+    c = r.candidate
+    roles = []
+    for rc in c.roles:
+        lay = rc.layout
+        roles.append({"role": lay.role, "instances": rc.instances, "tp": lay.tp, "dp": lay.dp, "pp": lay.pp,
+                      "expert_parallel": lay.expert_parallel, "devices_per_instance": lay.devices,
+                      "max_num_seqs": rc.max_num_seqs, "max_num_batched_tokens": lay.max_num_batched_tokens,
+                      "chunked_prefill": lay.chunk, "speculative": lay.speculative})
+    m = r.metrics
+    return {"rank": rank, "status": r.status, "source": r.source, "mode": c.mode, "layout": c.label(),
+            "devices": c.devices, "roles": roles, "qpm": m["qpm"], "tokens_per_s": m["tokens_per_s"],
+            "tokens_per_s_per_device": m["tokens_per_s_per_device"],
+            "tokens_per_s_per_user": m["tokens_per_s_per_user"], "ttft_s": m["ttft_s"], "tpot_ms": m["tpot_ms"],
+            "bound": m.get("bound"), "goodput_qpm": m.get("goodput_qpm"),
+            "slo": [{"name": n, "verdict": v} for n, v in r.slo], "warnings": list(r.warnings)}
+
+
+def document(res: SearchResult, plan_name: str, written: Optional[list] = None) -> dict:
+    """The JSON document of ``res`` (``schemas/search.schema.json``)."""
+    sp = res.space
+    ranked = [_row_doc(r, i + 1) for i, r in enumerate(res.ranked)]
+    ranks = {r.candidate.key(): i + 1 for i, r in enumerate(res.ranked)}
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "plan": plan_name,
+        "space": {"modes": list(sp.modes), "devices": sp.budget, "fixed": sp.fixed, "top": sp.top,
+                  "role_points": sp.size, "batches": list(sp.batches),
+                  "layouts": {k: len(v) for k, v in sorted(sp.layouts.items())},
+                  "dropped": [{"dimension": d, "value": v, "why": w} for d, v, w in sp.dropped]},
+        "stages": [s.to_dict() for s in res.stages],
+        "ranked": ranked,
+        "frontier": [ranks[r.candidate.key()] for r in res.frontier],
+        "base": {"layout": res.base.label(), "rank": res.rank_of(res.base)} if res.base else None,
+        "rejected": [{"layout": k, "codes": v} for k, v in sorted(res.rejected.items())],
+        "ranked_by": "goodput_qpm" if res.goodput else "tokens_per_s_per_device",
+        "interrupted": res.interrupted,
+        "notes": list(res.notes),
+        "written": list(written or []),
+    }
+
+
+def plot_frontier(res: SearchResult, path: str) -> None:
+    """Write the frontier (tokens/s per device against tokens/s per user) and every simulated
+    candidate to ``path`` (PNG).  Raises ImportError without matplotlib (``sncc[plot]``)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for mode, marker in (("aggregated", "o"), ("disaggregated", "s")):
+        pts = [r for r in res.ranked if r.candidate.mode == mode]
+        if pts:
+            ax.scatter([r.metrics["tokens_per_s_per_user"] for r in pts],
+                       [r.metrics["tokens_per_s_per_device"] for r in pts], marker=marker, alpha=0.4, label=mode)
+    fr = res.frontier
+    if fr:
+        ax.plot([r.metrics["tokens_per_s_per_user"] for r in fr], [r.metrics["tokens_per_s_per_device"] for r in fr],
+                "k-", label="Pareto frontier (simulated)")
+    ax.set_xlabel("tokens/s per user")
+    ax.set_ylabel("output tokens/s per device")
+    ax.legend()
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

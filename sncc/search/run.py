@@ -1,0 +1,404 @@
+"""The staged search (issue 12): per-role pricing, closed-form combination, screen, simulation.
+
+1. **price**: every role layout of the :class:`~sncc.search.space.Space` gets its cost tables
+   (:func:`sncc.search.pricing.price_layout`), one probe per layout, on the backend;
+2. **combine**: every whole plan (mode × layouts × batch × instance counts) is estimated in closed
+   form from those tables, disaggregated plans by rate matching prefill against decode capacity
+   with the KV transfer between them;
+3. **screen**: the best estimates (``shortlist``) and their Pareto frontier become typed plans
+   (:mod:`sncc.search.candidate`), run through the CHECKS tuple (a plan with an error is never
+   ranked) and the analytic screen (:func:`sncc.sim.api.screen`);
+4. **simulate**: the top *k* and the screened Pareto frontier are re-run in the event simulator
+   (:func:`sncc.sim.api.simulate`) with percentiles and calibration intervals; a candidate whose
+   interval straddles an SLO is ``uncertain``, never ranked as met.
+
+Every ranking is sorted on a total key (metric, then the candidate's own order) so that the
+output is the same for every backend and worker count.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+from sncc.search import pickling
+from sncc.search.candidate import Candidate, candidate_facts, candidate_plan
+from sncc.search.pricing import (LayoutPrice, PricingContext, aggregated_estimates, disaggregated_estimates,
+                                 price_layout, workload_means)
+from sncc.search.space import Space, build_space
+
+pickling.register()     # the facts' read-only mappings travel to the backends' workers
+
+#: items below which the light stages (pricing, screen: milliseconds per item) run in this
+#: process instead of on the backend, whose worker start-up costs more than they do
+INLINE_BELOW = 400
+
+#: requests of a stage-4 simulation when the plan's workload asks for more: the cap
+#: :func:`sncc.sim.whatif.goodput` puts on its trials (fewer than a few times the decode slots
+#: never reach a closed loop's steady state: at 800 the screen's QPM was 3-4x the simulation's
+#: on 64 x H200 disaggregated plans, at 3000 within 1.4x)
+SIM_REQUESTS = 3000
+#: verdict order of a ranking: met first, then uncertain, then screened-only, then missed
+STATUS_ORDER = {"met": 0, "uncertain": 1, "screened": 2, "missed": 3}
+
+
+@dataclass
+class Stage:
+    """One stage's bookkeeping: ``name``, candidates it ``saw``, ``kept`` for the next stage, ``seconds``."""
+
+    name: str
+    saw: int
+    kept: int
+    seconds: float
+
+    def to_dict(self) -> dict:
+        """JSON-ready dict."""
+        return {"name": self.name, "candidates": self.saw, "kept": self.kept, "seconds": round(self.seconds, 4)}
+
+
+@dataclass
+class Row:
+    """One ranked candidate: its :class:`Candidate`, ``status`` (met / uncertain / missed /
+    screened), the figures (``metrics``: qpm, tokens_per_s, tokens_per_s_per_device,
+    tokens_per_s_per_user, ttft_s / tpot_ms dicts of mean/p50/p90/p99 and their ``low``/``high``,
+    bound, devices), ``slo`` verdicts (name, verdict) and ``source`` (``simulate`` or ``screen``)."""
+
+    candidate: Candidate
+    status: str
+    metrics: dict
+    slo: list = field(default_factory=list)
+    source: str = "screen"
+    warnings: list = field(default_factory=list)
+
+    def sort_key(self, goodput: bool = False) -> tuple:
+        """Total ranking key: status, then throughput per device (or goodput), then the candidate."""
+        metric = self.metrics.get("goodput_qpm") if goodput else None
+        main = -(metric if metric is not None else self.metrics["tokens_per_s_per_device"])
+        return (STATUS_ORDER[self.status], round(main, 9), -round(self.metrics["tokens_per_s"], 9),
+                self.candidate.key())
+
+
+@dataclass
+class SearchResult:
+    """What a search found: the ``space``, the ``stages``, the ``ranked`` rows (best first), the
+    Pareto ``frontier`` (rows, by tokens/s per user), the candidates ``rejected`` by the checks
+    (candidate label → codes), ``interrupted`` (Ctrl-C: what was found so far) and ``notes``."""
+
+    space: Space
+    stages: list
+    ranked: list
+    frontier: list
+    rejected: dict
+    interrupted: bool = False
+    notes: list = field(default_factory=list)
+    goodput: bool = False
+    base: Optional[Candidate] = None
+
+    def rank_of(self, cand: Optional[Candidate]) -> Optional[int]:
+        """1-based rank of ``cand`` in :attr:`ranked`, or None."""
+        if cand is None:
+            return None
+        key = cand.key()
+        return next((i + 1 for i, r in enumerate(self.ranked) if r.candidate.key() == key), None)
+
+
+@dataclass(frozen=True)
+class CandidateContext:
+    """Shipped once per worker of stages 3 and 4: the base ``plan``, its ``facts``, ``moe``,
+    the mean output ``mo`` [tokens] and the simulation's request count."""
+
+    plan: Any
+    facts: Any
+    moe: bool
+    mo: float
+    sim_requests: int
+    goodput: bool = False
+    seed: int = 0
+
+
+def screen_candidate(ctx: CandidateContext, cand: Candidate) -> dict:
+    """Stage 3 for one candidate (a module-level function for the backends): the typed plan, the
+    CHECKS tuple (errors → ``{"errors": [codes]}``) and the analytic screen's figures."""
+    from sncc.checks import run_checks
+    from sncc.sim import api
+
+    plan = candidate_plan(ctx.plan, cand, ctx.moe)
+    facts = candidate_facts(plan, ctx.facts)
+    diags = run_checks(plan, facts) + list(facts.diagnostics)
+    errors = sorted({d.code.code for d in diags if d.is_error})
+    warnings = sorted({d.code.code for d in diags if not d.is_error})
+    if errors:
+        return {"errors": errors}
+    try:
+        s = api.screen(plan, facts)
+    except Exception as e:  # noqa: BLE001 -- the cost model refuses it: reported, not ranked
+        return {"errors": [f"{type(e).__name__}: {e}"]}
+    tps = s.qpm / 60.0 * ctx.mo
+    return {"warnings": warnings, "qpm": s.qpm, "ttft_s": {"mean": s.ttft_s}, "tpot_ms": {"mean": s.tpot_ms},
+            "e2e_s": s.e2e_s, "bound": s.bound, "tokens_per_s": tps, "decode_slots": s.decode_slots,
+            "tokens_per_s_per_device": tps / max(1, cand.devices),
+            "tokens_per_s_per_user": 1e3 / s.tpot_ms if s.tpot_ms > 0 else 0.0, "devices": cand.devices}
+
+
+def simulate_candidate(ctx: CandidateContext, cand: Candidate) -> dict:
+    """Stage 4 for one candidate: the event simulation with percentiles, the calibration
+    intervals (the headline interval's relative width applied to each percentile) and the SLO
+    verdicts (an ``uncertain`` verdict whose point estimate misses counts as ``missed``:
+    :func:`sncc.sim.engine.metrics.violated`); with ``ctx.goodput`` the highest Poisson rate meeting every SLO percentile."""
+    from sncc.sim import api
+
+    plan = candidate_plan(ctx.plan, cand, ctx.moe)
+    facts = candidate_facts(plan, ctx.facts)
+    try:
+        r = api.simulate(plan, facts, seed=ctx.seed, requests=ctx.sim_requests)
+    except Exception as e:  # noqa: BLE001
+        return {"error": f"{type(e).__name__}: {e}"}
+    sat = r.saturated or {}
+    out: dict = {"qpm": sat.get("qpm", r.qpm), "devices": cand.devices}
+
+    def pct(name: str, key: str) -> dict:
+        d = dict((sat.get("percentiles") or {}).get(name) or getattr(r, name))
+        iv = r.intervals.get(key)
+        head = sat.get(key, d.get("mean"))
+        if iv and head:
+            lo, hi = iv["low"] / head, iv["high"] / head
+            for stat in ("mean", "p50", "p90", "p99"):
+                if stat in d:
+                    d[f"{stat}_low"], d[f"{stat}_high"] = d[stat] * lo, d[stat] * hi
+        return {k: float(v) for k, v in d.items()}
+
+    out["ttft_s"] = pct("ttft_s", "ttft_s")
+    out["tpot_ms"] = pct("tpot_ms", "tpot_ms")
+    tps = out["qpm"] / 60.0 * ctx.mo
+    out["tokens_per_s"] = tps
+    out["tokens_per_s_per_device"] = tps / max(1, cand.devices)
+    tpot = out["tpot_ms"].get("mean") or 0.0
+    out["tokens_per_s_per_user"] = 1e3 / tpot if tpot > 0 else 0.0
+    qi = r.intervals.get("qpm")
+    if qi:
+        out["qpm_low"], out["qpm_high"] = float(qi["low"]), float(qi["high"])
+    from sncc.sim.engine.metrics import violated
+
+    # an uncertain verdict whose point estimate misses is a miss for the ranking
+    out["slo"] = [(v.name, "missed" if v.verdict == "uncertain" and violated(t, v) else v.verdict)
+                  for t, v in zip(plan.slo, r.slo)]
+    if ctx.goodput:
+        from sncc.sim.from_plan import spec_from_plan
+        from sncc.sim.whatif import goodput, goodput_refusal
+
+        spec = spec_from_plan(plan, facts, seed=ctx.seed)
+        if goodput_refusal(spec) is None:
+            g = goodput(spec, requests=ctx.sim_requests)
+            out["goodput_qpm"] = float(_goodput_qpm(g))
+    return out
+
+
+def _goodput_qpm(g: Any) -> float:
+    for name in ("goodput_qpm", "qpm"):
+        v = g.get(name) if isinstance(g, dict) else getattr(g, name, None)
+        if isinstance(v, (int, float)):
+            return float(v)
+    rate = g.get("rate") if isinstance(g, dict) else getattr(g, "rate", None)
+    return float(rate or 0.0) * 60.0
+
+
+def _status(slo: list) -> str:
+    verdicts = [v for _, v in slo if v != "n/a"]
+    if any(v == "missed" for v in verdicts):
+        return "missed"
+    if any(v == "uncertain" for v in verdicts):
+        return "uncertain"
+    return "met"
+
+
+def _screen_meets(plan: Any, m: dict) -> bool:
+    """Every SLO the screen's means can judge (ttft, tpot, qpm, tokens/s) holds."""
+    vals = {"ttft": m["ttft_s"]["mean"], "tpot": m["tpot_ms"]["mean"] / 1e3, "qpm": m["qpm"],
+            "output_tokens_per_s": m["tokens_per_s"], "tokens_per_s_per_user": m["tokens_per_s_per_user"],
+            "e2e": m["e2e_s"]}
+    ops = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}
+    return all(ops[t.op](vals[t.metric], t.target) for t in plan.slo if t.metric in vals)
+
+
+def pareto(rows: list) -> list:
+    """Rows not dominated in (tokens/s per device, tokens/s per user), by tokens/s per user."""
+    rows = sorted(rows, key=lambda r: (-r.metrics["tokens_per_s_per_user"], -r.metrics["tokens_per_s_per_device"],
+                                       r.candidate.key()))
+    out, best = [], -1.0
+    for r in rows:
+        if r.metrics["tokens_per_s_per_device"] > best:
+            out.append(r)
+            best = r.metrics["tokens_per_s_per_device"]
+    return out
+
+
+def _estimate_front(ests: list) -> list:
+    ests = sorted(ests, key=lambda e: (-e.tokens_per_s_per_user, -e.tokens_per_s_per_device, e.candidate.key()))
+    out, best = [], -1.0
+    for e in ests:
+        if e.tokens_per_s_per_device > best:
+            out.append(e)
+            best = e.tokens_per_s_per_device
+    return out
+
+
+def search(plan: Any, facts: Any, *, overrides: Optional[dict] = None, backend: Any = None,
+           goodput: bool = False, shortlist: Optional[int] = None, sim_requests: Optional[int] = None,
+           progress: Optional[Callable[[str, int, int], None]] = None, seed: int = 0) -> SearchResult:
+    """Run the staged search over ``plan``'s space (module docstring) and return a :class:`SearchResult`.
+
+    ``overrides``: CLI values over the ``search { }`` block (:func:`sncc.search.space.build_space`);
+    ``backend``: an object with ``imap(fn, items, context=...)`` (default: inline);
+    ``shortlist``: candidates screened in stage 3 (default max(50, 5 k));
+    ``progress(stage, done, total)``; ``seed`` of the simulated workloads.  A KeyboardInterrupt during a stage stops it: the result
+    holds what the finished stages and the consumed part of that stage found (``interrupted``).
+    Raises ``ValueError`` for a plan the simulator cannot price (unknown model or chip)."""
+    from sncc.search._serial import SerialBackend
+
+    inline = SerialBackend()
+    backend = backend or inline
+    space = build_space(plan, facts, overrides)
+    stages: list = []
+    notes: list = []
+    moe = bool(facts.is_moe)
+    interrupted = False
+
+    def run(stage: str, fn, items, ctx, heavy: bool = False) -> list:
+        nonlocal interrupted
+        got: list = []
+        if interrupted or not items:
+            return got
+        # a worker pool costs seconds to start (measured: 3 s per stage with 2 spawned workers
+        # here); the light stages run inline unless they are large
+        bk = backend if heavy or len(items) >= INLINE_BELOW else inline
+        try:
+            for r in bk.imap(fn, items, context=ctx,
+                                  on_progress=(lambda d, n: progress(stage, d, n)) if progress else None):
+                got.append(r)
+        except KeyboardInterrupt:
+            interrupted = True
+        return got
+
+    # --- stage 1: price every role layout once
+    t0 = time.perf_counter()
+    means = workload_means(plan, facts)
+    layouts = [lay for role in sorted(space.layouts) for lay in space.layouts[role]]
+    partner = {}
+    for role in ("prefill", "decode"):
+        if space.layouts.get(role):
+            partner[role] = _reference(plan, space.layouts[role])
+    pctx = PricingContext(plan, facts, means, space.batches, partner, moe)
+    prices: list = run("price", price_layout, layouts, pctx)
+    priced = [p for p in prices if p.error is None]
+    for p in prices:
+        if p.error is not None:
+            notes.append(f"layout {p.layout.role} {p.layout.label()} not priced: {p.error}")
+    stages.append(Stage("price role layouts", len(layouts), len(priced), time.perf_counter() - t0))
+
+    # --- stage 2: closed-form whole plans
+    t0 = time.perf_counter()
+    by_role: dict = {}
+    for p in priced:
+        by_role.setdefault(p.layout.role, []).append(p)
+    ests: list = []
+    if "aggregated" in space.modes:
+        ests += aggregated_estimates(means, by_role.get("serve", []), space.instances.get("serve", ()),
+                                     space.budget, space.fixed)
+    if "disaggregated" in space.modes:
+        ests += disaggregated_estimates(means, by_role.get("prefill", []), by_role.get("decode", []),
+                                        space.instances.get("prefill", ()), space.instances.get("decode", ()),
+                                        space.budget, space.fixed)
+    n_short = shortlist or max(50, 5 * space.top)
+    ranked_est = sorted(ests, key=lambda e: (not e.meets, -round(e.tokens_per_s_per_device, 9),
+                                             -round(e.tokens_per_s, 9), e.candidate.key()))
+    chosen: dict = {}
+    for mode in space.modes:      # the best of each mode, then the best overall, then the frontier
+        for e in [e for e in ranked_est if e.candidate.mode == mode][: max(space.top, n_short // (2 * len(space.modes)))]:
+            chosen.setdefault(e.candidate.key(), e)
+    for e in ranked_est:
+        if len(chosen) >= n_short:
+            break
+        chosen.setdefault(e.candidate.key(), e)
+    for e in _estimate_front([e for e in ests if e.ttft_s <= (means.ttft_s or float("inf"))])[:n_short // 2]:
+        chosen.setdefault(e.candidate.key(), e)
+    base = base_candidate(plan, facts)
+    cands = sorted({**{k: e.candidate for k, e in chosen.items()}, **({base.key(): base} if base else {})}.values(),
+                   key=Candidate.key)
+    stages.append(Stage("combine whole plans", len(ests), len(cands), time.perf_counter() - t0))
+
+    # --- stage 3: checks + analytic screen
+    t0 = time.perf_counter()
+    mpn = sim_requests or min(plan.workload.requests, SIM_REQUESTS)
+    cctx = CandidateContext(plan, facts, moe, means.mo, mpn, goodput, seed)
+    screened = run("screen", screen_candidate, cands, cctx)
+    rows, rejected, seen = [], {}, {}
+    for cand, m in zip(cands, screened):
+        if "errors" in m:
+            rejected[cand.label()] = m["errors"]
+            continue
+        # a larger max_num_seqs the KV pool cannot fill is the same plan in effect: ranked once,
+        # at the smallest batch (candidates are in key order: smaller batches first)
+        same = (cand.mode, tuple((r.layout, r.instances) for r in cand.roles),
+                round(m["qpm"], 6), round(m["tpot_ms"]["mean"], 6), round(m["ttft_s"]["mean"], 6))
+        if same in seen and (base is None or cand.key() != base.key()):
+            continue
+        seen[same] = cand
+        ok = _screen_meets(plan, m)
+        rows.append(Row(cand, "screened" if ok else "missed", m, warnings=m.get("warnings", [])))
+    stages.append(Stage("checks + screen", len(cands), len(rows), time.perf_counter() - t0))
+
+    # --- stage 4: event simulation of the top k + the Pareto frontier
+    t0 = time.perf_counter()
+    rows.sort(key=lambda r: r.sort_key())
+    top = rows[: space.top]
+    front = pareto([r for r in rows if r.status == "screened"])
+    own = [r for r in rows if base is not None and r.candidate.key() == base.key()]
+    sim_rows = sorted({r.candidate.key(): r for r in top + front + own}.values(), key=lambda r: r.candidate.key())
+    sims = run("simulate", simulate_candidate, [r.candidate for r in sim_rows], cctx, heavy=True)
+    for r, m in zip(sim_rows, sims):
+        if "error" in m:
+            notes.append(f"{r.candidate.label()}: not simulated: {m['error']}")
+            continue
+        sc = r.metrics
+        r.metrics = {**m, "bound": sc.get("bound"),
+                     "screen": {"qpm": sc["qpm"], "ttft_s": sc["ttft_s"]["mean"], "tpot_ms": sc["tpot_ms"]["mean"],
+                                "bound": sc["bound"], "decode_slots": sc["decode_slots"]}}
+        r.slo = list(m.get("slo", []))
+        r.status = _status(r.slo)
+        r.source = "simulate"
+    stages.append(Stage("event simulation", len(sim_rows), len(sims), time.perf_counter() - t0))
+    rows.sort(key=lambda r: r.sort_key(goodput))
+    frontier = pareto([r for r in rows if r.source == "simulate" and r.status in ("met", "uncertain")])
+    return SearchResult(space, stages, rows, frontier, rejected, interrupted, notes, goodput, base)
+
+
+def base_candidate(plan: Any, facts: Any) -> Optional[Candidate]:
+    """The base plan's own layout as a :class:`Candidate` (screened beside the others, so that the
+    report can say where the plan the search started from ranks), or None without roles."""
+    from sncc.search.candidate import RoleChoice
+    from sncc.search.space import Layout
+
+    roles = []
+    for name, role in plan.roles():
+        rf = facts.roles.get(name)
+        if rf is None:
+            return None
+        sp = getattr(rf, "speculative", None) is not None
+        lay = Layout(name, rf.tp, rf.dp, rf.pp, bool(rf.expert_parallel), int(role.max_num_batched_tokens),
+                     role.chunked_prefill, sp)
+        roles.append(RoleChoice(lay, role.instances, role.max_num_seqs if name != "prefill" else None))
+    if not roles:
+        return None
+    return Candidate("aggregated" if plan.serve is not None else "disaggregated", tuple(roles))
+
+
+def _reference(plan: Any, layouts: list):
+    """The layout a probe of the other role pairs with: the base plan's own when it is in the
+    space, else the middle one (the KV transfer a probe prices depends on it a little)."""
+    role = layouts[0].role
+    own = getattr(plan, role, None)
+    if own is not None:
+        for lay in layouts:
+            if (lay.tp, lay.dp, lay.pp) == (own.tp, own.dp_size, own.pp):
+                return lay
+    return layouts[len(layouts) // 2]

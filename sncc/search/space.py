@@ -1,0 +1,331 @@
+"""The search space: a table of dimensions, and the role layouts it spans.
+
+Each :class:`Dimension` is one entry of :data:`DIMENSIONS`: its name (the ``search { }`` key and the
+CLI flag), the roles it applies to, its default generator (what an engineer would try) and how a
+value is applied to a candidate role (the :class:`~sncc.plan.model.Role` fields it sets).  A new
+search dimension is one entry here (and one field of :class:`~sncc.plan.model.Search`).
+
+Role layouts are built by construction rules that never produce a plan the checks would refuse
+for its parallelism: ``tp`` divides the attention heads (vLLM refuses a tensor-parallel size that
+does not divide ``num_attention_heads``; SN3004 for the KV heads), the expert-parallel group
+``tp × dp`` divides the routed experts (SN3005), a layout fits the device budget, and one device
+holds the role's weights (:func:`sncc.capacity.weights_per_device`, the one memory model).
+The real checks still run on every candidate that is ranked (:mod:`sncc.search.run`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+#: the decode batch grid per DP rank an engineer tries (aiconfigurator's ``default`` sweep steps
+#: its decode batch through 1, 2, 4, 8, then multiples of 8 to 256 and 384, 512; that grid, as
+#: the issue 12 space, 96 values there with its finer steps)
+DEFAULT_BATCH_GRID = (1, 2, 4, 8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 384, 512)
+#: data-parallel sizes are powers of two up to the budget (attention replicas per instance)
+_POW2 = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """One role's layout: the settings priced together (everything but instances and batch).
+
+    ``role``: ``prefill``, ``decode`` or ``serve``; ``tp × dp × pp`` devices per instance;
+    ``expert_parallel``: routed experts placed by expert parallelism (MoE only);
+    ``max_num_batched_tokens`` / ``chunk`` [tokens per DP rank]; ``speculative``: the plan's
+    speculative setting in force (False = turned off in this role)."""
+
+    role: str
+    tp: int
+    dp: int
+    pp: int
+    expert_parallel: bool
+    max_num_batched_tokens: int
+    chunk: Optional[int]
+    speculative: bool
+
+    @property
+    def devices(self) -> int:
+        """Devices per instance: tp × dp × pp."""
+        return self.tp * self.dp * self.pp
+
+    def label(self) -> str:
+        """``tp1 dp8 ep`` style text."""
+        ep = " ep" if self.expert_parallel else ""
+        pp = f" pp{self.pp}" if self.pp > 1 else ""
+        mtp = " spec" if self.speculative else ""
+        return f"tp{self.tp} dp{self.dp}{pp}{ep}{mtp}"
+
+    def key(self) -> tuple:
+        """Total order of layouts (deterministic sorting)."""
+        return (self.role, self.tp, self.dp, self.pp, self.expert_parallel, self.max_num_batched_tokens,
+                self.chunk or 0, self.speculative)
+
+
+@dataclass
+class SpaceContext:
+    """What the default generators read: the base plan, its facts and the device budget."""
+
+    plan: Any
+    facts: Any
+    budget: int
+    fixed: bool
+    devices_per_node: int
+
+
+@dataclass(frozen=True)
+class Dimension:
+    """One search dimension: ``name`` (the ``search { }`` key), ``roles`` it applies to,
+    ``default(ctx, role)`` the values to try when the block gives none, ``apply(update, value)``
+    sets the :class:`~sncc.plan.model.Role` fields of a candidate role (``update``: field → value)."""
+
+    name: str
+    roles: tuple
+    default: Callable[[SpaceContext, str], list]
+    apply: Callable[[dict, Any], None]
+    doc: str = ""
+
+
+def base_role(p: Any, role: str):
+    """The base plan's role a candidate's ``role`` takes its settings from: its own block of that
+    name, else the nearest (serve from decode, prefill and decode from serve), or None."""
+    own = getattr(p, role, None)
+    if own is not None:
+        return own
+    if role == "serve":
+        return p.decode or p.prefill
+    return p.serve or (p.decode if role == "prefill" else p.prefill)
+
+
+def _default_tp(ctx: SpaceContext, role: str) -> list:
+    heads = int(getattr(ctx.facts.arch, "num_attention_heads", 0) or 0)
+    cap = min(ctx.budget, ctx.devices_per_node)
+    return [t for t in _POW2 if t <= cap and (heads == 0 or heads % t == 0)]
+
+
+def _default_dp(ctx: SpaceContext, role: str) -> list:
+    return [d for d in _POW2 if d <= ctx.budget]
+
+
+def _default_ep(ctx: SpaceContext, role: str) -> list:
+    return [True] if ctx.facts.is_moe else [False]
+
+
+def _role_value(field_name: str) -> Callable[[SpaceContext, str], list]:
+    def gen(ctx: SpaceContext, role: str) -> list:
+        return [getattr(base_role(ctx.plan, role), field_name)]
+    return gen
+
+
+def _default_seqs(ctx: SpaceContext, role: str) -> list:
+    return list(DEFAULT_BATCH_GRID)
+
+
+def _default_instances(ctx: SpaceContext, role: str) -> list:
+    return list(range(1, ctx.budget + 1))
+
+
+def _default_spec(ctx: SpaceContext, role: str) -> list:
+    return [ctx.plan.speculative is not None]
+
+
+def _set(*names: str) -> Callable[[dict, Any], None]:
+    def apply(update: dict, value: Any) -> None:
+        for n in names:
+            update[n] = value
+    return apply
+
+
+def _apply_spec(update: dict, value: bool) -> None:
+    from sncc.plan.model import Speculative
+
+    if not value:
+        update["speculative"] = Speculative.model_validate({"method": "none"})
+
+
+_ALL = ("prefill", "decode", "serve")
+_DECODING = ("decode", "serve")
+
+#: the search dimensions (module docstring); order = the order candidates are enumerated in
+DIMENSIONS: tuple = (
+    Dimension("tp", _ALL, _default_tp, _set("tp"), "tensor-parallel size of attention"),
+    Dimension("dp", _ALL, _default_dp, _set("dp"), "data-parallel attention replicas per instance"),
+    Dimension("pp", _ALL, lambda ctx, role: [1], _set("pp"), "pipeline stages"),
+    Dimension("expert_parallel", _ALL, _default_ep, _set("expert_parallel"), "expert parallelism on/off"),
+    Dimension("max_num_batched_tokens", _ALL, _role_value("max_num_batched_tokens"), _set("max_num_batched_tokens"),
+              "token budget per step and DP rank"),
+    Dimension("chunked_prefill", ("prefill", "serve"), _role_value("chunked_prefill"), _set("chunked_prefill"),
+              "chunked-prefill chunk size"),
+    Dimension("speculative", _DECODING, _default_spec, _apply_spec, "speculative decoding on/off"),
+    Dimension("max_num_seqs", _DECODING, _default_seqs, _set("max_num_seqs"), "batch size per DP rank"),
+    Dimension("instances", _ALL, _default_instances, _set("instances"), "instances of the role"),
+)
+DIMENSION_BY_NAME = {d.name: d for d in DIMENSIONS}
+
+
+@dataclass
+class Space:
+    """The resolved space: modes, layouts per role, batch grid and instance counts per role,
+    the budget, and the values dropped by construction (``dropped``: (dimension, value, why))."""
+
+    modes: tuple
+    layouts: dict
+    batches: tuple
+    instances: dict
+    budget: int
+    fixed: bool
+    top: int
+    dropped: list = field(default_factory=list)
+
+    @property
+    def size(self) -> int:
+        """Role points: layouts × batch sizes for decoding roles, layouts for prefill."""
+        n = 0
+        for role, ls in self.layouts.items():
+            n += len(ls) * (len(self.batches) if role in _DECODING else 1)
+        return n
+
+
+def values(search: Any, ctx: SpaceContext, dim: Dimension, role: str, overrides: dict) -> list:
+    """The values of ``dim`` for ``role``: the CLI's (``overrides``), else the block's, else the default."""
+    key = f"{role}_instances" if dim.name == "instances" else dim.name
+    if key in overrides and overrides[key] is not None:
+        return list(overrides[key])
+    raw = getattr(search, key, None) if search is not None else None
+    if dim.name == "expert_parallel":
+        raw = {"auto": None, "on": [True], "off": [False], "both": [True, False]}.get(raw or "auto")
+    if dim.name == "speculative":
+        raw = {"plan": None, "off": [False], "both": [True, False]}.get(raw or "plan")
+    if raw is None:
+        return dim.default(ctx, role)
+    return list(raw)
+
+
+def budget_of(plan: Any, facts: Any, overrides: dict) -> int:
+    """The device budget: ``--devices``, else ``search.devices``, else the plan's hardware."""
+    s = plan.search
+    if overrides.get("devices"):
+        return int(overrides["devices"])
+    if s is not None and s.devices:
+        return int(s.devices)
+    return int(facts.devices_available or 0)
+
+
+def build_space(plan: Any, facts: Any, overrides: Optional[dict] = None) -> Space:
+    """Resolve the plan's ``search { }`` block (and CLI ``overrides``: a dimension name or
+    ``<role>_instances`` → list, ``devices``, ``fixed``, ``mode``, ``top``) into a :class:`Space`.
+
+    Values that can never form a valid layout are dropped and listed in ``Space.dropped``."""
+    from sncc.capacity import weights_per_device
+
+    overrides = overrides or {}
+    s = plan.search
+    budget = budget_of(plan, facts, overrides)
+    fixed = bool(overrides.get("fixed") if overrides.get("fixed") is not None else (s.fixed if s else False))
+    dpn = int(getattr(facts.system, "devices_per_node", 0) or getattr(facts, "devices_per_node", 0) or 8)
+    ctx = SpaceContext(plan, facts, budget, fixed, dpn)
+    mode = overrides.get("mode") or (s.mode if s else "both")
+    modes = {"both": ("aggregated", "disaggregated"), "aggregated": ("aggregated",),
+             "disaggregated": ("disaggregated",)}[mode]
+    arch = facts.arch
+    heads = int(getattr(arch, "num_attention_heads", 0) or 0)
+    kv_heads = int(getattr(arch, "num_key_value_heads", 0) or 0)
+    routed = int(getattr(arch, "n_routed_experts", 0) or 0) if facts.is_moe else 0
+    hbm = float(getattr(facts.chip, "hbm_bytes", 0) or 0)
+    util = float(plan.hardware.memory_utilization)
+    dropped: list = []
+    roles = ("serve",) * ("aggregated" in modes) + ("prefill", "decode") * ("disaggregated" in modes)
+    layouts: dict = {}
+    instances: dict = {}
+    for role in roles:
+        vals = {d.name: values(s, ctx, d, role, overrides) for d in DIMENSIONS if role in d.roles}
+        vals.setdefault("chunked_prefill", [None])
+        vals.setdefault("speculative", [plan.speculative is not None])
+        out = []
+        for tp in vals["tp"]:
+            if heads and heads % tp:
+                dropped.append(("tp", tp, f"does not divide the {heads} attention heads"))
+                continue
+            if kv_heads and kv_heads > 1 and kv_heads % tp and tp % kv_heads:
+                dropped.append(("tp", tp, f"does not split the {kv_heads} KV heads"))
+                continue
+            for dp in vals["dp"]:
+                for pp in vals["pp"]:
+                    n = tp * dp * pp
+                    if n > budget:
+                        continue
+                    for ep in vals["expert_parallel"]:
+                        ep = bool(ep) and routed > 0 and tp * dp > 1
+                        if ep and routed % (tp * dp):
+                            continue
+                        try:
+                            weights = float(weights_per_device(arch, facts.quant or "bf16", tp, dp, pp,
+                                                               weight_bytes=facts.weight_bytes_per_param or None))
+                        except (TypeError, ValueError, KeyError):
+                            weights = 0.0
+                        if hbm and weights >= hbm * util:
+                            continue
+                        for mbt in vals["max_num_batched_tokens"]:
+                            for chunk in vals["chunked_prefill"]:
+                                if chunk is not None and chunk > mbt:
+                                    dropped.append(("chunked_prefill", chunk, f"larger than max_num_batched_tokens {mbt}"))
+                                    continue
+                                for spec in vals["speculative"]:
+                                    out.append(Layout(role, tp, dp, pp, ep, int(mbt), chunk, bool(spec)))
+        layouts[role] = sorted(set(out), key=Layout.key)
+        instances[role] = tuple(sorted(set(int(i) for i in values(s, ctx, DIMENSION_BY_NAME["instances"], role, overrides))))
+    seqs_role = "serve" if "serve" in roles else "decode"
+    batches = tuple(sorted(set(int(b) for b in values(s, ctx, DIMENSION_BY_NAME["max_num_seqs"], seqs_role, overrides))))
+    for name in ("tp", "dp", "pp"):
+        for value in (overrides.get(name) or (getattr(s, name) if s is not None else None) or []):
+            if value > budget:
+                dropped.append((name, value, f"larger than the device budget {budget}"))
+    top = int(overrides.get("top") or (s.top if s else 10))
+    return Space(modes, layouts, batches, instances, budget, fixed, top, sorted(set(dropped), key=str))
+
+
+def space_diagnostics(plan: Any, facts: Any, space: Optional[Space], overrides: Optional[dict] = None) -> list:
+    """SN81xx diagnostics of the search block (located at its values; the block itself, or the
+    plan's name for a search given on the command line only):
+
+    * SN8103 a budget larger than the plan's hardware, SN8104 ``speculative = both`` without the
+      plan's ``speculative`` block (before the space is built: ``space`` None);
+    * SN8101 a space without a layout for a role its modes need, SN8102 each value dropped."""
+    from sncc.diagnostics import codes
+    from sncc.diagnostics.model import diag
+
+    overrides = overrides or {}
+    s = plan.search
+
+    def at(key: str):
+        if s is not None:
+            return s.span_of(key)
+        return plan.name_span or plan.block_span
+
+    out = []
+    if space is None:
+        budget = budget_of(plan, facts, overrides)
+        have = facts.devices_available
+        if have and budget > have:
+            out.append(diag(codes.SEARCH_BUDGET_EXCEEDS_HARDWARE,
+                            f"the search's budget of {budget} devices is larger than the plan's {have}", at("devices"),
+                            help=f"set `devices = {have}` or enlarge `hardware`"))
+        if budget < 1:
+            out.append(diag(codes.SEARCH_EMPTY_SPACE, "the search has no device budget", at("devices"),
+                            help="give `search { devices = N }` or the plan's hardware size"))
+        spec = overrides.get("speculative") or (s.speculative if s is not None else "plan")
+        if spec == "both" and plan.speculative is None:
+            out.append(diag(codes.SEARCH_SPECULATIVE_WITHOUT_BLOCK,
+                            "`speculative = both` needs the plan's `speculative { }` block", at("speculative"),
+                            help="add `speculative { method = mtp  draft_tokens = 1  acceptance = 0.8 }` with the measured acceptance"))
+        return out
+    need = {"aggregated": ("serve",), "disaggregated": ("prefill", "decode")}
+    empty = [role for mode in space.modes for role in need[mode] if not space.layouts.get(role)]
+    if empty:
+        out.append(diag(codes.SEARCH_EMPTY_SPACE,
+                        f"no {' / '.join(f'`{r}`' for r in empty)} layout fits: every tp × dp × pp listed breaks a "
+                        f"construction rule or the budget of {space.budget} devices", at("tp"),
+                        help="list sizes that divide the attention heads and fit the budget and HBM"))
+    for what, value, why in space.dropped:
+        out.append(diag(codes.SEARCH_VALUE_DROPPED, f"`{what} = {value}` is skipped: it {why}" if not why.startswith("larger")
+                        else f"`{what} = {value}` is skipped: {why}", at(what)))
+    return out

@@ -1,0 +1,146 @@
+"""``sncc search --write DIR``: the best candidates as ``.sn`` files in canonical ``sncc fmt`` form.
+
+Each file is the searched plan's own source with its role blocks replaced by the candidate's
+(the settings the search does not vary, e.g. a role's ``env`` or ``eplb``, are copied from the base
+role as written), without the ``search`` block (and without ``kv_transfer`` for an aggregated
+candidate), renamed ``<plan>-<rank>``, formatted by :func:`sncc.fmt.format_source`.  Every text is
+compiled again and must check clean of errors and lower to a deployment (what ``sncc build``
+writes) before anything is written; DIR is untouched when one fails.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from sncc.search.candidate import _KEPT, Candidate, RoleChoice
+
+#: the Role fields a candidate writes, in the order a written block lists them
+_WRITTEN = ("instances", "devices", "tp", "dp", "pp", "expert_parallel", "max_num_seqs",
+            "max_num_batched_tokens", "chunked_prefill")
+
+
+class WriteError(Exception):
+    """A candidate's plan text could not be written (its source is spread over imported files,
+    or the written text does not check or build: the message names the codes)."""
+
+
+def _blocks(module: Any):
+    plan = next(b for b in module.blocks if b.name == "plan")
+    return plan, {it.name: it for it in plan.items if hasattr(it, "items")}
+
+
+def _item_name(it: Any) -> str:
+    return it.name if hasattr(it, "items") else it.key.text
+
+
+def _role_text(src: str, choice: RoleChoice, base_block: Any, moe: bool, spec_in_plan: bool) -> str:
+    lay = choice.layout
+    lines = [f"instances = {choice.instances}", f"devices = {lay.devices}", f"tp = {lay.tp}", f"dp = {lay.dp}"]
+    if lay.pp > 1:
+        lines.append(f"pp = {lay.pp}")
+    if moe and lay.tp * lay.dp > 1:
+        lines.append(f"expert_parallel = {'true' if lay.expert_parallel else 'false'}")
+    if choice.max_num_seqs is not None:
+        lines.append(f"max_num_seqs = {choice.max_num_seqs}")
+    lines.append(f"max_num_batched_tokens = {lay.max_num_batched_tokens}")
+    if lay.chunk is not None:
+        lines.append(f"chunked_prefill = {lay.chunk}")
+    if spec_in_plan and not lay.speculative:
+        lines.append("speculative { method = none }")
+    if base_block is not None:
+        for it in base_block.items:
+            if _item_name(it) in _KEPT:
+                lines.append(src[it.span.start:it.span.end])
+    return f"{lay.role} {{\n" + "\n".join("    " + ln for ln in lines) + "\n  }"
+
+
+def plan_text(comp: Any, cand: Candidate, name: str, moe: bool, header: str = "") -> str:
+    """The canonical ``.sn`` text of ``cand`` derived from compilation ``comp``'s source, named ``name``.
+
+    ``header``: comment lines put first.  Raises :class:`WriteError` when a block to replace
+    lives in an imported file."""
+    from sncc.fmt import format_source
+    from sncc.source import SourceFile
+
+    src = comp.source.text
+    plan_blk, blocks = _blocks(comp.module)
+    cut = [b for n, b in blocks.items() if n in ("prefill", "decode", "serve", "search")
+           or (n == "kv_transfer" and cand.mode == "aggregated")]
+    for b in cut + [plan_blk]:
+        if b.span.file != comp.source.name:
+            raise WriteError(f"`{b.name}` is written in {b.span.file}: --write rewrites the plan's own file only")
+    roles = [b for n, b in blocks.items() if n in ("prefill", "decode", "serve")]
+    at = min((b.span.start for b in roles), default=plan_blk.span.end - 1)
+
+    def base_of(role: str):
+        if role in blocks:
+            return blocks[role]
+        near = {"serve": ("decode", "prefill"), "prefill": ("serve", "decode"), "decode": ("serve", "prefill")}[role]
+        return next((blocks[n] for n in near if n in blocks), None)
+
+    new = "\n  ".join(_role_text(src, rc, base_of(rc.layout.role), moe, comp.plan.speculative is not None)
+                      for rc in cand.roles)
+    def end_of(b) -> int:       # a removed block takes its line break and the next line's indent
+        e = b.span.end
+        while e < len(src) and src[e] in " \t":
+            e += 1
+        if e < len(src) and src[e] == "\n":
+            e += 1
+            while e < len(src) and src[e] in " \t":
+                e += 1
+        return e
+
+    edits = sorted([(b.span.start, end_of(b), "") for b in cut] + [(at, at, new + "\n  ")], key=lambda e: (e[0], e[1]))
+    out, pos = [], 0
+    for start, end, text in edits:
+        out.append(src[pos:start])
+        out.append(text)
+        pos = max(pos, end)
+    out.append(src[pos:])
+    text = "".join(out)
+    label = plan_blk.label
+    if label is not None:
+        shift = sum(len(t) - (e - s) for s, e, t in edits if e <= label.span.start)
+        a, b = label.span.start + shift, label.span.end + shift
+        text = text[:a] + f'"{name}"' + text[b:]
+    return format_source(SourceFile(comp.source.name, header + text))
+
+
+def verify(text: str, path: str) -> list:
+    """Error codes of ``text`` compiled as ``path``: its checks, and its lowering (``sncc build``)."""
+    from sncc.compiler import Compilation
+    from sncc.source import SourceFile
+
+    comp = Compilation(SourceFile(path, text))
+    errs = [d.code.code for d in comp.diagnostics if d.is_error]
+    if not errs and comp.deployment is None:
+        errs.append("no deployment")
+    return sorted(set(errs))
+
+
+def write_best(comp: Any, rows: list, out_dir: str, moe: bool) -> list:
+    """Write ``rows`` (ranked :class:`~sncc.search.run.Row`) to ``out_dir`` as
+    ``NN-<plan>.sn``; returns the paths.  Every text is verified first; raises :class:`WriteError`
+    (nothing written) when one fails."""
+    base = comp.plan.name
+    texts = []
+    for i, r in enumerate(rows):
+        name = f"{base}-{i + 1:02d}"
+        path = os.path.join(out_dir, f"{i + 1:02d}-{name}.sn")
+        m = r.metrics
+        header = (f"# written by `sncc search {os.path.basename(comp.source.name)}`: rank {i + 1}, {r.candidate.label()},\n"
+                  f"# {r.status} ({r.source}): {m['tokens_per_s_per_device']:.1f} output tokens/s per device, "
+                  f"QPM {m['qpm']:.0f}, TTFT {m['ttft_s'].get('mean', 0):.2f} s, TPOT {m['tpot_ms'].get('mean', 0):.1f} ms\n")
+        text = plan_text(comp, r.candidate, name, moe, header)
+        # a relative `weights` path resolves against the written file's folder: verify in place
+        errs = verify(text, os.path.join(os.path.dirname(comp.source.name) or ".", os.path.basename(path)))
+        if errs:
+            raise WriteError(f"{r.candidate.label()}: the written plan does not pass: {', '.join(errs)}")
+        texts.append((path, text))
+    Path(out_dir).mkdir(parents=True, exist_ok=True)
+    for path, text in texts:
+        tmp = path + ".tmp"
+        Path(tmp).write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    return [p for p, _ in texts]

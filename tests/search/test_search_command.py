@@ -1,0 +1,101 @@
+"""`sncc search` through click's CliRunner (and once as a real subprocess): the ranked table, the
+JSON document against schemas/search.schema.json, --write (each plan passes check and build)."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+from click.testing import CliRunner
+
+from expect import ROOT
+from sncc.cli import main
+
+SMALL = Path(__file__).parent / "small_space.sn"
+FAST = ["--mode", "aggregated", "--tp", "2,4", "--dp", "1,2", "--max-num-seqs", "32,64", "--top", "2"]
+
+
+@pytest.fixture(scope="module")
+def json_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("best")
+    r = CliRunner().invoke(main, ["search", str(SMALL), "--format", "json", "--write", str(out / "best"),
+                                  "--plot", str(out / "frontier.png"), *FAST])
+    return r, out / "best"
+
+
+def test_json_document_follows_its_schema(json_run):
+    r, _ = json_run
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.output)
+    schema = json.loads((ROOT / "schemas" / "search.schema.json").read_text())
+    jsonschema.validate(doc, schema)
+    names = [s["name"] for s in doc["stages"]]
+    assert names == ["price role layouts", "combine whole plans", "checks + screen", "event simulation"]
+    ranked = doc["ranked"]
+    assert ranked[0]["status"] == "met" and ranked[0]["source"] == "simulate"
+    assert all(r["mode"] == "aggregated" and r["devices"] <= 8 for r in ranked)
+    per_dev = [r["tokens_per_s_per_device"] for r in ranked if r["status"] == "met"]
+    assert per_dev == sorted(per_dev, reverse=True)
+    assert {"p50", "p90", "p99", "p99_low", "p99_high"} <= set(ranked[0]["ttft_s"])
+    assert doc["base"]["layout"] == "2×tp4 dp1 b64" and doc["base"]["rank"] >= 1
+
+
+def test_plot_writes_the_frontier_png(json_run):
+    r, best = json_run
+    png = best.parent / "frontier.png"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_written_plans_pass_check_and_build(json_run, tmp_path):
+    r, best = json_run
+    files = sorted(best.glob("*.sn"))
+    assert [f.name for f in files] == ["01-qwen3-32b-h200-8-01.sn", "02-qwen3-32b-h200-8-02.sn"]
+    doc = json.loads(r.output)
+    assert doc["written"] == [str(f) for f in files]
+    runner = CliRunner()
+    for f in files:
+        text = f.read_text()
+        assert "search {" not in text and text.startswith("# written by `sncc search")
+        fmt = runner.invoke(main, ["fmt", "--check", str(f)])
+        assert fmt.exit_code == 0, fmt.output            # canonical `sncc fmt` form
+        chk = runner.invoke(main, ["check", str(f)])
+        assert chk.exit_code == 0, chk.output
+        b = runner.invoke(main, ["build", str(f), "-o", str(tmp_path / f.stem)])
+        assert b.exit_code == 0, b.output
+        assert (tmp_path / f.stem / "manifest.json").exists()
+
+
+def test_text_report_has_the_ranked_and_frontier_tables():
+    r = CliRunner().invoke(main, ["search", str(SMALL), *FAST])
+    assert r.exit_code == 0, r.output
+    for text in ("price role layouts", "best 2 (ranked by output tokens/s per device", "Pareto frontier",
+                 "TTFT s", "tok/s/dev", "the plan's own layout (2×tp4 dp1 b64) ranks"):
+        assert text in r.output, text
+
+
+def test_an_empty_space_is_an_error_located_in_the_search_block(tmp_path):
+    p = tmp_path / "bad.sn"
+    p.write_text(SMALL.read_text().replace("tp = [1, 2, 3, 4, 8]", "tp = [3]"))
+    r = CliRunner().invoke(main, ["search", str(p)])
+    assert r.exit_code == 1
+    assert "SN8101" in r.output and "bad.sn:" in r.output
+
+
+def test_ray_backend_without_ray_is_a_clear_error_or_runs(tmp_path):
+    r = CliRunner().invoke(main, ["search", str(SMALL), "--backend", "ray", "--format", "json", *FAST])
+    if r.exit_code == 2:
+        assert "ray" in (r.stderr if hasattr(r, "stderr") else r.output).lower()
+    else:
+        assert r.exit_code == 0
+
+
+def test_search_as_a_real_subprocess(tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    p = subprocess.run([sys.executable, "-m", "sncc.cli", "search", str(SMALL), "--format", "json", *FAST],
+                       capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["ranked"][0]["status"] == "met"

@@ -1,0 +1,84 @@
+"""The search space: the dimension table, construction rules and the SN81xx diagnostics."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from expect import ROOT, compile_text
+from sncc.search.space import DIMENSIONS, DIMENSION_BY_NAME, build_space, space_diagnostics
+
+SMALL = (Path(__file__).parent / "small_space.sn").read_text()
+
+
+def _comp(text: str = SMALL):
+    comp = compile_text(text, "small.sn")
+    assert comp.plan is not None and not [d for d in comp.diagnostics if d.is_error], comp.diagnostics
+    return comp
+
+
+def test_every_dimension_is_one_entry_with_a_search_key():
+    from sncc.plan.model import Search
+
+    names = [d.name for d in DIMENSIONS]
+    assert len(names) == len(set(names))
+    for d in DIMENSIONS:
+        key = "prefill_instances" if d.name == "instances" else d.name
+        assert key in Search.model_fields, d.name
+        assert d.roles and d.doc
+
+
+def test_a_tp_that_does_not_divide_the_heads_is_dropped_and_said():
+    comp = _comp()
+    space = build_space(comp.plan, comp.facts)
+    tps = {lay.tp for ls in space.layouts.values() for lay in ls}
+    assert tps == {1, 2, 4, 8}                        # 3 does not divide Qwen3-32B's 64 heads
+    assert ("tp", 3, "does not divide the 64 attention heads") in space.dropped
+    diags = space_diagnostics(comp.plan, comp.facts, space)
+    assert [d.code.code for d in diags] == ["SN8102"]
+    assert comp.source.text[diags[0].span.start:diags[0].span.end] == "[1, 2, 3, 4, 8]"
+
+
+def test_layouts_fit_the_budget_and_roles_follow_the_modes():
+    comp = _comp(SMALL.replace("devices = 8\n    tp", "devices = 4\n    mode = disaggregated\n    tp"))
+    space = build_space(comp.plan, comp.facts)
+    assert space.modes == ("disaggregated",) and set(space.layouts) == {"prefill", "decode"}
+    assert all(lay.devices <= 4 for ls in space.layouts.values() for lay in ls)
+    assert space.batches == (16, 32, 64, 128)
+
+
+def test_cli_values_override_the_block():
+    comp = _comp()
+    space = build_space(comp.plan, comp.facts, {"tp": [2], "dp": [1], "max_num_seqs": [8], "mode": "aggregated"})
+    assert [(lay.tp, lay.dp) for lay in space.layouts["serve"]] == [(2, 1)]
+    assert space.batches == (8,)
+
+
+def test_defaults_are_powers_of_two_dividing_the_heads_and_the_batch_grid():
+    comp = compile_text((ROOT / "examples" / "deepseek-r1-a3-7p1d.sn").read_text(), "seed.sn")
+    ctx_space = build_space(comp.plan, comp.facts, {"mode": "disaggregated"})
+    tps = sorted({lay.tp for lay in ctx_space.layouts["decode"]})
+    assert tps == [1, 2, 4, 8, 16]                    # 128 heads, 16 devices per A3 node
+    for lay in ctx_space.layouts["decode"]:           # EP group divides the 256 routed experts
+        assert not lay.expert_parallel or 256 % (lay.tp * lay.dp) == 0
+    assert DIMENSION_BY_NAME["max_num_seqs"].default(None, "decode")[:4] == [1, 2, 4, 8]
+
+
+BUDGET = SMALL.replace("  search {\n    devices = 8", "  search {\n    devices = 16")
+
+
+@pytest.mark.parametrize("bad,good,code", [
+    (BUDGET, SMALL, "SN8103"),                         # 16 devices on an 8-device plan
+    (SMALL.replace("top = 4", "top = 4\n    speculative = both"), SMALL, "SN8104"),
+    (SMALL.replace("tp = [1, 2, 3, 4, 8]", "tp = [3]"), SMALL, "SN8101"),
+])
+def test_search_errors_and_their_corrected_twins(bad, good, code):
+    for text, want in ((bad, code), (good, None)):
+        comp = _comp(text)
+        pre = space_diagnostics(comp.plan, comp.facts, None)
+        if not pre:
+            pre = space_diagnostics(comp.plan, comp.facts, build_space(comp.plan, comp.facts))
+        errors = [d.code.code for d in pre if d.is_error]
+        assert errors == ([want] if want else []), (code, [d.message for d in pre])
+        for d in pre:
+            assert d.span is not None

@@ -1,0 +1,68 @@
+"""The staged search in-process: stage bookkeeping, Ctrl-C keeps what was found, --goodput ranks
+by the goodput rate, the same result for a backend that computes out of order."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from expect import compile_text
+from sncc.search._serial import SerialBackend
+from sncc.search.report import document
+from sncc.search.run import search
+
+SMALL = (Path(__file__).parent / "small_space.sn").read_text()
+TINY = {"mode": "aggregated", "tp": [2, 4], "dp": [1], "max_num_seqs": [64], "top": 2}
+
+
+@pytest.fixture(scope="module")
+def comp():
+    return compile_text(SMALL, "small.sn")
+
+
+class Interrupting(SerialBackend):
+    """Yields ``after`` results of the heavy stage, then raises KeyboardInterrupt (a Ctrl-C)."""
+
+    def __init__(self, after: int):
+        self.after = after
+
+    def imap(self, fn, items, **kw):
+        for i, r in enumerate(super().imap(fn, items, **kw)):
+            if i == self.after:
+                raise KeyboardInterrupt
+            yield r
+
+
+class Reversed(SerialBackend):
+    """Computes the items last to first, yields them in input order (as a pool may)."""
+
+    def imap(self, fn, items, *, context=None, chunksize=None, on_progress=None):
+        items = list(items)
+        out = [fn(context, it) for it in reversed(items)]
+        yield from reversed(out)
+
+
+def test_ctrl_c_keeps_what_was_found(comp):
+    res = search(comp.plan, comp.facts, overrides=TINY, backend=Interrupting(1))
+    assert res.interrupted
+    assert [s.name for s in res.stages][-1] == "event simulation"
+    assert sum(r.source == "simulate" for r in res.ranked) == 1     # one simulation finished
+    assert len(res.ranked) > 1                                      # the screened ones are kept
+    assert document(res, "small")["interrupted"] is True
+
+
+def test_the_result_does_not_depend_on_the_order_a_backend_computes_in(comp):
+    a = document(search(comp.plan, comp.facts, overrides=TINY), "small")
+    b = document(search(comp.plan, comp.facts, overrides=TINY, backend=Reversed()), "small")
+    for d in (a, b):
+        for s in d["stages"]:
+            s["seconds"] = 0
+    assert a == b
+
+
+def test_goodput_ranks_by_the_rate_meeting_every_slo(comp):
+    over = dict(TINY, tp=[4], top=1)
+    res = search(comp.plan, comp.facts, overrides=over, goodput=True, sim_requests=200)
+    sim = [r for r in res.ranked if r.source == "simulate"]
+    assert sim and all(r.metrics.get("goodput_qpm") is not None for r in sim)
+    assert document(res, "small")["ranked_by"] == "goodput_qpm"
