@@ -1,6 +1,5 @@
-"""Inline stand-in for the execution backends (:mod:`sncc.search.backend`, written beside this
-package): the same interface, run serially in this process.  :func:`backend` returns the real
-backend when that module is present, else this one."""
+"""The inline backend (the interface of :mod:`sncc.search.backend`, run serially in this
+process: stages too small for a pool), and :func:`backend`, the search's way to the real ones."""
 from __future__ import annotations
 
 from typing import Any, Callable, Iterable, Iterator, Optional
@@ -37,12 +36,8 @@ class SerialBackend:
 
 
 def backend(name: str = "local", *, workers: Optional[int] = None, address: Optional[str] = None):
-    """The backend called ``name`` (``local`` or ``ray``) from :mod:`sncc.search.backend`, or the
-    inline :class:`SerialBackend` while that module is absent (``local`` only)."""
-    try:
-        from sncc.search.backend import get_backend
-    except ImportError:
-        if name != "local":
-            raise ValueError(f"the `{name}` backend is not available in this build of sncc") from None
-        return SerialBackend()
+    """The backend called ``name`` (``local`` or ``ray``): :func:`sncc.search.backend.get_backend`.
+    Raises ValueError for an unknown name, ``BackendUnavailable`` for Ray when it is not installed."""
+    from sncc.search.backend import get_backend
+
     return get_backend(name, workers=workers, address=address)
