@@ -189,8 +189,6 @@ def parse_tree(source: SourceFile):
         return None, diag(codes.SYNTAX_ERROR, "invalid syntax", source.span(pos, pos + 1))
 
 
-#: metric names of the `slo` block (grammar/sncc.lark ``slo_item``) and the statistic words after them
-_SLO_METRICS = ("ttft", "tpot", "itl", "e2el", "e2e", "qpm", "throughput")
 _SPACED_UNIT = re.compile(r"(?<![\w.])([0-9][0-9_]*(?:\.[0-9]+)?)([ \t]+)([A-Za-z%][A-Za-z%/]*)[ \t]*(?:#[^\n]*)?\n?[ \t]*$")
 
 
@@ -210,9 +208,13 @@ def _spaced_unit(text: str, start: int) -> tuple[int, int, str] | None:
 
 def _token_help(text: str, tok, expected) -> str | None:
     """A help line for an unexpected token that a common slip explains, or None."""
+    if tok.type != "NAME":
+        return None
+    from sncc.plan.model import SLO_METRICS   # the error path only: parsing a good file never imports it
+
     before = text[max(0, (tok.start_pos or 0) - 40):tok.start_pos or 0]
     word = re.search(r"([A-Za-z_]+)\s+$", before)
-    if tok.type == "NAME" and word and word.group(1).lower() in _SLO_METRICS:
+    if word and word.group(1).lower() in SLO_METRICS:
         return f"an SLO is `metric.statistic < target`: `{word.group(1)}.{tok} < …`"
     return None
 
