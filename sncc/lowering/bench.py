@@ -14,16 +14,30 @@ Mapping (vLLM 0.11.0 ``vllm/benchmarks/serve.py`` and ``datasets.py``):
   SLOs name (99 when none); ``--goodput`` the per-request TTFT / TPOT / e2e targets in ms;
 * ``--save-result`` as ``bench-result.json`` with ``--metadata`` naming the plan (its name, its
   file's name, the engine and pinned version), which vLLM copies into the result JSON.
+
+Several API servers without a router (an aggregated plan on a release without a DP load
+balancer, :mod:`.proxy`): one client per server, each with its share of the workload, as the
+simulator's dispatch spreads it (``sim/engine/des.py`` ``_arrive_serve``: every request to the
+least-loaded instance, so each server carries an equal share): ``--num-prompts`` and
+``--max-concurrency`` split into whole shares that differ by at most one (the first servers take
+the remainder), ``--request-rate`` divided evenly (thinning a Poisson stream by an even split
+gives Poisson streams of rate ``rate / k``); a server whose share would be 0 gets no client.
+Each client writes ``bench-result-<i>.json`` with ``--metadata sncc_bench_client=<i>/<k>``;
+``sncc calibrate`` merges the files (``sim/calibration/bench_merge.py``).
 """
 
 from __future__ import annotations
 
 from sncc.lowering.context import LowerCtx
-from sncc.lowering.deployment import Arg, BenchSpec, Endpoint, ProxySpec, RoleDeployment
+from sncc.lowering.deployment import Arg, BenchClient, BenchSpec, Endpoint, ProxySpec, RoleDeployment
 from sncc.lowering.hosts import address_var
 from sncc.lowering.proxy import endpoints
 
 RESULT_FILE = "bench-result.json"
+#: a split benchmark's client ``i`` writes this file
+CLIENT_RESULT_FILE = "bench-result-{i}.json"
+#: the flags whose value is a client's share of the workload
+_SHARED_COUNTS = ("num-prompts", "max-concurrency")
 #: clients when the plan gives neither concurrency nor rate (the simulator's default, workload docs)
 DEFAULT_CLIENTS = 64
 _GOODPUT = {"ttft": "ttft", "tpot": "tpot", "e2e": "e2el"}
@@ -41,12 +55,13 @@ def bench_spec(ctx: LowerCtx, roles: tuple[RoleDeployment, ...], proxy: ProxySpe
     """The benchmark of the deployment, or None when it has no API server."""
     plan, wl = ctx.plan, ctx.plan.workload
     if proxy is not None:
-        target = Endpoint("proxy", proxy.node, address_var(proxy.node), proxy.port)
+        targets = [Endpoint("proxy", proxy.node, address_var(proxy.node), proxy.port)]
     else:
-        eps = [e for n in ("serve", "decode") for e in endpoints(roles, n)]
-        if not eps:
+        targets = [e for n in ("serve", "decode") for e in endpoints(roles, n)]
+        if not targets:
             return None
-        target = eps[0]
+        if plan.disaggregated:
+            targets = targets[:1]        # a P/D plan without a proxy: the decode server (the engine's own path)
     notes = []
     rin, rout = _range_ratio(wl.input), _range_ratio(wl.output)
     ratio = max(rin, rout) if rin and rout else (rin or rout)
@@ -94,5 +109,43 @@ def bench_spec(ctx: LowerCtx, roles: tuple[RoleDeployment, ...], proxy: ProxySpe
 
         # the file name only: the outputs must not depend on how the path was spelled (build --check)
         meta.append(f"sncc_plan_file={os.path.basename(plan_file)}")
-    flags += [Arg("save-result", True), Arg("result-filename", RESULT_FILE), Arg("metadata", meta)]
-    return BenchSpec(flags=tuple(flags), target=target, result_file=RESULT_FILE, notes=tuple(notes))
+    if len(targets) == 1:
+        flags += [Arg("save-result", True), Arg("result-filename", RESULT_FILE), Arg("metadata", meta)]
+        return BenchSpec(clients=(BenchClient(tuple(flags), targets[0], RESULT_FILE),), notes=tuple(notes))
+    clients = split_clients(flags, targets, meta)
+    if len(clients) < len(targets):
+        notes.append(f"{len(targets)} API servers and a workload of {len(clients)} concurrent client"
+                     f"{'s' if len(clients) > 1 else ''}: servers {len(clients)}-{len(targets) - 1} get no benchmark client")
+    notes.append(f"no router in front of the {len(targets)} API servers on {ctx.adapter.kind} {ctx.pin.version}: "
+                 f"{len(clients)} clients run side by side, one per server, each with its share of the workload; "
+                 "give sncc calibrate the list of their result files (it merges them)")
+    return BenchSpec(clients=clients, notes=tuple(notes))
+
+
+def shares(total: int, k: int) -> list[int]:
+    """``total`` split into ``k`` whole shares that differ by at most one, the larger first."""
+    return [total // k + (1 if i < total % k else 0) for i in range(k)]
+
+
+def split_clients(flags: list[Arg], targets: list[Endpoint], meta: list[str]) -> tuple[BenchClient, ...]:
+    """One client per target with its share of the whole-run ``flags`` (module docstring): as many
+    clients as the smallest whole count allows (``--num-prompts``, ``--max-concurrency``)."""
+    values = {a.name: a.value for a in flags}
+    k = min([len(targets)] + [int(values[n]) for n in _SHARED_COUNTS if values.get(n) is not None])
+    k = max(1, k)
+    split = {n: shares(int(values[n]), k) for n in _SHARED_COUNTS if values.get(n) is not None}
+    out = []
+    for i, t in enumerate(targets[:k]):
+        mine = []
+        for a in flags:
+            if a.name in split:
+                a = Arg(a.name, split[a.name][i], f"client {i} of {k}: its share of {values[a.name]}")
+            elif a.name == "request-rate":
+                a = Arg(a.name, values[a.name] / k, f"client {i} of {k}: 1/{k} of {values[a.name]:g} requests/s")
+            mine.append(a)
+        name = CLIENT_RESULT_FILE.format(i=i)
+        mine += [Arg("save-result", True), Arg("result-filename", name),
+                 Arg("metadata", meta + [f"sncc_bench_client={i}/{k}"])]
+        share = ", ".join(f"{n} {split[n][i]}" for n in split)
+        out.append(BenchClient(tuple(mine), t, name, share))
+    return tuple(out)

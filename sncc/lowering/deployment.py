@@ -203,14 +203,30 @@ class ProxySpec:
 
 
 @dataclass(frozen=True)
-class BenchSpec:
-    """``vllm bench serve`` against the entry point: ``flags`` in order; ``target`` the address
-    variable and port it calls; ``notes`` how the plan's workload was mapped."""
+class BenchClient:
+    """One ``vllm bench serve`` process: ``flags`` in order; ``target`` the address variable and
+    port it calls; ``result_file`` the ``--save-result`` file it writes; ``share`` what part of
+    the workload it runs ("" when it runs the whole workload)."""
 
     flags: tuple[Arg, ...]
     target: Endpoint
     result_file: str
+    share: str = ""
+
+
+@dataclass(frozen=True)
+class BenchSpec:
+    """The benchmark of the deployment: one client against the entry point (the proxy or the one
+    API server), or one client per API server, each with its share of the workload, when several
+    servers have no router in front; ``notes`` how the plan's workload was mapped."""
+
+    clients: tuple[BenchClient, ...]
     notes: tuple[str, ...] = ()
+
+    @property
+    def result_files(self) -> tuple[str, ...]:
+        """The result file of every client, in client order."""
+        return tuple(c.result_file for c in self.clients)
 
 
 @dataclass(frozen=True)

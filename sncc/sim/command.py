@@ -211,6 +211,9 @@ def calibrate(measurements: str, out: str) -> str:
     lines = [f"fitted {len(res['values'])} constants of profile {base} to {len(points)} points:"]
     for k, v in res["values"].items():
         lines.append(f"  {k} = {v:.6g}")
+    for pt in points:
+        for line in (pt.bench or {}).get("approximate", ()):
+            lines.append(f"  note: point {pt.n}: merged bench results: {line}")
     lines.append("")
     lines.append(format_table(res["rows"]))
     lines.append("")

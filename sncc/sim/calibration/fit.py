@@ -30,6 +30,9 @@ Measurements file (TOML or JSON; every key below, nothing else)::
     plan = "out/plan.sn"
     bench_result = "out/bench-result.json"       # `vllm bench serve --save-result` output (bench.sh):
                                                  # client TTFT, TPOT, QPM and output tokens/s over the run
+    [[point]]
+    plan = "out2/plan.sn"                        # several API servers, no router: one client per server,
+    bench_result = ["out2/bench-result-0.json", "out2/bench-result-1.json"]   # merged (bench_merge.py)
 
 Decisions: without ``fit`` the fit moves only the constants the measured metrics inform
 (:data:`METRIC_CONSTANTS`) and refuses when they outnumber the measured values; every constant
@@ -436,20 +439,12 @@ def load_measurements(path: str) -> Tuple[str, List[str], List[Point]]:
 MAX_BENCH_RESULT_BYTES = 64 * 2**20
 
 
-def read_bench_result(name: Any, here: str, where: str) -> Tuple[Dict[str, float], Dict[str, Any]]:
-    """Measured metrics of a ``vllm bench serve --save-result`` JSON file (the ``bench.sh`` that
-    ``sncc build`` writes runs it), keyed as :data:`METRICS`: ``client_ttft_s`` (``mean_ttft_ms``:
-    the client's TTFT, queue included), ``run_tpot_ms`` (``mean_tpot_ms``), ``run_qpm``
-    (``request_throughput`` x 60) and ``output_tokens_per_s`` (``output_throughput``), each over
-    the whole benchmark; a key the file lacks is skipped.  ``name`` is relative to ``here``.
-    Returns (metrics, run) with ``run`` the benchmark's ``requests`` (``completed`` +
-    ``failed``), ``max_concurrency`` and ``request_rate`` where the file gives them.
-
-    Raises :class:`CalibrationError` naming the file for a missing, special or unreadable file,
-    bad JSON, no known key, or a value that is not a number > 0."""
+def _read_bench_doc(name: Any, here: str, where: str) -> Tuple[str, Dict[str, Any]]:
+    """(path, parsed JSON object) of one ``--save-result`` file; :class:`CalibrationError` naming
+    the file for a missing, special, oversized or unreadable file, bad JSON or a non-object."""
     if not isinstance(name, str) or not name:
         raise CalibrationError(f"{where}: bench_result must be the path of a `vllm bench serve --save-result` "
-                               f"JSON file, got {name!r}")
+                               f"JSON file (or a list of them, one per client), got {name!r}")
     from sncc.source import read_bytes_limited
     from sncc.syntax.imports import not_a_regular_input
 
@@ -466,6 +461,80 @@ def read_bench_result(name: Any, here: str, where: str) -> Tuple[Dict[str, float
                                f"{getattr(e, 'strerror', None) or e}") from None
     if not isinstance(doc, dict):
         raise CalibrationError(f"{where}: bench_result: {path} is not a JSON object (a `--save-result` file)")
+    return path, doc
+
+
+#: ``--metadata`` key bench.sh gives each client of a split benchmark: ``<index>/<clients>``
+BENCH_CLIENT_KEY = "sncc_bench_client"
+
+
+def _client_set_problem(paths: Sequence[str], docs: Sequence[Dict[str, Any]]) -> Optional[str]:
+    """Why the files are not the complete set of one split benchmark's clients, or None."""
+    tags = [d.get(BENCH_CLIENT_KEY) for d in docs]
+    if all(t is None for t in tags):
+        return None                          # files of the user's own making: merged as given
+    seen: Dict[int, str] = {}
+    total = None
+    for path, t in zip(paths, tags):
+        try:
+            i, n = (int(x) for x in str(t).split("/"))
+        except ValueError:
+            return f"{path} is not a client of a split bench.sh ({BENCH_CLIENT_KEY} = {t!r})"
+        if total is not None and n != total:
+            return f"{path} is client {i} of {n}, the others of {total}: results of different builds"
+        total = n
+        if i in seen:
+            return f"{path} and {seen[i]} are both client {i}"
+        seen[i] = path
+    missing = sorted(set(range(total or 0)) - set(seen))
+    if missing:
+        return (f"client{'s' if len(missing) > 1 else ''} {', '.join(map(str, missing))} of {total} missing "
+                "(bench.sh writes one result file per API server; list them all)")
+    plans = {d.get("sncc_plan") for d in docs}
+    if len(plans) > 1:
+        return f"the files are of different plans ({', '.join(sorted(map(str, plans)))})"
+    return None
+
+
+def read_bench_result(name: Any, here: str, where: str) -> Tuple[Dict[str, float], Dict[str, Any]]:
+    """Measured metrics of a ``vllm bench serve --save-result`` JSON file (the ``bench.sh`` that
+    ``sncc build`` writes runs it), keyed as :data:`METRICS`: ``client_ttft_s`` (``mean_ttft_ms``:
+    the client's TTFT, queue included), ``run_tpot_ms`` (``mean_tpot_ms``), ``run_qpm``
+    (``request_throughput`` x 60) and ``output_tokens_per_s`` (``output_throughput``), each over
+    the whole benchmark; a key the file lacks is skipped.  ``name`` is relative to ``here``; a
+    list of names is the result files of one benchmark split over several API servers (one
+    ``vllm bench serve`` client each, ``bench.sh``), merged into one measurement by
+    :func:`sncc.sim.calibration.bench_merge.merge`.
+    Returns (metrics, run) with ``run`` the benchmark's ``requests`` (``completed`` +
+    ``failed``), ``max_concurrency`` and ``request_rate`` where the file gives them, and for a
+    merge ``approximate``: one line per merged figure that is not exact.
+
+    Raises :class:`CalibrationError` naming the file for a missing, special or unreadable file,
+    bad JSON, no known key, or a value that is not a number > 0; for a list, an empty list, a
+    file named twice, or files that are not the complete client set of one split benchmark."""
+    if isinstance(name, list):
+        if not name:
+            raise CalibrationError(f"{where}: bench_result is an empty list; name the result file of every client")
+        read = [_read_bench_doc(n, here, where) for n in name]
+        paths = [p for p, _ in read]
+        dup = next((p for i, p in enumerate(paths) if p in paths[:i]), None)
+        if dup:
+            raise CalibrationError(f"{where}: bench_result: {dup} is listed twice")
+        problem = _client_set_problem(paths, [d for _, d in read])
+        if problem:
+            raise CalibrationError(f"{where}: bench_result: {problem}")
+        if len(read) == 1:
+            path, doc = read[0]
+        else:
+            from sncc.sim.calibration.bench_merge import merge
+
+            path, doc = ", ".join(paths), merge([d for _, d in read], paths)
+    else:
+        path, doc = _read_bench_doc(name, here, where)
+        n = str(doc.get(BENCH_CLIENT_KEY, "0/1")).split("/")[-1]
+        if n not in ("", "1"):
+            raise CalibrationError(f"{where}: bench_result: {path} is one of {n} clients of a split benchmark; "
+                                   "give bench_result the list of every client's result file")
     out: Dict[str, float] = {}
     for key, (metric, k) in BENCH_RESULT_KEYS.items():
         if key not in doc or doc[key] is None:
@@ -486,6 +555,8 @@ def read_bench_result(name: Any, here: str, where: str) -> Tuple[Dict[str, float
         v = doc.get(key)
         if _is_number(v) and v > 0 and v != float("inf"):
             run[key] = float(v)
+    if "sncc_approximate" in doc:
+        run["approximate"] = list(doc["sncc_approximate"])
     return out, run
 
 
