@@ -21,6 +21,17 @@ def _nic() -> Mapping[str, Any]:
     return package_toml("sncc.engines", "data/nic.toml")
 
 
+def cann_setup_scripts(install_path: str | None) -> tuple[tuple[str, str, str], ...]:
+    """``(path, what, source)`` of each CANN script an Ascend server sources before it starts
+    (``data/cann_setup.toml``): ``path`` under ``install_path`` (the plan's
+    ``software.install_path``), else under the file's ``default_root`` (``/usr/local/Ascend``)
+    with that root's source appended to ``source``."""
+    data = package_toml("sncc.engines", "data/cann_setup.toml")
+    root = (install_path or data["default_root"]).rstrip("/") or "/"
+    why = "plan software.install_path" if install_path else data["default_root_source"]
+    return tuple((f"{root}/{s['path']}", s["what"], f"{s['source']}; root {root}: {why}") for s in data["script"])
+
+
 def nic_vars(vendor: str) -> tuple[str, ...]:
     """The interface variables every node of a multi-node deployment on ``vendor`` (``ascend`` /
     ``nvidia``) exports."""

@@ -34,7 +34,7 @@ def lower(plan, resolved, plan_file: str | None = None) -> Deployment:
     from sncc.lowering.bench import bench_spec
     from sncc.lowering.client import client_settings
     from sncc.lowering.engine_args import role_args
-    from sncc.lowering.env import common_env, node_env, ready_timeout, unread_plan_env
+    from sncc.lowering.env import common_env, node_env, ready_timeout, setup_scripts, unread_plan_env
     from sncc.diagnostics import codes
     from sncc.lowering.hosts import address_var, check_hosts, node_address
     from sncc.lowering.launch import PortCounter, instance_processes, kv_base, port_clash
@@ -100,9 +100,9 @@ def lower(plan, resolved, plan_file: str | None = None) -> Deployment:
     dep = Deployment(name=plan.name, engine=ctx.adapter.kind, engine_version=ctx.pin.version, pin_note=ctx.pin_note,
                      vllm_version=ctx.pin.vllm, vendor=ctx.vendor, model_path=plan.model.weights or plan.model.id,
                      served_name=resolved.served_name or plan.model.id, disaggregated=plan.disaggregated,
-                     roles=roles_t, nodes=tuple(nodes), common_env=common_env(ctx), proxy=proxy,
+                     roles=roles_t, nodes=tuple(nodes), common_env=common_env(ctx, nodes_total, conn), proxy=proxy,
                      bench=bench_spec(ctx, roles_t, proxy, plan_file), client=client_settings(ctx),
-                     secrets=secrets, manifest_facts=facts)
+                     secrets=secrets, setup_scripts=setup_scripts(ctx), manifest_facts=facts)
     extra = ctx.adapter.extra_files(ctx, dep)
     if extra:
         import dataclasses

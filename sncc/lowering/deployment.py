@@ -203,6 +203,16 @@ class ProxySpec:
 
 
 @dataclass(frozen=True)
+class SetupScript:
+    """A vendor script every server's shell sources before sncc's exports (CANN's ``set_env.sh``):
+    ``path`` on the target machine, ``what`` it sets up, ``source`` of the path."""
+
+    path: str
+    what: str
+    source: str
+
+
+@dataclass(frozen=True)
 class BenchClient:
     """One ``vllm bench serve`` process: ``flags`` in order; ``target`` the address variable and
     port it calls; ``result_file`` the ``--save-result`` file it writes; ``share`` what part of
@@ -257,6 +267,7 @@ class Deployment:
     bench: BenchSpec | None
     client: dict | None
     secrets: tuple[str, ...] = ()
+    setup_scripts: tuple[SetupScript, ...] = ()
     manifest_facts: dict = field(default_factory=dict)
     extra_files: dict[str, Any] = field(default_factory=dict)
 

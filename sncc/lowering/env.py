@@ -10,6 +10,12 @@ env file, after ``env/common.sh``, so they win for that role only.  Device visib
 process (each server's slice), mapped through the ``ASCEND_RT_VISIBLE_DEVICES`` /
 ``CUDA_VISIBLE_DEVICES`` mask in force for the role when there is one.
 
+Before the exports, on Ascend, ``env/common.sh`` sources CANN's toolkit and NNAL ``set_env.sh``
+(:func:`setup_scripts`), so sncc's values and the plan's win over what they set.  The engine's
+variables include those vllm-ascend's tutorials export at the pinned tag (the adapter's
+``tutorial_env`` rows), and a disaggregated deployment over several nodes gets its connector's
+``cross_node_env`` rows (NIXL: the UCX variables vLLM's NIXL guide exports).
+
 Per node: ``VLLM_HOST_IP`` (vLLM's ``get_ip``, which the KV connectors advertise), on Ascend
 ``HCCL_IF_IP``, and with more than one node the interface variables of the vendor
 (``sncc/engines/data/nic.toml``: ``GLOO_SOCKET_IFNAME``, ``TP_SOCKET_IFNAME``,
@@ -23,7 +29,7 @@ from __future__ import annotations
 import re
 
 from sncc.lowering.context import LowerCtx, LoweringError
-from sncc.lowering.deployment import EnvVar, ShellValue
+from sncc.lowering.deployment import EnvVar, SetupScript, ShellValue
 from sncc.lowering.hosts import NIC_VAR, address_var, node_nic
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -87,8 +93,23 @@ def role_env(ctx: LowerCtx, rs) -> tuple[EnvVar, ...]:
     return tuple(out)
 
 
-def common_env(ctx: LowerCtx) -> tuple[EnvVar, ...]:
-    """The shared ``export`` lines (see the module docstring)."""
+def setup_scripts(ctx: LowerCtx) -> tuple[SetupScript, ...]:
+    """The vendor scripts ``env/common.sh`` sources before its exports: on Ascend CANN's
+    toolkit and NNAL ``set_env.sh`` under the plan's ``software.install_path`` or CANN's default
+    root (:func:`sncc.engines.runtime_env.cann_setup_scripts`); none on NVIDIA."""
+    if not ctx.ascend:
+        return ()
+    from sncc.engines.runtime_env import cann_setup_scripts
+
+    sw = ctx.plan.software
+    return tuple(SetupScript(p, w, src) for p, w, src in
+                 cann_setup_scripts(sw.install_path if sw is not None else None))
+
+
+def common_env(ctx: LowerCtx, nodes_total: int = 1, conn=None) -> tuple[EnvVar, ...]:
+    """The shared ``export`` lines (see the module docstring); ``nodes_total`` the nodes the
+    deployment spans and ``conn`` its KV connector (a connector's ``cross_node_env`` rows of the
+    adapter's data are written when a disaggregated deployment spans nodes)."""
     overrides = plan_env(ctx)
     overrides.pop(mask_var(ctx), None)   # applied per server slice
     out: list[EnvVar] = []
@@ -116,6 +137,10 @@ def common_env(ctx: LowerCtx) -> tuple[EnvVar, ...]:
         put("engine start-up (vLLM)", READY_TIMEOUT_VAR, ready[1], ready[2])
     for v in ctx.adapter.runtime_env(ctx):
         put(v.section, v.name, v.value, v.note)
+    if conn is not None and nodes_total > 1 and ctx.plan.disaggregated:
+        rows = ctx.adapter.data.get("connectors", {}).get(conn.id, {}).get("cross_node_env", ())
+        for row in rows:
+            put(f"KV transfer across nodes ({conn.class_name})", row["name"], str(row["value"]), row["source"])
     unread = unread_plan_env(ctx)
     for k in sorted(overrides):
         if k not in unread:

@@ -79,6 +79,7 @@ def runtime_env(ctx) -> list:
     if ctx.ascend and opt is not None and opt.graph_cache and ctx.adapter.torchair_mode(plan):
         out.append(EnvVar("TORCHAIR_CACHE_HOME", opt.graph_cache,
                           "optimize.graph_cache: TorchAir cache root (with torchair_graph_config.use_cached_graph)", sec))
+    out += tutorial_env(ctx)
     if ctx.ascend:
         for use in ctx.adapter.release_options(plan, ctx.resolved):
             if not use.written:
@@ -87,6 +88,27 @@ def runtime_env(ctx) -> list:
             for name, value in sp.env.items():
                 out.append(EnvVar(name, value, f"plan optimize.{use.option} = {use.value}: {sp.name} ({sp.releases})"
                                   + (f"; {sp.notes}" if sp.notes else ""), sec))
+    return out
+
+
+def tutorial_env(ctx) -> list:
+    """The variables vllm-ascend's own tutorials export at the pinned tag (``pins.toml``
+    ``[[tutorial_env."<version>"]]``: name, value, the chips' ``device_types`` the tutorial's block
+    is for, an ``unless`` of plan ``env`` values it cannot run with, and its tag, file and line),
+    each with its source as the note.  The caller gives a plan ``env`` entry of the same name
+    precedence (:func:`sncc.lowering.env.common_env`)."""
+    from sncc.lowering.deployment import EnvVar
+
+    chip = ctx.resolved.chip
+    dtype = getattr(chip, "device_type", None)
+    plan_env = {k: str(v).strip().lower() for k, v in ctx.plan.env.items()}
+    out = []
+    for row in ctx.adapter.data.get("tutorial_env", {}).get(ctx.pin.version, ()):
+        if row.get("device_types") and dtype not in row["device_types"]:
+            continue
+        if any(plan_env.get(k) == str(v).lower() for k, v in row.get("unless", {}).items()):
+            continue
+        out.append(EnvVar(row["name"], str(row["value"]), row["source"], f"vllm-ascend {ctx.pin.version} tutorials"))
     return out
 
 
