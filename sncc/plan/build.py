@@ -38,6 +38,16 @@ _CONTROL_NAMES = {"\n": "line feed", "\r": "carriage return", "\t": "tab", "\x00
 #: int-to-str digit limit.
 MAX_MAGNITUDE = 2**53 - 1
 
+#: Longest string a plan key takes [characters]: Linux PATH_MAX (include/uapi/linux/limits.h,
+#: 4096 bytes with the terminating NUL), the longest path a system call accepts.  Every string
+#: key is a name, id, version, path or URL that ends up in a command line, a file header or a
+#: config key; none is usefully longer.  A field may declare a tighter ``max_chars``.
+MAX_STRING_CHARS = 4096
+#: Longest ``env`` value [characters]: Linux MAX_ARG_STRLEN (include/uapi/linux/binfmts.h,
+#: 32 pages = 131072 bytes), the longest single ``NAME=value`` string execve accepts.
+MAX_ENV_VALUE_CHARS = 131072 - 1
+_PATH_MAX_WHY = "names, ids, versions, paths and URLs are limited to 4,096 characters (Linux PATH_MAX)"
+
 
 @dataclass
 class Meta:
@@ -113,6 +123,8 @@ class _Builder:
         extra = info.json_schema_extra if info is not None and isinstance(info.json_schema_extra, dict) else {}
         unit = unit or extra.get("unit")
         if isinstance(v, ast.Number) and self.too_big(v, v.value, key):
+            return _BAD
+        if self.too_long(v, key, *extra.get("max_chars", (MAX_STRING_CHARS, _PATH_MAX_WHY))):
             return _BAD
         if kind != "secret" and isinstance(v, (ast.Str, ast.Ident)) and self.scan_secret(v, key):
             return _BAD  # dropped: no later message (an invalid enum, a mismatch) may repeat it
@@ -333,6 +345,20 @@ class _Builder:
                    help="check for extra digits or a wrong unit")
         return True
 
+    def too_long(self, v: ast.Value, key: str, limit: int, why: str) -> bool:
+        """Report SN2009 and return True when string, name or list item ``v`` is longer than
+        ``limit`` characters (:data:`MAX_STRING_CHARS` unless the field declares ``max_chars``);
+        ``why`` is the help line naming the limit.  The text is never repeated in the message
+        (it may be megabytes)."""
+        items = v.items if isinstance(v, ast.ListLit) else v.args if isinstance(v, ast.Call) else (v,)
+        for x in items:
+            text = x.value if isinstance(x, ast.Str) else x.name if isinstance(x, ast.Ident) else None
+            if text is not None and len(text) > limit:
+                self.error(codes.OUT_OF_RANGE, f"`{key}` is {len(text):,} characters long; it takes at most {limit:,}",
+                           x.span, help=why)
+                return True
+        return False
+
     def bad(self, v: ast.Value, expected: str, where: str, key: str):
         if isinstance(v, ast.QuantityLit) and expected in ("an integer", "a number"):
             try:
@@ -529,6 +555,9 @@ class _Builder:
                            related=[Related(meta.keys[name], "first given here")])
                 continue
             v = item.value
+            if self.too_long(v, name, MAX_ENV_VALUE_CHARS, "an environment value is limited to 131,071 characters "
+                             "(Linux MAX_ARG_STRLEN): pass a long configuration as a file path"):
+                continue
             if isinstance(v, ast.Number):
                 if self.too_big(v, v.value, name):  # the checks read numeric env values as numbers
                     continue

@@ -44,6 +44,8 @@ def F(default: Any = ..., kind: str = "string", doc: str = "", **kw: Any) -> Any
         extra["choices"] = list(kw.pop("choices"))
     if "unit" in kw:
         extra["unit"] = kw.pop("unit")
+    if "max_chars" in kw:
+        extra["max_chars"] = kw.pop("max_chars")
     return Field(default, description=doc, json_schema_extra=extra, **kw)
 
 
@@ -346,7 +348,9 @@ class Hosts(Node):
     """
 
     addresses: Optional[list] = F(None, kind="address-list", doc='node addresses in deployment order; each a string or `env("NAME")`')
-    nic: Optional[str] = F(None, doc="network interface of the nodes (HCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME, TP_SOCKET_IFNAME)")
+    nic: Optional[str] = F(None, doc="network interface of the nodes (HCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME, TP_SOCKET_IFNAME)",
+                           max_chars=(15, "a network interface name is at most 15 characters "
+                                          "(Linux IFNAMSIZ, include/uapi/linux/if.h: 16 with the NUL)"))
     port: int = F(8000, kind="count", doc="first API port on a node; each further server on the node takes the next", ge=1, le=65535)
     dp_rpc_port: int = F(13345, kind="count", doc="`--data-parallel-rpc-port` base", ge=1, le=65535)
     kv_port: int = F(20001, kind="count", doc="KV-transfer port base (the connector's port rules apply)", ge=1, le=65535)
