@@ -122,14 +122,23 @@ def parse_tree(source: SourceFile):
         expected = getattr(e, "accepts", None) or e.expected
         if tok.type == "$END":
             end = len(source.text.rstrip())  # just after the last non-blank character
-            opener = _last_unclosed_brace(source.text)
-            if opener is not None:
+            found = _unclosed_block(source.text)
+            if found is not None:
+                opener, closer, outer = found
+                name = _block_name(source.text, opener)
+                related = [Related(source.span(end, end), "the file ends here")]
+                if closer is not None:
+                    related.append(Related(source.span(closer, closer + 1),
+                                           "this `}` closes it by count, but its indentation is that of an outer block"))
+                    related.append(Related(source.span(outer, outer + 1), "so this `{` is left open at the end of the file"))
                 return None, diag(
                     codes.UNCLOSED_BLOCK,
-                    "this `{` is never closed",
+                    f"unclosed delimiter: the {name + ' ' if name else ''}block's `{{` is never closed",
                     source.span(opener, opener + 1),
-                    related=(Related(source.span(end, end), "the file ends here"),),
-                    help="close the block with `}`",
+                    related=tuple(related),
+                    help=(f"add `}}` where the {name + ' ' if name else ''}block ends"
+                          + (f" (the `}}` on line {source.line_col(closer)[0]} now closes it)" if closer is not None
+                             else "")),
                 )
             return None, diag(
                 codes.UNCLOSED_BLOCK,
@@ -222,9 +231,24 @@ def _token_help(text: str, tok, expected) -> str | None:
 _LINE_END = re.compile(r"[\r\n]")
 
 
-def _last_unclosed_brace(text: str) -> int | None:
-    """Offset of the innermost `{` still open at end of file (strings and comments skipped)."""
+def _indent_at(text: str, pos: int) -> tuple[int, bool]:
+    """(indentation of the line holding ``pos`` in columns, whether ``pos`` is its first non-blank)."""
+    start = max(text.rfind("\n", 0, pos), text.rfind("\r", 0, pos)) + 1
+    head = text[start:pos]
+    stripped = head.lstrip(" \t")
+    return len(head) - len(stripped), stripped == ""
+
+
+def _unclosed_block(text: str) -> tuple[int, int | None, int] | None:
+    """Where the block that is not closed starts, as rustc finds it: ``(opener, closer, outer)``.
+
+    Braces are matched by count (strings and comments skipped).  A ``}`` that starts its line
+    with less indentation than the line of the ``{`` it matches most likely closes an outer block,
+    so the block missing its ``}`` is that ``{``'s (``opener``; ``closer`` that ``}``; ``outer``
+    the ``{`` the count leaves open at the end of the file).  Without such a pair, the innermost
+    ``{`` still open (``closer`` None, ``outer`` = ``opener``).  None when every ``{`` is closed."""
     stack: list[int] = []
+    suspect: tuple[int, int] | None = None
     i, n = 0, len(text)
     while i < n:
         c = text[i]
@@ -239,9 +263,29 @@ def _last_unclosed_brace(text: str) -> int | None:
         elif c == "{":
             stack.append(i)
         elif c == "}" and stack:
-            stack.pop()
+            o = stack.pop()
+            if suspect is None:
+                col, first = _indent_at(text, i)
+                if first and col < _indent_at(text, o)[0]:
+                    suspect = (o, i)
         i += 1
-    return stack[-1] if stack else None
+    if not stack:
+        return None
+    if suspect is not None:
+        return suspect[0], suspect[1], stack[-1]
+    return stack[-1], None, stack[-1]
+
+
+_BLOCK_HEAD = re.compile(r'([A-Za-z_][A-Za-z0-9_.]*)(?:\s+"[^"\r\n]*")?\s*$')
+
+
+def _block_name(text: str, brace: int) -> str:
+    """``serve``, ``model "qwen3-32b"``: the head of the block whose ``{`` is at ``brace``, or ""."""
+    m = _BLOCK_HEAD.search(text, max(0, brace - 200), brace)
+    if m is None:
+        return ""
+    head = m.group(0).strip()
+    return f"`{head if len(head) <= 40 else m.group(1)}`"
 
 
 #: strings, comments and brackets: all :func:`_nesting_overflow` needs to see
