@@ -65,6 +65,28 @@ def _after(c: dict) -> str:
     return "still predicted to miss: " + ", ".join(f"{n} ({verdicts.get(n, '?')})" for n in short)
 
 
+#: the what-ifs :func:`sncc.sim.whatif.cheapest_changes` tries
+_WHATIFS = "one more instance, MTP, larger KV blocks"
+
+
+def no_change_line(verdicts) -> str:
+    """The line printed when the what-ifs ran and none helped, true to why they ran: ``verdicts``
+    are the run's SLO verdicts (objects with ``name`` and ``verdict``).  The what-ifs run for SLOs
+    that are missed, or uncertain with the point estimate missing (``metrics.violated``), so with
+    nothing missed the line names the uncertain SLOs instead of "a missed SLO"."""
+    missed = [v.name for v in verdicts if v.verdict == "missed"]
+    unsure = [v.name for v in verdicts if v.verdict == "uncertain"]
+    if missed:
+        what = "the missed SLO" + ("s " if len(missed) > 1 else " ") + ", ".join(missed)
+        return f"no what-if ({_WHATIFS}) moves {what} beyond the seed noise"
+    if unsure:
+        many = len(unsure) > 1
+        return (f"no SLO is missed; {', '.join(unsure)} {'are' if many else 'is'} uncertain (the calibration "
+                f"interval straddles the target) and no what-if ({_WHATIFS}) moves {'them' if many else 'it'} "
+                "beyond the seed noise")
+    return f"every SLO is met: no what-if ({_WHATIFS}) was needed"
+
+
 def render_text(result, plan, extra: dict | None = None, *, color: bool = False) -> str:
     """The human report of one run (module docstring)."""
     from sncc.sim.whatif import MT_KEEPS_UP
@@ -164,7 +186,7 @@ def render_text(result, plan, extra: dict | None = None, *, color: bool = False)
             need = f", needs {c['needs_devices']} devices beyond the plan's hardware" if c.get("needs_devices") else ""
             p(f"  {c['change']} (+{c['added_devices']} devices{need}): {eff}; after it: {_after(c)}", markup=False)
     elif "changes" in extra:
-        p("\n  no what-if (one more instance, MTP, larger KV blocks) moves a missed SLO beyond the seed noise")
+        p("\n  " + no_change_line(result.slo), markup=False)
     gp = extra.get("goodput")
     if gp:
         names = ", ".join(gp.get("binding") or ())
