@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 from sncc.diagnostics import codes
 from sncc.diagnostics.model import Diagnostic, diag
 from sncc.importer.shell import Word, read_script
-from sncc.importer.vllm_command import Option, Problem, engine_argv, parse_args
-from sncc.importer.writer import Value, plan_text
+from sncc.importer.vllm_command import (CONTAINER_RUNNERS, VLLM_IMAGE, Option, Problem, engine_argv, image_tag,
+                                        parse_args)
+from sncc.importer.writer import UNRESOLVED, Value, plan_text
 from sncc.source import SourceFile
 
 #: the device-visibility variables `sncc build` writes per rank itself (not copied into `env`)
@@ -223,8 +224,18 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
     if not commands and not configs:
         where = scripts[0] if scripts else None
         if where is not None:
+            boxed = next((c for c in (c for sc in map(read_script, [where.text]) for c in sc.commands)
+                          if len(c.words) > 1 and c.words[0].text.rsplit("/", 1)[-1] in CONTAINER_RUNNERS
+                          and c.words[1].text == "run"), None)
+            hint = ("sncc reads `vllm serve ...`, `python -m vllm.entrypoints.openai.api_server ...` and "
+                    "`docker run ... vllm/vllm-openai[:TAG] ARGS` (the image's entry point is vLLM's server)")
+            if boxed is not None:
+                hint = ("this container runs no vLLM image sncc knows (vllm/vllm-openai); " + hint
+                        + "; for another image, import the command its entry point runs")
             diags.append(diag(codes.IMPORT_NO_ENGINE_COMMAND, "no `vllm serve` or `python -m vllm.entrypoints.openai.api_server` "
-                              "command in this file", where.span(0, 0)))
+                              "command in this file",
+                              where.span(boxed.words[0].start, boxed.words[-1].end) if boxed else where.span(0, 0),
+                              help=hint))
         return ImportResult("", diags, srcs)
     main = commands[0] if commands else None
     msrc = main[0] if main else configs[0]
@@ -232,10 +243,12 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
     inline = [(msrc, n, w) for n, w in main[1].inline_env] if main else []
     names = [n for _, n, _ in exports + inline]
 
-    vendor = _vendor(names, argv)
+    image = main is not None and VLLM_IMAGE.match(main[3].text) is not None   # vLLM's CUDA image: vLLM on NVIDIA
+    vendor = "nvidia" if image else _vendor(names, argv)
     kind = engine or ("vllm-ascend" if vendor == "ascend" else "vllm")
     adapter = adapter_for(kind)
-    version = engine_version or adapter.default_version
+    tag = image_tag(main[3].text) if main else None
+    version = engine_version or (tag if tag and adapter.pin(tag) else None) or adapter.default_version
     pin_note = f"{adapter.label} {version}"
     vman = adapter.vllm_manifest(version) if adapter.pin(version) else None
     eman = adapter.manifest(version)
@@ -250,9 +263,9 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
     vlabel = f"vLLM {adapter.pin(version).vllm}" + (f" ({pin_note})" if plugin else "")
     extra_choices = eman.parser_choices_added if plugin else {}
     assumed = []
-    if engine is None:
+    if engine is None and not image:
         assumed.append(f"engine {kind}" + (" (Ascend variables or options in the script)" if vendor == "ascend" else ""))
-    if engine_version is None:
+    if engine_version is None and not (tag and version == tag):
         assumed.append(f"release {version} (sncc's default pin of {adapter.label})")
     if system is None:
         assumed.append(f"system {DEFAULT_SYSTEM[vendor]}")
@@ -287,8 +300,18 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
         probs += p2
     cli_names = {o.name for o in opts}
     merged = [o for o in yaml_opts if o.name not in cli_names] + opts
+    from sncc.importer.plan_keys import rows as _key_rows
+
+    unresolved_keys: dict[tuple[str, ...], str] = {}
     for p in probs:
         src = prob_src.get(p.file, msrc)
+        row = _key_rows().get(p.option) if p.kind == "unresolved" and p.option else None
+        if row is not None and row.get("how") == "value":
+            # an unresolved value never becomes a number: the key is left for the user (`# tp = ?`)
+            key = row["plan"].split(".")[-1]
+            unresolved_keys[tuple(row["plan"].split("."))] = f"unresolved: {p.message.split(': ', 1)[-1]} ({_origin(src, p.at[0])}); write it"
+            p = Problem(p.kind, p.at, p.message, f"the plan leaves `{key}` unset (`# {key} = ?`) for you to write, "
+                        "and the device count with it when it is a parallel size", p.file, p.option)
         diags.append(diag(_PROBLEM_CODES[p.kind], p.message, at(src, p.at), help=p.help or None))
 
     # --- plan values ---------------------------------------------------------------------------
@@ -302,6 +325,8 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
             d = d.setdefault(k, {})
         d[rest[-1]] = Value(value, comment)
 
+    for path, why in unresolved_keys.items():
+        put(path, UNRESOLVED, why)
     model_opt = next((o for o in merged if o.name == "model"), None)
     model_text = str(model_opt.value) if model_opt else ""
     kept: list[str] = []
@@ -367,11 +392,17 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
     tp = serve.get("tp", Value(1)).value
     dp = serve.get("dp", Value(1)).value
     pp = serve.get("pp", Value(1)).value
-    devices = int(tp) * int(dp) * int(pp)
-    role: dict = {"devices": Value(devices, f"tp × dp × pp = {tp} × {dp} × {pp}")}
+    unknown = [k for k, v in (("tp", tp), ("dp", dp), ("pp", pp)) if v is UNRESOLVED]
+    if unknown:
+        devices = None
+        role: dict = {"devices": Value(UNRESOLVED, f"tp × dp × pp, unknown while {' and '.join(unknown)} "
+                                                   f"{'is' if len(unknown) == 1 else 'are'} unresolved; write it")}
+    else:
+        devices = int(tp) * int(dp) * int(pp)
+        role = {"devices": Value(devices, f"tp × dp × pp = {tp} × {dp} × {pp}")}
     role.update(serve)
     moe = arch is None or bool(getattr(arch, "n_routed_experts", 0))
-    if "expert_parallel" not in role and moe and devices > 1:
+    if "expert_parallel" not in role and moe and devices is not None and devices > 1:
         role["expert_parallel"] = Value(False, f"engine default of {vlabel}: no --enable-expert-parallel")
     spec = role.get("speculative")
     if isinstance(spec, dict) and "acceptance" not in spec:
@@ -414,12 +445,14 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
         if mu is not None:
             role["memory_utilization"] = Value(mu, f"engine default of {vlabel}")
     blocks["serve"] = role
-    blocks["engine"] = {"": Value(kind), "version": Value(version, "" if engine_version else "assumed: sncc's default pin")}
+    vnote = ("" if engine_version else f"the image tag {main[3].text}" if tag and version == tag
+             else "assumed: sncc's default pin")
+    blocks["engine"] = {"": Value(kind), "version": Value(version, vnote)}
     blocks["hardware"] = {"system": Value(system or DEFAULT_SYSTEM[vendor], "" if system else "assumed: the script names no hardware")}
     if merged_nodes > 1:
         blocks["hardware"]["nodes"] = Value(merged_nodes, f"{merged_nodes} commands of one data-parallel instance")
     dpl = by_name.get("data-parallel-size-local") if merged_nodes == 1 else None
-    if dpl is not None and isinstance(dpl[0].value, int) and 0 < dpl[0].value < int(dp):
+    if dpl is not None and dp is not UNRESOLVED and isinstance(dpl[0].value, int) and 0 < dpl[0].value < int(dp):
         nodes = -(-int(dp) // dpl[0].value)
         blocks["hardware"]["nodes"] = Value(nodes, f"dp {dp} / {dpl[0].value} local ranks per node, "
                                                    + _origin(srcs.get(dpl[0].file, msrc), dpl[0].key[0]))

@@ -1,7 +1,11 @@
 """Find the engine command in a script and parse its arguments against a release's manifest.
 
-Engine commands: ``vllm serve [MODEL] ...`` and ``python[3] -m vllm.entrypoints.openai.api_server
-... --model MODEL``.  Arguments are resolved through :class:`sncc.engines.manifest.Manifest` (every
+Engine commands: ``vllm serve [MODEL] ...``, ``python[3] -m vllm.entrypoints.openai.api_server
+... --model MODEL``, and ``docker run [OPTIONS] vllm/vllm-openai[:TAG] ARGS...`` (also ``podman``):
+the image's entry point is vLLM's OpenAI server (``ENTRYPOINT ["python3", "-m",
+"vllm.entrypoints.openai.api_server"]`` in vLLM's ``docker/Dockerfile``, ``vllm-openai`` stage,
+read at 0000977e; ``vllm serve`` in later images), so the words after the image are its
+arguments; with ``--entrypoint``, the entry point and those words are read as a command.  Arguments are resolved through :class:`sncc.engines.manifest.Manifest` (every
 spelling: ``--x v``, ``--x=v``, aliases such as ``-tp``, ``--no-x``); their values are typed by the
 manifest's ``type`` and checked against its ``choices``.
 
@@ -13,6 +17,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from dataclasses import dataclass
 
 from sncc.importer.shell import Command, Word
@@ -47,12 +52,48 @@ class Problem:
     message: str
     help: str = ""
     file: str = ""
+    #: the manifest's dashed name of the argument whose value it is about ("" when none)
+    option: str = ""
+
+
+#: container runners whose ``run`` starts an image (``docker run``, ``podman run``)
+CONTAINER_RUNNERS = ("docker", "podman")
+#: vLLM's OpenAI server image, with any registry prefix, tag or digest (``vllm/vllm-openai:v0.11.0``)
+VLLM_IMAGE = re.compile(r"^(?:[\w.-]+(?::\d+)?/)*vllm/vllm-openai(?:[:@][\w.:-]+)?$")
+
+
+def image_tag(word: str) -> str | None:
+    """The vLLM release an image word names (``vllm/vllm-openai:v0.11.0`` -> ``0.11.0``), or None
+    (no tag, ``latest``, a digest, or not vLLM's image)."""
+    if not VLLM_IMAGE.match(word) or "@" in word:
+        return None
+    tag = word.rsplit("/", 1)[-1].partition(":")[2]
+    return tag[1:] if tag[:1] == "v" and tag[1:2].isdigit() else tag if tag[:1].isdigit() else None
+
+
+def _container_argv(ws: list[Word]) -> tuple[list[Word], Word] | None:
+    """``docker run ... vllm/vllm-openai ARGS``: (ARGS, the image word), or None."""
+    if len(ws) < 3 or ws[0].text.rsplit("/", 1)[-1] not in CONTAINER_RUNNERS or ws[1].text != "run":
+        return None
+    entry = None
+    for i, w in enumerate(ws[2:], start=2):
+        if w.text.startswith("--entrypoint"):
+            entry = w.text.partition("=")[2] or (ws[i + 1].text if i + 1 < len(ws) else "")
+        if VLLM_IMAGE.match(w.text):
+            if entry is not None:        # the image's entry point replaced: read ENTRY ARGS as a command
+                found = engine_argv(Command((Word(entry, w.start, w.end),) + tuple(ws[i + 1:]), ()))
+                return found if found is None else (found[0], w)
+            return ws[i + 1:], w
+    return None
 
 
 def engine_argv(cmd: Command) -> tuple[list[Word], Word] | None:
-    """The argument words after the engine program and the program's first word, or None when
-    ``cmd`` is not an engine command."""
+    """The argument words after the engine program and the program's first word (for a container,
+    the image word), or None when ``cmd`` is not an engine command."""
     ws = list(cmd.words)
+    boxed = _container_argv(ws)
+    if boxed is not None:
+        return boxed
     if len(ws) >= 2 and ws[0].text.rsplit("/", 1)[-1] == VLLM_PROGRAM and ws[1].text == "serve":
         return ws[2:], ws[0]
     if ws and ws[0].text.rsplit("/", 1)[-1].startswith("python"):
@@ -167,7 +208,7 @@ def parse_args(words: list[Word], manifest, file: str, version_label: str,
         bad = next((v for v in vals if v.unresolved), None)
         if bad is not None:
             probs.append(Problem("unresolved", (bad.start, bad.end), f"`{key}`: {bad.unresolved}",
-                                 "assign the variable before the command, or write the value", file))
+                                 "assign the variable before the command, or write the value", file, arg.name))
             continue
         try:
             parsed = [typed(arg, v.text) for v in vals]

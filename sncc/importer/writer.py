@@ -17,6 +17,17 @@ _BARE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 BARE_KEYS = frozenset({"quant", "dtype", "method", "cudagraph_mode", "dist", "chunked_prefill"})
 
 
+class _Unresolved:
+    """The value of a plan key the script computes at run time (``$(nvidia-smi ...)``): never a
+    number; written as a commented ``# key = ?`` line the user completes."""
+
+    def __repr__(self) -> str:
+        return "UNRESOLVED"
+
+
+UNRESOLVED = _Unresolved()
+
+
 @dataclass(frozen=True)
 class Value:
     """A plan value (bool, int, float, str, list) and the comment written after it."""
@@ -43,6 +54,8 @@ def literal(key: str, v) -> str:
 
 
 def _line(indent: int, key: str, val: Value) -> str:
+    if val.value is UNRESOLVED:
+        return f"{'  ' * indent}# {key} = ?" + (f"  # {val.comment}" if val.comment else "")
     text = f"{'  ' * indent}{key} = {literal(key, val.value)}"
     return text + (f"  # {val.comment}" if val.comment else "")
 

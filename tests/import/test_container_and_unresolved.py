@@ -1,0 +1,55 @@
+"""`sncc import` of ``docker run … vllm/vllm-openai …`` and of a parallel size computed at run time.
+
+Before: a docker script got SN8006 ("no engine command") with no hint, and
+``--tensor-parallel-size $(nvidia-smi …)`` warned SN8005 but wrote ``devices = 1`` from tp's default."""
+from __future__ import annotations
+
+from expect import compile_text
+from sncc.importer import import_files
+
+DOCKER = ('#!/bin/bash\n'
+          'docker run --runtime nvidia --gpus all -v ~/.cache/huggingface:/root/.cache/huggingface \\\n'
+          '  --env "HF_TOKEN=$HF_TOKEN" -p 8000:8000 --ipc=host vllm/vllm-openai:v0.11.0 \\\n'
+          '  --model Qwen/Qwen3-32B --tensor-parallel-size 4 --max-model-len 8192\n')
+
+
+def _imp(tmp_path, text, name="run.sh", **kw):
+    p = tmp_path / name
+    p.write_text(text, encoding="utf-8")
+    return import_files([str(p)], **kw)
+
+
+def _codes(res):
+    return [d.code.code for d in res.diagnostics]
+
+
+def test_docker_run_of_the_vllm_image_reads_the_arguments_after_the_image(tmp_path):
+    res = _imp(tmp_path, DOCKER, system="hgx-h100")
+    assert "SN8006" not in _codes(res), [d.message for d in res.diagnostics]
+    assert "tp = 4" in res.text and "devices = 4" in res.text and "max_model_len = 8192" in res.text
+    assert 'version = "0.11.0"  # the image tag vllm/vllm-openai:v0.11.0' in res.text
+    assert not [d for d in compile_text(res.text).diagnostics if d.is_error]
+
+
+def test_an_entrypoint_override_is_read_as_the_command(tmp_path):
+    res = _imp(tmp_path, "docker run --rm -it --entrypoint vllm vllm/vllm-openai:latest serve Qwen/Qwen3-32B "
+                         "--max-model-len 4096 -tp 2\n", system="hgx-h100")
+    assert "SN8006" not in _codes(res) and "tp = 2" in res.text
+
+
+def test_another_image_gets_sn8006_with_a_hint_at_the_command(tmp_path):
+    res = _imp(tmp_path, "# start it\ndocker run --rm -it ubuntu:22.04 bash\n")
+    (d,) = [d for d in res.diagnostics if d.code.code == "SN8006"]
+    assert "vllm/vllm-openai" in d.help and d.span.start == len("# start it\n")
+
+
+def test_an_unresolved_parallel_size_never_becomes_a_device_count(tmp_path):
+    res = _imp(tmp_path, "vllm serve Qwen/Qwen3-32B --tensor-parallel-size $(nvidia-smi -L | wc -l) "
+                         "--max-model-len 8192\n", system="hgx-h100", engine_version="0.11.0")
+    assert "SN8005" in _codes(res)
+    lines = [ln.strip() for ln in res.text.splitlines()]
+    assert not any(ln.startswith(("devices =", "tp =")) for ln in lines), res.text
+    assert any(ln.startswith("# tp = ?") and "nvidia-smi" in ln for ln in lines)
+    assert any(ln.startswith("# devices = ?") for ln in lines)
+    # the plan says what is missing instead of deploying one device
+    assert "SN2005" in [d.code.code for d in compile_text(res.text).diagnostics if d.is_error]
