@@ -47,7 +47,12 @@ _DSV4_ENTRY_SCALE_BYTES = 8
 _DSV4_CSA_SERIES = 2
 _DSV4_HCA_SERIES = 1
 
-KV_LAYOUTS = ("vllm", "vllm-ascend", "fp8_ds_mla", "packed")
+#: MLA KV-cache layouts (:func:`kv_bytes_per_token`), named by what they store, not by an engine:
+#: ``as-deployed`` (the default), ``latent-only-8bit``, ``fp8_ds_mla``, ``packed``
+KV_LAYOUTS = ("as-deployed", "latent-only-8bit", "fp8_ds_mla", "packed")
+#: the kv_dtype that keeps rope in the model dtype under ``as-deployed`` (vllm-ascend's C8 cache,
+#: the only int8 KV cache: vllm_ascend/quantization/modelslim_config.py)
+_ROPE_KEPT_DTYPES = ("int8",)
 
 
 def _swiglu_params(hidden: int, inter: int) -> float:
@@ -302,17 +307,17 @@ def _mla_latent_bytes(m: ModelArch, kv_dtype: str, layout: str) -> float:
     if layout == "packed":
         return (lat + rope) * b
     quantized = b < rope_b
-    if quantized and (layout == "vllm-ascend" or (layout == "vllm" and kv_dtype.strip().lower() == "int8")):
+    if quantized and (layout == "latent-only-8bit" or kv_dtype.strip().lower() in _ROPE_KEPT_DTYPES):
         return lat * b + rope * rope_b
     return (lat + rope) * b
 
 
-def kv_bytes_per_token_per_layer(m: ModelArch, kv_dtype: str, *, layout: str = "vllm") -> float:
+def kv_bytes_per_token_per_layer(m: ModelArch, kv_dtype: str, *, layout: str = "as-deployed") -> float:
     """KV-cache bytes for one token in one (average) layer; see :func:`kv_bytes_per_token`."""
     return kv_bytes_per_token(m, kv_dtype, layout=layout) / m.num_hidden_layers
 
 
-def kv_bytes_per_token(m: ModelArch, kv_dtype: str, *, layout: str = "vllm", include_mtp: bool = False) -> float:
+def kv_bytes_per_token(m: ModelArch, kv_dtype: str, *, layout: str = "as-deployed", include_mtp: bool = False) -> float:
     """KV-cache bytes per token summed over all layers (domain-facts §5.2).
 
     * GQA/MHA: ``2 × n_kv × head_dim × b`` per layer (K and V), b = :func:`kv_dtype_bytes`.
@@ -320,10 +325,11 @@ def kv_bytes_per_token(m: ModelArch, kv_dtype: str, *, layout: str = "vllm", inc
       327,680; Llama-3.1-405B 516,096.
     * MLA: one latent per layer shared by all heads, ``(kv_lora_rank + qk_rope_head_dim) × b``
       (DeepSeek-V3 BF16: 1,152 B/layer, 70,272 B/token).  ``layout``:
-        - "vllm" (default): as deployed — bf16/fp16/fp8 store latent and rope in kv_dtype;
+        - "as-deployed" (default): bf16/fp16/fp8 store latent and rope in kv_dtype;
           ``int8`` exists only as the vllm-ascend C8 cache, which keeps rope in BF16:
           512 × 1 + 64 × 2 = 640 B/layer (DeepSeek-V3: 39,040 B/token);
-        - "vllm-ascend": any 8-bit kv_dtype (int8 on A2/A3, fp8 on A5) quantizes only the latent;
+        - "latent-only-8bit" (vllm-ascend's rule): any 8-bit kv_dtype (int8 on A2/A3, fp8 on A5)
+          quantizes only the latent;
           rope stays BF16 (640 B/layer) — vllm_ascend/quantization/modelslim_config.py;
         - "fp8_ds_mla": vLLM FlashMLA sparse, 512 FP8 + 4 × FP32 scales + 64 BF16 = 656 B/layer;
         - "packed": ``(kv_lora + rope) × b`` for every dtype (576 B/layer for 8-bit).
@@ -371,7 +377,7 @@ def kv_bytes_per_token(m: ModelArch, kv_dtype: str, *, layout: str = "vllm", inc
 
 
 def kv_bytes_per_token_per_device(
-    m: ModelArch, kv_dtype: str, tp: int, *, layout: str = "vllm", include_mtp: bool = False
+    m: ModelArch, kv_dtype: str, tp: int, *, layout: str = "as-deployed", include_mtp: bool = False
 ) -> float:
     """KV-cache bytes per token held by ONE device of a tensor-parallel group of size ``tp``.
 

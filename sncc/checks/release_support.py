@@ -12,7 +12,7 @@ A release at or before ``missing_through`` (or after ``last``) is an error; one 
 
 from __future__ import annotations
 
-from sncc.checks._rules import cmp_version, in_range, plan_versions, rows, sources
+from sncc.checks._rules import cmp_version, in_range, plan_versions, rows, sources, table
 from sncc.diagnostics import codes
 from sncc.diagnostics.model import Related, diag
 
@@ -64,15 +64,17 @@ def check_values_in_release(plan, r):
     eng = plan.engine
     model_type = getattr(r.arch, "model_type", None) if r.arch is not None else None
     rel = [Related(eng.span_of("version"), f"{eng.kind} {eng.version}")]
+    bases = table("release_support_basis")
     for setting, value, span, path in _plan_values(plan, r):
         for row in rows("release_support"):
             if not _applies(row, setting, value, eng.kind, model_type):
                 continue
-            basis = row.get("versions_of", "vllm")
+            basis = row.get("versions_of", bases["default"])
             v = versions.get(basis)
             if v is None:
                 continue
-            label = f"{eng.kind} {eng.version}" + (f" (vLLM {v})" if basis == "vllm" and v != versions.get("engine") else "")
+            shown = bases["labels"].get(basis)      # a basis other than the release itself is named
+            label = f"{eng.kind} {eng.version}" + (f" ({shown} {v})" if shown and v != versions.get("engine") else "")
             first, miss, last = row.get("first"), row.get("missing_through"), row.get("last")
             what = f"`{setting.split('.')[-1]} = {value}`" + (f" (`{row['engine_value']}`)" if row.get("engine_value") not in (None, value) else "")
             if (miss is not None and (cmp_version(v, miss) or 0) <= 0) or (last is not None and (cmp_version(v, last) or 0) > 0):

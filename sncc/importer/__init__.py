@@ -302,10 +302,11 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
     merged = [o for o in yaml_opts if o.name not in cli_names] + opts
     from sncc.importer.plan_keys import rows as _key_rows
 
+    _UNRESOLVED = "unresolved"        # the Problem kind of a value only the running shell knows
     unresolved_keys: dict[tuple[str, ...], str] = {}
     for p in probs:
         src = prob_src.get(p.file, msrc)
-        row = _key_rows().get(p.option) if p.kind == "unresolved" and p.option else None
+        row = _key_rows().get(p.option) if p.kind == _UNRESOLVED and p.option else None
         if row is not None and row.get("how") == "value":
             # an unresolved value never becomes a number: the key is left for the user (`# tp = ?`)
             key = row["plan"].split(".")[-1]

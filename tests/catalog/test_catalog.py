@@ -213,7 +213,7 @@ def test_other_param_totals_near_stated(mid):
 KV_TABLE = [
     ("deepseek-v3", "bf16", {}, 70_272),
     ("deepseek-r1", "int8", {}, 39_040),
-    ("deepseek-r1", "int8", {"layout": "vllm-ascend"}, 39_040),
+    ("deepseek-r1", "int8", {"layout": "latent-only-8bit"}, 39_040),
     ("deepseek-r1", "fp8", {"layout": "packed"}, 35_136),
     ("deepseek-r1", "fp8", {"layout": "fp8_ds_mla"}, 40_016),
     ("deepseek-v3.2", "bf16", {}, 78_324),
