@@ -89,3 +89,25 @@ def test_a_complete_set_reads_as_the_whole_run(tmp_path):
     got, run = read_bench_result(names, str(tmp_path), "m: point 1")
     assert run["requests"] == 80 and run["max_concurrency"] == 16 and run["approximate"] == []
     assert got["run_qpm"] == pytest.approx(80.0)
+
+
+def test_calibrate_cli_fits_a_split_benchmark_and_says_what_is_approximate(tmp_path):
+    from click.testing import CliRunner
+
+    from sncc.cli import main
+    from sncc.sim.calibration.fit import _spec_of
+    from sncc.sim.engine.run import simulate_spec
+    from expect import ROOT
+
+    plan = ROOT / "tests" / "fixtures" / "plans" / "qwen3-32b-h200.sn"      # concurrency 32
+    base = simulate_spec(_spec_of(str(plan), "nvidia-h200", 200), series=False).tpot_ms["mean"]
+    docs = [{"completed": 100, "duration": 60.0, "max_concurrency": 16, "mean_tpot_ms": 1.2 * base,
+             "p99_tpot_ms": 2 * base, "sncc_bench_client": f"{i}/2", "sncc_plan": "qwen3-32b-h200"} for i in (0, 1)]
+    names = _write(tmp_path, docs)
+    meas = tmp_path / "m.toml"
+    meas.write_text(f'profile = "nvidia-h200"\nfit = ["compute.eta_m"]\n[[point]]\nplan = "{plan}"\n'
+                    f'bench_result = {json.dumps(names)}\n', encoding="utf-8")
+    r = CliRunner().invoke(main, ["calibrate", str(meas), "-o", str(tmp_path / "fitted.toml")])
+    assert r.exit_code == 0, r.output
+    assert "note: point 1: merged bench results: mean_tpot_ms" in r.output
+    assert "percentiles of tpot: not merged" in r.output
