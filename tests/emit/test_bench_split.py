@@ -57,16 +57,7 @@ def test_one_server_keeps_one_client_and_the_single_result_file():
     assert _flag(b.clients[0], "num-prompts") == 500
 
 
-def test_bench_sh_runs_every_client_and_calibrate_merges_their_files(tmp_path):
-    """bench.sh run for real with a stand-in ``vllm`` that writes the result file its flags name
-    (the counts are the flags' own), then the files read as one measurement."""
-    out = tmp_path / "out"
-    for name, text in outputs_of(PLAN).items():
-        (out / name).parent.mkdir(parents=True, exist_ok=True)
-        (out / name).write_text(text, encoding="utf-8")
-    fake = tmp_path / "bin" / "vllm"
-    fake.parent.mkdir()
-    fake.write_text(f"#!{sys.executable}\n" + """import json, os, sys
+FAKE_VLLM = """import json, os, sys
 a = sys.argv[1:]
 def val(n): return a[a.index(n) + 1]
 meta = dict(x.split("=", 1) for x in a[a.index("--metadata") + 1:] if "=" in x and not x.startswith("--"))
@@ -75,11 +66,28 @@ doc = {"completed": n, "duration": 100.0, "request_throughput": n / 100.0, "outp
        "mean_ttft_ms": 100.0 + n, "mean_tpot_ms": 20.0, "max_concurrency": int(val("--max-concurrency")),
        "request_rate": "inf", **meta}
 open(os.path.join(val("--result-dir"), val("--result-filename")), "w").write(json.dumps(doc))
-""")
+"""
+
+
+def _run_bench(tmp_path, fake_vllm: str):
+    """Build PLAN into ``tmp_path/out`` and run its bench.sh with ``fake_vllm`` as ``vllm`` on PATH."""
+    out = tmp_path / "out"
+    for name, text in outputs_of(PLAN).items():
+        (out / name).parent.mkdir(parents=True, exist_ok=True)
+        (out / name).write_text(text, encoding="utf-8")
+    fake = tmp_path / "bin" / "vllm"
+    fake.parent.mkdir()
+    fake.write_text(fake_vllm)
     fake.chmod(0o755)
     env = {**os.environ, "PATH": f"{fake.parent}:{os.environ['PATH']}", "NODE_0_IP": "127.0.0.1",
            "SNCC_BENCH_DIR": str(tmp_path / "res")}
-    r = subprocess.run(["bash", str(out / "bench.sh")], env=env, capture_output=True, text=True, timeout=60)
+    return subprocess.run(["bash", str(out / "bench.sh")], env=env, capture_output=True, text=True, timeout=60)
+
+
+def test_bench_sh_runs_every_client_and_calibrate_merges_their_files(tmp_path):
+    """bench.sh run for real with a stand-in ``vllm`` that writes the result file its flags name
+    (the counts are the flags' own), then the files read as one measurement."""
+    r = _run_bench(tmp_path, f"#!{sys.executable}\n" + FAKE_VLLM)
     assert r.returncode == 0, r.stderr
     assert re.findall(r"client (\d): pid", r.stdout) == ["0", "1"]
     from sncc.sim.calibration.fit import read_bench_result
@@ -92,15 +100,5 @@ open(os.path.join(val("--result-dir"), val("--result-filename")), "w").write(jso
 
 
 def test_a_failing_client_fails_bench_sh(tmp_path):
-    out = tmp_path / "out"
-    for name, text in outputs_of(PLAN).items():
-        (out / name).parent.mkdir(parents=True, exist_ok=True)
-        (out / name).write_text(text, encoding="utf-8")
-    fake = tmp_path / "bin" / "vllm"
-    fake.parent.mkdir()
-    fake.write_text('#!/bin/sh\ncase "$*" in *8001*) exit 3;; esac\nexit 0\n')
-    fake.chmod(0o755)
-    env = {**os.environ, "PATH": f"{fake.parent}:{os.environ['PATH']}", "NODE_0_IP": "127.0.0.1",
-           "SNCC_BENCH_DIR": str(tmp_path / "res")}
-    r = subprocess.run(["bash", str(out / "bench.sh")], env=env, capture_output=True, text=True, timeout=60)
+    r = _run_bench(tmp_path, '#!/bin/sh\ncase "$*" in *8001*) exit 3;; esac\nexit 0\n')
     assert r.returncode == 3 and "a benchmark client failed" in r.stderr
