@@ -137,9 +137,10 @@ UNKNOWN_CATALOG_ENTRY = _code(
     "still be used when `weights` points at a directory holding its Hugging Face `config.json`.",
     'hardware { system = "atlas-900-a4" }', 'hardware { system = "atlas-900-a3-superpod" }')
 OUT_OF_RANGE = _code(
-    "SN2009", "out-of-range", "error", "a number outside its valid range",
+    "SN2009", "out-of-range", "error", "a number outside its valid range, or a string too long",
     "Counts are positive integers, ratios lie in their interval (for example "
-    "`memory_utilization` in (0, 1]).",
+    "`memory_utilization` in (0, 1]). Strings (names, ids, versions, paths, URLs) are at most 4,096 "
+    "characters (Linux PATH_MAX), `hosts.nic` 15 (IFNAMSIZ) and an `env` value 131,071 (MAX_ARG_STRLEN).",
     "decode { devices = 0 }", "decode { devices = 64 }")
 CHECKPOINT_UNREADABLE = _code(
     "SN2010", "checkpoint-unreadable", "error", "the weights directory has an unreadable config",
