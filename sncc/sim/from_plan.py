@@ -44,10 +44,11 @@ def spec_from_plan(plan, resolved, *, seed: int = 0, profile: str | None = None)
                                  max_input=wl.input.max, max_output=wl.output.max))
         if trace[0][2] is not None and wl.is_default("requests"):
             requests = len(trace)
-    concurrency = wl.concurrency if (wl.concurrency or not wl.rate) else None
+    # rate and concurrency together: vllm bench serve's --request-rate under --max-concurrency
+    # (Workload docs; the simulator starts requests at the rate into the free slots)
     extra = dict(burstiness=wl.burstiness, trace=trace, turns=wl.turns, think_time=wl.think_time)
     workload = Workload(requests=requests, input=dist(wl.input), output=dist(wl.output),
-                        concurrency=concurrency if wl.rate is None else None,
+                        concurrency=wl.concurrency,
                         rate=wl.rate, max_tokens=resolved.max_tokens, seed=seed, **extra)
     if workload.concurrency is None and workload.rate is None and not (trace and trace[0][2] is not None):
         workload = Workload(requests=requests, input=workload.input, output=workload.output,
