@@ -240,7 +240,7 @@ def role_specs(plan, facts) -> tuple:
             memory_utilization=rf.memory_utilization,
             hccl_buffsize_mb=hccl_buffsize_mb({"HCCL_BUFFSIZE": raw} if raw is not None else {},
                                               plan_is_moe_ep(facts)),
-            memory=mem,
+            memory=mem, dp_lockstep=rf.dp_lockstep, all2all_backend=rf.all2all_backend,
         )))
     return tuple(out)
 

@@ -106,6 +106,13 @@ class RoleFacts:
     env: Mapping[str, EnvValue]
     dispatch_tokens_per_rank: int
     notes: Mapping[str, str] = field(default_factory=dict)
+    #: the ``dp`` ranks of an instance step together (:func:`sncc.facts.roles.dp_lockstep`): a MoE
+    #: model's DP ranks meet in the MoE layers' collectives every step; a dense model's are independent
+    dp_lockstep: bool = False
+    #: the EP dispatch/combine implementation the engine runs for this role
+    #: (:func:`sncc.facts.roles.all2all_backend`); None without expert parallelism or when the engine
+    #: has no such choice (vllm-ascend and Omni-Infer run their own fused MoE communication)
+    all2all_backend: Optional[str] = None
 
     @property
     def routed_slots(self) -> int:

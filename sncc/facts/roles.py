@@ -21,6 +21,15 @@ Rules, each written once here (docs/design.md §2–§3):
 * **speculative** — the role's ``speculative`` block merged key by key over the plan's;
   ``method = none`` turns it off for the role.
 * **env** — the plan's ``env`` with the role's ``env`` over it.
+* **DP lockstep** — the ``dp`` ranks of an instance step together only for a MoE model: its MoE
+  layers exchange tokens (or all-reduce tensor-sharded experts) over the ``tp × dp`` ranks every
+  step, so an idle rank runs dummy forward passes and the slowest rank sets the step.  A dense
+  model's DP ranks share no collective in the forward pass: each is an engine of its own
+  (vllm 0.23.0 / 0.33.0 wheels ``vllm/v1/engine/core.py`` ``EngineCoreProc.run_engine_core``:
+  ``DPEngineCoreProc`` only ``if data_parallel and vllm_config.model_config.is_moe``, else "Non-MoE
+  DP ranks are completely independent, so treat like DP=1"; the 0.9.0 / 0.11.0 wheels start
+  ``DPEngineCoreProc`` for a dense model too, but its only cross-rank step is the unfinished-requests
+  all-reduce every 24 / 32 steps (``_has_global_unfinished_reqs``), which the simulator does not model).
 """
 
 from __future__ import annotations
@@ -92,6 +101,17 @@ def role_env(plan: Plan, name: str, role: Role) -> dict[str, EnvValue]:
     return env
 
 
+def dp_lockstep(is_moe: bool, dp: int) -> tuple[bool, str]:
+    """(lockstep, note): whether the ``dp`` ranks of an instance step together (module docstring)."""
+    if dp <= 1:
+        return False, "dp = 1: one engine core per instance"
+    if is_moe:
+        return True, (f"MoE model: the {dp} DP ranks meet in every MoE layer's collective, so they step together "
+                      "(idle ranks run dummy batches; vllm/v1/engine/core.py DPEngineCoreProc)")
+    return False, (f"dense model: the {dp} DP ranks share no collective and step independently, like {dp} instances "
+                   "(vllm 0.23.0 vllm/v1/engine/core.py: \"Non-MoE DP ranks are completely independent\")")
+
+
 def role_facts(plan: Plan, name: str, role: Role, arch, hw_utilization: float) -> RoleFacts:
     """Derive the :class:`RoleFacts` of ``role`` (see the module docstring); ``arch`` may be None
     (an unknown model: treated as dense)."""
@@ -141,6 +161,7 @@ def role_facts(plan: Plan, name: str, role: Role, arch, hw_utilization: float) -
     else:
         cp_on = False
         notes["enable_chunked_prefill"] = f"{name}.chunked_prefill = off" + (" (default)" if role.is_default("chunked_prefill") else "")
+    lockstep, notes["dp_lockstep"] = dp_lockstep(is_moe, dp)
     kv_role = {"prefill": "kv_producer", "decode": "kv_consumer"}.get(name) if plan.disaggregated else None
     k = spec.draft_tokens if spec is not None else 0
     dispatch = role.max_num_batched_tokens if name == "prefill" else role.max_num_seqs * (1 + k)
@@ -153,5 +174,5 @@ def role_facts(plan: Plan, name: str, role: Role, arch, hw_utilization: float) -
         max_num_batched_tokens=role.max_num_batched_tokens, chunk=role.chunked_prefill,
         enable_chunked_prefill=cp_on, graph_mode=gm, memory_utilization=mu, kv_role=kv_role,
         speculative=spec, eplb=eplb, env=role_env(plan, name, role), dispatch_tokens_per_rank=dispatch,
-        notes=notes,
+        notes=notes, dp_lockstep=lockstep,
     )
