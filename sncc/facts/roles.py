@@ -30,6 +30,10 @@ Rules, each written once here (docs/design.md §2–§3):
   DP ranks are completely independent, so treat like DP=1"; the 0.9.0 / 0.11.0 wheels start
   ``DPEngineCoreProc`` for a dense model too, but its only cross-rank step is the unfinished-requests
   all-reduce every 24 / 32 steps (``_has_global_unfinished_reqs``), which the simulator does not model).
+* **all-to-all backend** — under expert parallelism, the dispatch/combine implementation the
+  engine runs (:func:`all2all_backend`): the role's ``env { VLLM_ALL2ALL_BACKEND }`` where the
+  release reads it (checked against the release's choices, SN4082), else the release's default
+  (vLLM 0.11.0: ``allgather_reducescatter``), from the adapter's ``[[all2all]]`` data.
 """
 
 from __future__ import annotations
@@ -110,6 +114,31 @@ def dp_lockstep(is_moe: bool, dp: int) -> tuple[bool, str]:
                       "(idle ranks run dummy batches; vllm/v1/engine/core.py DPEngineCoreProc)")
     return False, (f"dense model: the {dp} DP ranks share no collective and step independently, like {dp} instances "
                    "(vllm 0.23.0 vllm/v1/engine/core.py: \"Non-MoE DP ranks are completely independent\")")
+
+
+def all2all_backend(adapter, version: str | None, rf: RoleFacts) -> tuple[str | None, str, str | None]:
+    """(backend, note, problem) of role ``rf`` on engine ``adapter`` at release ``version``.
+
+    ``backend`` is None without expert parallelism or when the engine has no such choice
+    (:meth:`sncc.engines.base.EngineAdapter.all2all_release` None).  ``problem`` is the message of
+    a plan value outside the release's choices (the backend is then the release default, which
+    the simulator prices; the engine would refuse to start).  Raises nothing for plan input."""
+    if not rf.expert_parallel or adapter is None:
+        return None, "", None
+    rel = adapter.all2all_release(version)
+    if rel is None:
+        return None, f"{adapter.label} runs its own fused MoE dispatch (no all-to-all backend to choose)", None
+    ev = rf.env.get("VLLM_ALL2ALL_BACKEND")
+    value = ev.value if ev is not None and isinstance(ev.value, str) else None
+    if rel.where == "env" and value is not None:
+        if value in rel.choices:
+            return value, f"{rel.name} = {value} ({ev.origin} env)", None
+        return rel.default, f"vLLM {rel.version} default {rel.default}", (
+            f"vLLM {rel.version} has no all-to-all backend `{value}`: {rel.name} takes {', '.join(rel.choices)}")
+    if rel.where == "env":
+        return rel.default, f"vLLM {rel.version} default: {rel.name} unset, so {rel.default}", None
+    unread = " (the plan's VLLM_ALL2ALL_BACKEND is not read by this release)" if value is not None else ""
+    return rel.default, f"vLLM {rel.version} default of --{rel.name}: {rel.default} (sncc writes no --{rel.name}){unread}", None
 
 
 def role_facts(plan: Plan, name: str, role: Role, arch, hw_utilization: float) -> RoleFacts:

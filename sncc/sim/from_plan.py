@@ -59,11 +59,22 @@ def spec_from_plan(plan, resolved, *, seed: int = 0, profile: str | None = None)
         links=cs.links, devices_per_node=cs.devices_per_node, profile=cs.profile, features=cs.features,
         slos=slos, hccl_buffsize_mb=cs.hccl_buffsize_mb, weight_bytes_per_param=cs.weight_bytes_per_param,
         devices_available=resolved.devices_available, notes=cs.notes,
-        # Omni-Infer reserves prompt + max_tokens at admission (profile [policy], fitted to seed
-        # 000); vLLM and vllm-ascend allocate KV blocks on demand and preempt
-        kv_admission="reserve-max-tokens" if plan.engine.kind == "omni-infer" else "on-demand",
+        # the engine adapter's admission rule (pins.toml kv_admission): Omni-Infer reserves prompt +
+        # max_tokens (fitted to seed 000); vLLM and vllm-ascend allocate KV blocks on demand and preempt
+        kv_admission=_kv_admission(plan),
         engine=cs.engine,
     )
+
+
+def _kv_admission(plan) -> str:
+    """The plan engine's KV admission (:attr:`sncc.engines.base.EngineAdapter.kv_admission`);
+    ``on-demand`` for an engine sncc has no adapter for (``sncc check`` reports it first)."""
+    from sncc.engines.registry import UnknownEngine, adapter_for
+
+    try:
+        return adapter_for(plan.engine.kind).kv_admission
+    except UnknownEngine:
+        return "on-demand"
 
 
 def run_plan(plan, resolved, *, seed: int = 0, profile: str | None = None):

@@ -22,7 +22,6 @@ _COMPARE = re.compile(
 
 #: module → comparisons left, with what replaces them
 KNOWN = {
-    "sncc/sim/from_plan.py": (1, "adapter.kv_admission"),
     "sncc/catalog/arch.py": (1, "a KV-cache layout name that equals an engine name (kv_bytes_per_token(layout=...))"),
     "sncc/checks/release_support.py": (1, "a version basis (`versions_of = \"vllm\"`), not an engine kind"),
 }
