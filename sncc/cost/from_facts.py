@@ -282,7 +282,7 @@ def cost_spec(plan, facts, *, profile: str | None = None) -> CostSpec:
     system = facts.system
     return CostSpec(
         model=facts.arch, chip=facts.chip, roles=role_specs(plan, facts),
-        quant=facts.quant or "bf16", kv_dtype=facts.kv_dtype,
+        quant=facts.quant or "bf16", kv_dtype=getattr(facts, "kv_dtype_run", facts.kv_dtype),
         links=tuple(system.links) if system is not None else (),
         devices_per_node=system.devices_per_node if system is not None else (facts.chip.devices_per_node or 8),
         profile=profile or PROFILE_BY_GENERATION.get(facts.chip.generation, "ascend-a3"),

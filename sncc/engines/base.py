@@ -220,6 +220,20 @@ class EngineAdapter:
         except ManifestError:
             return None
 
+    def kv_dtype_run(self, plan_dtype: str) -> tuple[str, str]:
+        """(dtype, note): the KV-cache dtype the servers run for a plan's ``kv_cache.dtype`` (``auto``
+        = the model's, BF16).  An engine whose ``pins.toml [kv_cache_dtype]`` ``ignores`` the plan's
+        value runs its ``runs`` instead (Omni-Infer release_v0.3.0 has no INT8 KV switch, SN4041), and
+        ``note`` says so with the source; otherwise the plan's dtype and an empty note."""
+        row = self.data.get("kv_cache_dtype") or {}
+        dtype = plan_dtype
+        note = ""
+        if plan_dtype in tuple(row.get("ignores", ())):
+            dtype = str(row["runs"])
+            note = (f"kv_cache.dtype = {plan_dtype} is not read by {self.label} (SN4041): its servers run "
+                    f"{dtype}; sources: {'; '.join(row.get('source', ()))}")
+        return ("bf16" if dtype == "auto" else dtype), note
+
     def all2all_release(self, version: str | None) -> All2AllRelease | None:
         """The all-to-all backend rule of the release a plan naming ``version`` runs (its vLLM
         release's row of ``pins.toml [[all2all]]``, the newest whose ``since`` is not newer);

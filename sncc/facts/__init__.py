@@ -32,6 +32,7 @@ def derive(plan, base_dir: str | None = None) -> Facts:
     from sncc.catalog.engine_defaults import engine_defaults
 
     f = resolve_catalog(plan, base_dir=base_dir)
+    _derive_kv_dtype_run(plan, f)
     row = engine_defaults().get("expert_placement", {}).get(plan.engine.kind)
     f.even_expert_split = bool(row["even_split"]) if row is not None else None
     util = plan.hardware.memory_utilization
@@ -44,6 +45,18 @@ def derive(plan, base_dir: str | None = None) -> Facts:
     f.draft_checkpoints = draft_checkpoints(plan, f.roles, base_dir, f.diagnostics)
     f.weight_bytes_per_param, f.weight_bytes_note = weight_bytes_per_param(f)
     return f
+
+
+def _derive_kv_dtype_run(plan, f: Facts) -> None:
+    """Set :attr:`Facts.kv_dtype_run`: the KV dtype the engine runs for the plan's (the adapter's answer)."""
+    from sncc.engines.registry import UnknownEngine, adapter_for
+
+    f.kv_dtype_run = f.kv_dtype
+    try:
+        adapter = adapter_for(plan.engine.kind)
+    except UnknownEngine:
+        return
+    f.kv_dtype_run, f.kv_dtype_run_note = adapter.kv_dtype_run(plan.kv_cache.dtype)
 
 
 def _derive_all2all(plan, f: Facts) -> None:

@@ -158,6 +158,11 @@ places routed experts statically and needs them to split evenly over the EP grou
     quant_span: Span | None = None
     quant_origin: str = ""
     kv_dtype: str = "bf16"
+    #: the KV-cache dtype the engine's servers run (:meth:`sncc.engines.base.EngineAdapter.kv_dtype_run`):
+    #: the plan's ``kv_dtype`` unless the engine ignores it; what memory (:mod:`sncc.capacity`) and the
+    #: simulator size the KV pool with; ``kv_dtype_run_note`` says why when they differ
+    kv_dtype_run: str = "bf16"
+    kv_dtype_run_note: str = ""
     max_model_len: int = 0
     max_model_len_span: Span | None = None
     max_model_len_note: str = ""
