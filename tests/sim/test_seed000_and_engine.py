@@ -144,14 +144,15 @@ def test_simulator_pool_uses_the_check_memory_model():
     spec = seed000_spec(7)
     c = prepare(spec)
     dec = spec.role("decode")
-    mem = device_memory(spec.model, "w8a8", "int8", dec.tp, dec.dp, dec.pp, hbm_bytes=spec.chip.hbm_bytes,
+    # BF16 KV: Omni-Infer release_v0.3.0 ignores the seed's kv_cache.dtype = int8 (SN4041)
+    mem = device_memory(spec.model, "w8a8", "bf16", dec.tp, dec.dp, dec.pp, hbm_bytes=spec.chip.hbm_bytes,
                         utilization=dec.memory_utilization,
                         reserve_bytes=engine_reserve(spec.engine, "decode").bytes, hccl_mb=spec.hccl_buffsize_mb,
                         context=1, seqs=1, redundant_experts=dec.redundant_experts)
     assert c.info["decode.weights_bytes_per_device"] == weights_per_device(
         spec.model, "w8a8", dec.tp, dec.dp, dec.pp, dec.redundant_experts)
     assert c.info["decode.kv_budget_bytes_per_device"] == mem.kv_budget
-    assert c.decode_blocks == int(mem.kv_budget // (dec.block_size * 39040.0))
+    assert c.decode_blocks == int(mem.kv_budget // (dec.block_size * 70272.0))
     # a bigger HCCL_BUFFSIZE leaves a smaller pool
     c2 = prepare(dataclasses.replace(spec, hccl_buffsize_mb=3000))
     assert c2.decode_blocks < c.decode_blocks
