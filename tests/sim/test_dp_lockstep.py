@@ -13,25 +13,18 @@ from expect import compile_text
 from sncc.sim.engine.run import prepare, simulate_spec, stepping_groups
 from sncc.sim.from_plan import spec_from_plan
 
-DENSE = '''plan "dense-dp" {{
-  model "qwen3-32b" {{ quant = bf16 }}
+PLAN = '''plan "dp" {{
+  model "{model}" {{ quant = bf16 }}
   hardware {{ system = "hgx-h200"  nodes = 1 }}
   engine "vllm" {{ version = "0.23.0" }}
-  serve {{ {layout}  tp = 2  max_num_seqs = 32  max_num_batched_tokens = 8k  chunked_prefill = 8k }}
+  serve {{ {layout}  max_num_seqs = 32  max_num_batched_tokens = 8k  chunked_prefill = 8k }}
   workload {{ requests = 300  concurrency = 48  input {{ mean = 2k  max = 4k }}  output {{ mean = 256  max = 512 }} }}
   slo {{ ttft < 2s  tpot < 50ms }}
 }}
 '''
-
-MOE = '''plan "moe-dp" {{
-  model "qwen3-30b-a3b" {{ quant = bf16 }}
-  hardware {{ system = "hgx-h200"  nodes = 1 }}
-  engine "vllm" {{ version = "0.23.0" }}
-  serve {{ {layout}  tp = 1  max_num_seqs = 32  max_num_batched_tokens = 8k  chunked_prefill = 8k }}
-  workload {{ requests = 300  concurrency = 48  input {{ mean = 2k  max = 4k }}  output {{ mean = 256  max = 512 }} }}
-  slo {{ ttft < 2s  tpot < 50ms }}
-}}
-'''
+#: Qwen3-32B (dense), TP2 per DP rank; Qwen3-30B-A3B (MoE), TP1 per DP rank
+DENSE = PLAN.replace("{model}", "qwen3-32b").replace("{layout}", "{layout}  tp = 2")
+MOE = PLAN.replace("{model}", "qwen3-30b-a3b").replace("{layout}", "{layout}  tp = 1")
 
 
 def _spec(text: str):
