@@ -405,6 +405,8 @@ def role_memory(plan, facts, role_name: str, role=None) -> MemoryBreakdown | Non
     bytes per weight group (``Facts.weight_bytes_per_param`` when resolution found it).
     Decode and serve roles hold ``max_num_seqs`` sequences at ``max_model_len``; a prefill role
     holds the prompts of one step: ``max(max_num_batched_tokens, max input)`` tokens per DP rank.
+    KV bytes per token are those of the dtype the engine runs (``Facts.kv_dtype_run``: the plan's
+    ``kv_cache.dtype`` unless the engine ignores it, e.g. Omni-Infer release_v0.3.0's INT8).
     ``kv_budget`` is the KV pool the simulator gives the role."""
     arch, chip = facts.arch, facts.chip
     rf = facts.roles.get(role_name)
@@ -433,7 +435,8 @@ def role_memory(plan, facts, role_name: str, role=None) -> MemoryBreakdown | Non
     hccl = hccl_buffsize_mb({"HCCL_BUFFSIZE": raw} if raw is not None else {}, plan_is_moe_ep(facts))
     out = outside_budget(engine, getattr(plan.engine, "version", None), facts.vendor, rf.graph_mode)
     try:
-        return device_memory(arch, facts.quant or "bf16", facts.kv_dtype, rf.tp, dp, rf.pp,
+        # the KV dtype the engine runs (Facts.kv_dtype_run: Omni-Infer release_v0.3.0 ignores int8, SN4041)
+        return device_memory(arch, facts.quant or "bf16", getattr(facts, "kv_dtype_run", facts.kv_dtype), rf.tp, dp, rf.pp,
                              hbm_bytes=chip.hbm_bytes, utilization=rf.memory_utilization, reserve_bytes=res.bytes,
                              hccl_mb=hccl, context=context, seqs=seqs, redundant_experts=rf.redundant_experts,
                              mtp=mtp, expert_parallel=rf.expert_parallel, ep_size=ep_size,

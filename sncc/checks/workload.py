@@ -1,4 +1,4 @@
-"""Workload checks: length distributions that can exist (SN2009), one arrival mode
+"""Workload checks: length distributions that can exist (SN2009), burstiness only with a rate
 (SN2016), requests that fit in ``max_model_len`` (SN5008) and multi-turn conversations
 that stay within it (SN5009).
 
@@ -30,9 +30,13 @@ def check_length_distributions(plan, r):
 
 
 def check_arrival_mode(plan, r):
-    """``rate`` (open loop) and ``concurrency`` (closed loop) are not both given, and
-    ``burstiness`` is given only with ``rate`` (SN2016).
+    """``burstiness`` is given only with ``rate`` (SN2016).
 
+    ``rate`` and ``concurrency`` together are a benchmark client's ``--request-rate`` under
+    ``--max-concurrency`` (vllm 0.11.0 wheel ``vllm/benchmarks/serve.py``: "While the
+    --request-rate argument controls the rate at which requests are initiated, this argument will
+    control how many are actually allowed to execute at a time"): requests start at the rate and
+    wait at the client for a free slot; ``bench.sh`` writes both flags and the simulator runs it.
     With neither, the simulator runs ``min(requests, 64)`` closed-loop clients (or replays a
     trace's arrival times); the field docs say so."""
     wl = plan.workload
@@ -45,15 +49,6 @@ def check_arrival_mode(plan, r):
                    wl.span_of("burstiness"),
                    related=[Related(wl.span_of("concurrency"), "concurrency given here")] if wl.concurrency is not None else [],
                    help="give `rate` with `burstiness`, or remove `burstiness`", path=("workload", "burstiness"))
-    if wl.rate is None or wl.concurrency is None:
-        return
-    yield diag(codes.CONFLICTING_KEYS,
-               f"`workload` gives both `rate` ({wl.rate:g} requests/s, open loop) and `concurrency` "
-               f"({wl.concurrency} clients, closed loop); a workload has one arrival mode",
-               wl.span_of("concurrency"), related=[Related(wl.span_of("rate"), "rate given here")],
-               help="keep `rate` for requests arriving whatever the deployment does, or `concurrency` for clients "
-                    "that wait for each reply",
-               path=("workload", "concurrency"))
 
 
 def check_conversations_fit_context(plan, r):

@@ -1,6 +1,12 @@
 """Collective communication costs: TP all-reduce (ring alpha-beta) and MoE EP
 dispatch/combine with topology- and EP-size-dependent effective bandwidth.
 
+The EP dispatch/combine formula follows the backend the role runs
+(:attr:`sncc.facts.model.RoleFacts.all2all_backend`, :func:`ep_exchange_time`): all-to-all kernels
+(DeepEP, pplx, FlashInfer, or the profile's own when the engine has no choice) move each token to
+its ``top_k`` experts' devices; vLLM's ``allgather_reducescatter`` (its default from 0.11.0) and
+``naive`` backends are ring collectives over the whole EP group.
+
 Formulas: simulator-modelling.md §3.6 (GenZ ring all-reduce; EP dispatch/combine
 per MoE layer).  EP efficiency on A3 comes from the measured DeepEP-Ascend
 bottleneck bandwidths (domain-facts §1.2, sgl-kernel-npu README), stored in the
@@ -119,3 +125,40 @@ def ep_layer_time(tokens_per_device: float, hidden: int, top_k: int, ep: int,
     md = tokens_per_device * top_k * hidden * dispatch_bytes * frac
     mc = tokens_per_device * top_k * hidden * combine_bytes * frac
     return 2 * alpha + md / bw_dispatch + mc / bw_combine
+
+
+#: backends that exchange the token slices with ring collectives over the EP group (vllm 0.11.0 wheel
+#: ``vllm/distributed/device_communicators/all2all.py``): ``allgather_reducescatter``
+#: (``AgRsAll2AllManager``: dispatch ``all_gatherv`` of every rank's tokens, combine
+#: ``reduce_scatterv`` of the expert outputs) and ``naive`` (``NaiveAll2AllManager``: dispatch
+#: multicasts every rank's tokens to all ranks, combine ``all_reduce``s the full outputs); the value
+#: is the combine collective.  Any other backend (and None) is an all-to-all of the routed copies.
+COLLECTIVE_BACKENDS = {"allgather_reducescatter": "reduce_scatter", "naive": "all_reduce"}
+
+
+def ep_exchange_time(backend: Optional[str], tokens_group: float, tokens_per_device: float, hidden: int,
+                     top_k: int, ep: int, dispatch_bytes: float, combine_bytes: float, *,
+                     bw_dispatch: float, bw_combine: float, alpha_a2a: float, link_bw: float,
+                     hop_lat: float, alpha_coll: float, eta_coll: float) -> float:
+    """Dispatch + combine time of one MoE layer [s] over an EP group of ``ep`` devices, by ``backend``.
+
+    * a collective backend (:data:`COLLECTIVE_BACKENDS`): every device gathers all ``tokens_group``
+      tokens of the group (``M_d = tokens_group * hidden * dispatch_bytes``, a ring all-gather) and the
+      combine reduce-scatters (or all-reduces, ``naive``) ``M_c = tokens_group * hidden * combine_bytes``
+      over the EP link (``link_bw``, ``hop_lat``) at the collectives' ``alpha_coll`` and ``eta_coll``;
+      balanced by construction (no expert-load imbalance); router logits are not counted;
+    * otherwise :func:`ep_layer_time` of ``tokens_per_device`` (the busiest device's tokens) at the
+      profile's all-to-all bandwidths ``bw_dispatch``/``bw_combine`` and fixed cost ``alpha_a2a``."""
+    if ep <= 1:
+        return 0.0
+    combine = COLLECTIVE_BACKENDS.get(backend or "")
+    if combine is None:
+        return ep_layer_time(tokens_per_device, hidden, top_k, ep, dispatch_bytes, combine_bytes,
+                             bw_dispatch, bw_combine, alpha_a2a)
+    md = tokens_group * hidden * dispatch_bytes
+    mc = tokens_group * hidden * combine_bytes
+    t = allgather_time(md, ep, link_bw, hop_lat, alpha_coll, eta_coll)
+    # a ring reduce-scatter has the all-gather's steps and bytes (allreduce_time = both phases)
+    if combine == "reduce_scatter":
+        return t + allgather_time(mc, ep, link_bw, hop_lat, alpha_coll, eta_coll)
+    return t + allreduce_time(mc, ep, link_bw, hop_lat, alpha_coll, eta_coll)

@@ -240,7 +240,7 @@ def role_specs(plan, facts) -> tuple:
             memory_utilization=rf.memory_utilization,
             hccl_buffsize_mb=hccl_buffsize_mb({"HCCL_BUFFSIZE": raw} if raw is not None else {},
                                               plan_is_moe_ep(facts)),
-            memory=mem,
+            memory=mem, dp_lockstep=rf.dp_lockstep, all2all_backend=rf.all2all_backend,
         )))
     return tuple(out)
 
@@ -282,7 +282,7 @@ def cost_spec(plan, facts, *, profile: str | None = None) -> CostSpec:
     system = facts.system
     return CostSpec(
         model=facts.arch, chip=facts.chip, roles=role_specs(plan, facts),
-        quant=facts.quant or "bf16", kv_dtype=facts.kv_dtype,
+        quant=facts.quant or "bf16", kv_dtype=getattr(facts, "kv_dtype_run", facts.kv_dtype),
         links=tuple(system.links) if system is not None else (),
         devices_per_node=system.devices_per_node if system is not None else (facts.chip.devices_per_node or 8),
         profile=profile or PROFILE_BY_GENERATION.get(facts.chip.generation, "ascend-a3"),

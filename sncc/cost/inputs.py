@@ -52,6 +52,12 @@ class RoleSpec:
         memory: the :class:`sncc.capacity.MemoryBreakdown` ``sncc check`` computed for the role;
             None = computed from this spec by the same arithmetic
             (:func:`sncc.sim.engine.memory.role_memory`).
+        dp_lockstep: the ``dp`` ranks of an instance step together, the slowest setting the step
+            (:attr:`sncc.facts.model.RoleFacts.dp_lockstep`: MoE models); False = each DP rank is
+            an engine of its own (dense models), simulated as ``instances x dp`` instances.
+        all2all_backend: the EP dispatch/combine implementation the engine runs
+            (:attr:`sncc.facts.model.RoleFacts.all2all_backend`, e.g. vLLM's
+            ``allgather_reducescatter``); None = the profile's all-to-all kernels (DeepEP-style).
     """
 
     instances: int
@@ -72,6 +78,8 @@ class RoleSpec:
     memory_utilization: float = 0.9
     hccl_buffsize_mb: Optional[int] = None
     memory: Any = None
+    dp_lockstep: bool = True
+    all2all_backend: Optional[str] = None
 
     @property
     def expert_devices(self) -> int:

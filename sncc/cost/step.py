@@ -143,7 +143,8 @@ class StepModel:
         tp_link = cc.link_for_group(links, role.tp, spec.devices_per_node)
         self.tp_bw, self.tp_lat = cc.link_bw_lat(tp_link)
         ep_link = cc.link_for_group(links, self.ep_size, spec.devices_per_node)
-        self.ep_link_bw, _ = cc.link_bw_lat(ep_link)
+        self.ep_link_bw, self.ep_lat = cc.link_bw_lat(ep_link)
+        self.all2all_backend = getattr(role, "all2all_backend", None)   # RoleFacts.all2all_backend
         self.ep_alpha = {mode: p.get(f"comm.ep_alpha_{mode}_s") for mode in ("normal", "low_latency")}
         self.ep_bw = {mode: cc.ep_bandwidths(p, mode, self.ep_size, self.ep_link_bw, self.ep_alpha[mode])
                       for mode in ("normal", "low_latency")}

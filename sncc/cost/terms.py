@@ -182,15 +182,19 @@ def tp_moe_output(m, s) -> float:
 
 
 def ep_dispatch_combine(m, s) -> float:
-    """MoE dispatch + combine over the EP group (DeepEP-style all-to-all): normal kernels when the
+    """MoE dispatch + combine over the EP group, by the backend the role runs
+    (:func:`sncc.cost.comm.ep_exchange_time`): an all-to-all (DeepEP-style: normal kernels when the
     step holds prefill tokens, low-latency kernels for decode, each at the profile's measured
-    bandwidth for the EP size (:func:`sncc.cost.comm.ep_bandwidths`)."""
+    bandwidth for the EP size, :func:`sncc.cost.comm.ep_bandwidths`), or vLLM's all-gather /
+    reduce-scatter of the token slices."""
     if not m.shape.n_experts or not m.expert_parallel or m.ep_size <= 1:
         return 0.0
     mode = "normal" if s.prefill else "low_latency"
     bd, bc = m.ep_bw[mode]
-    return cc.ep_layer_time(s.tok_total / m.ep_size * m.imb, m.shape.hidden, m.shape.top_k, m.ep_size,
-                            m.disp_bytes, m.comb_bytes, bd, bc, m.ep_alpha[mode])
+    return cc.ep_exchange_time(m.all2all_backend, s.tok_total, s.tok_total / m.ep_size * m.imb, m.shape.hidden,
+                               m.shape.top_k, m.ep_size, m.disp_bytes, m.comb_bytes, bw_dispatch=bd, bw_combine=bc,
+                               alpha_a2a=m.ep_alpha[mode], link_bw=m.ep_link_bw, hop_lat=m.ep_lat,
+                               alpha_coll=m.ar_alpha, eta_coll=m.ar_eta)
 
 
 # ------------------------------------------------------------------ per step

@@ -189,15 +189,17 @@ TRACE_INVALID = _code(
 CONFLICTING_KEYS = _code(
     "SN2016", "conflicting-keys", "error", "two keys that exclude each other are both given",
     "Some keys choose between alternatives, and giving both would leave one silently ignored. "
-    "`workload { rate }` is an open loop (requests arrive at that rate whatever the deployment "
-    "does) and `workload { concurrency }` a closed loop (each client sends its next request when "
-    "the previous one completes): a workload has one of them. With neither, the simulator runs "
-    "min(requests, 64) closed-loop clients, or replays the arrival times of a trace that has them. "
+    "`workload { burstiness }` shapes the gaps of an open loop at `rate`: with `concurrency` alone "
+    "(a closed loop: each client sends its next request when the previous one completes) or no "
+    "`rate` it would be ignored. `rate` with `concurrency` is no conflict: it is `vllm bench serve "
+    "--request-rate` under `--max-concurrency` (requests start at the rate and wait at the client "
+    "while `concurrency` are in flight). With neither, the simulator runs min(requests, 64) "
+    "closed-loop clients, or replays the arrival times of a trace that has them. "
     "In a role, `ep = N` (the seeds' form: data parallelism with expert parallelism on) and `dp` "
     "exclude each other, as do `ep` and `expert_parallel = false`; redundant experts are given in "
     "`eplb` (per instance) or in `optimize.omni_placement` (per device), not both.",
-    "workload { requests = 1000  rate = 8  concurrency = 64 ... }",
-    "workload { requests = 1000  rate = 8 ... }")
+    "workload { requests = 1000  concurrency = 64  burstiness = 0.5 ... }",
+    "workload { requests = 1000  rate = 8  burstiness = 0.5  concurrency = 64 ... }")
 HOSTS_ADDRESSES = _code(
     "SN2040", "hosts-addresses-mismatch", "error", "`hosts` cannot name every node of the deployment",
     "Node k of the deployment (in the order `sncc build` lays out instances: prefill, then decode, then "
@@ -544,6 +546,18 @@ MEMORY_OUTSIDE_BUDGET = _code(
     "CUDA out-of-memory during capture). Each figure comes from sncc/catalog/data/memory.toml "
     "[outside] with its source; the message lists them.",
     "hardware { memory_utilization = 0.995 }", "hardware { memory_utilization = 0.9 }")
+
+ALL2ALL_BACKEND_NOT_A_CHOICE = _code(
+    "SN4082", "all2all-backend-not-a-choice", "error", "the pinned vLLM release has no such MoE all-to-all backend",
+    "vLLM picks the implementation of the expert-parallel dispatch and combine from `VLLM_ALL2ALL_BACKEND` "
+    "(vLLM 0.9.0 and 0.11.0; from 0.23.0 the `--all2all-backend` argument). Each release accepts its own set "
+    "(`sncc/engines/vllm/data/pins.toml [[all2all]]`, read from its `vllm/envs.py`): 0.9.0 takes `naive` or "
+    "`pplx` and raises \"Unknown all2all backend\" for anything else; 0.11.0 adds the DeepEP kernels, "
+    "`allgather_reducescatter` (its default) and `flashinfer_all2allv`, and raises ValueError for another "
+    "value (a value for one release given to another is a known trap, vllm#27347). The simulator prices the "
+    "backend the role runs; use one the release accepts.",
+    'engine "vllm" { version = "0.11.0" }  env { VLLM_ALL2ALL_BACKEND = "deepep_ll" }',
+    'engine "vllm" { version = "0.11.0" }  env { VLLM_ALL2ALL_BACKEND = "deepep_low_latency" }')
 
 VALUE_NOT_IN_RELEASE = _code(
     "SN4020", "value-not-in-release", "error", "a setting's value does not exist in the engine release (or is refused for this model)",

@@ -71,6 +71,23 @@ class PinChoice:
 
 
 @dataclass(frozen=True)
+class All2AllRelease:
+    """How one engine release chooses its MoE all-to-all (EP dispatch/combine) implementation.
+
+    ``where`` is ``env`` (the environment variable ``name``, which a plan's ``env { }`` sets) or
+    ``argument`` (the ``vllm serve`` argument ``name``, which sncc does not write: the default
+    runs); ``default`` the backend with nothing set; ``choices`` the values the release accepts;
+    ``source`` where it was read (``pins.toml [[all2all]]``, the manifest for an argument)."""
+
+    version: str
+    where: str
+    name: str
+    default: str
+    choices: tuple[str, ...]
+    source: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class ConnectorSpec:
     """A KV connector as one engine release spells it.
 
@@ -202,6 +219,60 @@ class EngineAdapter:
             return load("vllm", pin.vllm)
         except ManifestError:
             return None
+
+    def kv_dtype_run(self, plan_dtype: str) -> tuple[str, str]:
+        """(dtype, note): the KV-cache dtype the servers run for a plan's ``kv_cache.dtype`` (``auto``
+        = the model's, BF16).  An engine whose ``pins.toml [kv_cache_dtype]`` ``ignores`` the plan's
+        value runs its ``runs`` instead (Omni-Infer release_v0.3.0 has no INT8 KV switch, SN4041), and
+        ``note`` says so with the source; otherwise the plan's dtype and an empty note."""
+        row = self.data.get("kv_cache_dtype") or {}
+        dtype = plan_dtype
+        note = ""
+        if plan_dtype in tuple(row.get("ignores", ())):
+            dtype = str(row["runs"])
+            note = (f"kv_cache.dtype = {plan_dtype} is not read by {self.label} (SN4041): its servers run "
+                    f"{dtype}; sources: {'; '.join(row.get('source', ()))}")
+        return ("bf16" if dtype == "auto" else dtype), note
+
+    def all2all_release(self, version: str | None) -> All2AllRelease | None:
+        """The all-to-all backend rule of the release a plan naming ``version`` runs (its vLLM
+        release's row of ``pins.toml [[all2all]]``, the newest whose ``since`` is not newer);
+        None when the engine has no such choice (vllm-ascend and Omni-Infer run their own fused
+        MoE communication: no ``[[all2all]]`` rows).  Raises :class:`AdapterDataError` for a row
+        the data cannot answer (an ``argument`` row whose manifest lacks the argument)."""
+        from sncc import catalog
+
+        rows = self.data.get("all2all") or ()
+        if not rows:
+            return None
+        vllm = self.vllm_version(version)
+        try:
+            v = catalog.parse_version(vllm)
+        except ValueError:
+            return None
+        fit = [r for r in rows if catalog.parse_version(r["since"]) <= v]
+        if not fit:
+            return None
+        row = fit[-1]
+        src = tuple(row.get("source", ()))
+        if row["where"] == "env":
+            return All2AllRelease(vllm, "env", row["env"], row["default"], tuple(row["choices"]), src)
+        from sncc.engines.manifest import ManifestError, load
+
+        try:
+            arg = load("vllm", vllm).arguments.get(row["argument"])
+        except ManifestError:
+            arg = None
+        if arg is None:
+            pinned = self.nearest(vllm).vllm
+            try:
+                arg = load("vllm", pinned).arguments.get(row["argument"])
+            except ManifestError:
+                arg = None
+        if arg is None:
+            raise AdapterDataError(f"{self.package} pins.toml [[all2all]] since {row['since']}: "
+                                   f"no --{row['argument']} in the vLLM {vllm} manifest")
+        return All2AllRelease(vllm, "argument", row["argument"], str(arg.default), tuple(arg.choices or ()), src)
 
     # ------------------------------------------------------------------ connectors
     def connector(self, cid: str) -> ConnectorSpec | None:

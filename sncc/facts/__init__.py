@@ -32,14 +32,56 @@ def derive(plan, base_dir: str | None = None) -> Facts:
     from sncc.catalog.engine_defaults import engine_defaults
 
     f = resolve_catalog(plan, base_dir=base_dir)
+    _derive_kv_dtype_run(plan, f)
     row = engine_defaults().get("expert_placement", {}).get(plan.engine.kind)
     f.even_expert_split = bool(row["even_split"]) if row is not None else None
     util = plan.hardware.memory_utilization
     # a role's facts derived from a key the builder rejected are poisoned: no check cascades from them
     f.roles = {name: derive_watched(role_facts, plan, name, role, f.arch, util) for name, role in plan.roles()}
+    _derive_all2all(plan, f)
     from sncc.facts.draft import draft_checkpoints
     from sncc.facts.weights import weight_bytes_per_param
 
     f.draft_checkpoints = draft_checkpoints(plan, f.roles, base_dir, f.diagnostics)
     f.weight_bytes_per_param, f.weight_bytes_note = weight_bytes_per_param(f)
     return f
+
+
+def _derive_kv_dtype_run(plan, f: Facts) -> None:
+    """Set :attr:`Facts.kv_dtype_run`: the KV dtype the engine runs for the plan's (the adapter's answer)."""
+    from sncc.engines.registry import UnknownEngine, adapter_for
+
+    f.kv_dtype_run = f.kv_dtype
+    try:
+        adapter = adapter_for(plan.engine.kind)
+    except UnknownEngine:
+        return
+    f.kv_dtype_run, f.kv_dtype_run_note = adapter.kv_dtype_run(plan.kv_cache.dtype)
+
+
+def _derive_all2all(plan, f: Facts) -> None:
+    """Set each role's :attr:`RoleFacts.all2all_backend` (:func:`sncc.facts.roles.all2all_backend`);
+    a plan value the release refuses becomes SN4082 at the env entry."""
+    from dataclasses import replace
+
+    from sncc.diagnostics import codes
+    from sncc.diagnostics.model import diag
+    from sncc.engines.registry import UnknownEngine, adapter_for
+    from sncc.facts.roles import all2all_backend
+
+    try:
+        adapter = adapter_for(plan.engine.kind)
+    except UnknownEngine:
+        return
+    for name, rf in list(f.roles.items()):
+        if not isinstance(rf, RoleFacts):
+            continue
+        backend, note, problem = all2all_backend(adapter, plan.engine.version, rf)
+        if problem is not None:
+            ev = rf.env.get("VLLM_ALL2ALL_BACKEND")
+            if not any(d.code is codes.ALL2ALL_BACKEND_NOT_A_CHOICE and d.span == ev.span for d in f.diagnostics):
+                f.diagnostics.append(diag(codes.ALL2ALL_BACKEND_NOT_A_CHOICE, problem, ev.span,
+                                          help="use one of the values listed, or remove the entry for the release default",
+                                          path=("env", "VLLM_ALL2ALL_BACKEND")))
+        if backend is not None or note:
+            f.roles[name] = replace(rf, all2all_backend=backend, notes={**rf.notes, "all2all_backend": note})

@@ -106,6 +106,13 @@ class RoleFacts:
     env: Mapping[str, EnvValue]
     dispatch_tokens_per_rank: int
     notes: Mapping[str, str] = field(default_factory=dict)
+    #: the ``dp`` ranks of an instance step together (:func:`sncc.facts.roles.dp_lockstep`): a MoE
+    #: model's DP ranks meet in the MoE layers' collectives every step; a dense model's are independent
+    dp_lockstep: bool = False
+    #: the EP dispatch/combine implementation the engine runs for this role
+    #: (:func:`sncc.facts.roles.all2all_backend`); None without expert parallelism or when the engine
+    #: has no such choice (vllm-ascend and Omni-Infer run their own fused MoE communication)
+    all2all_backend: Optional[str] = None
 
     @property
     def routed_slots(self) -> int:
@@ -151,6 +158,11 @@ places routed experts statically and needs them to split evenly over the EP grou
     quant_span: Span | None = None
     quant_origin: str = ""
     kv_dtype: str = "bf16"
+    #: the KV-cache dtype the engine's servers run (:meth:`sncc.engines.base.EngineAdapter.kv_dtype_run`):
+    #: the plan's ``kv_dtype`` unless the engine ignores it; what memory (:mod:`sncc.capacity`) and the
+    #: simulator size the KV pool with; ``kv_dtype_run_note`` says why when they differ
+    kv_dtype_run: str = "bf16"
+    kv_dtype_run_note: str = ""
     max_model_len: int = 0
     max_model_len_span: Span | None = None
     max_model_len_note: str = ""

@@ -21,6 +21,19 @@ Rules, each written once here (docs/design.md §2–§3):
 * **speculative** — the role's ``speculative`` block merged key by key over the plan's;
   ``method = none`` turns it off for the role.
 * **env** — the plan's ``env`` with the role's ``env`` over it.
+* **DP lockstep** — the ``dp`` ranks of an instance step together only for a MoE model: its MoE
+  layers exchange tokens (or all-reduce tensor-sharded experts) over the ``tp × dp`` ranks every
+  step, so an idle rank runs dummy forward passes and the slowest rank sets the step.  A dense
+  model's DP ranks share no collective in the forward pass: each is an engine of its own
+  (vllm 0.23.0 / 0.33.0 wheels ``vllm/v1/engine/core.py`` ``EngineCoreProc.run_engine_core``:
+  ``DPEngineCoreProc`` only ``if data_parallel and vllm_config.model_config.is_moe``, else "Non-MoE
+  DP ranks are completely independent, so treat like DP=1"; the 0.9.0 / 0.11.0 wheels start
+  ``DPEngineCoreProc`` for a dense model too, but its only cross-rank step is the unfinished-requests
+  all-reduce every 24 / 32 steps (``_has_global_unfinished_reqs``), which the simulator does not model).
+* **all-to-all backend** — under expert parallelism, the dispatch/combine implementation the
+  engine runs (:func:`all2all_backend`): the role's ``env { VLLM_ALL2ALL_BACKEND }`` where the
+  release reads it (checked against the release's choices, SN4082), else the release's default
+  (vLLM 0.11.0: ``allgather_reducescatter``), from the adapter's ``[[all2all]]`` data.
 """
 
 from __future__ import annotations
@@ -92,6 +105,42 @@ def role_env(plan: Plan, name: str, role: Role) -> dict[str, EnvValue]:
     return env
 
 
+def dp_lockstep(is_moe: bool, dp: int) -> tuple[bool, str]:
+    """(lockstep, note): whether the ``dp`` ranks of an instance step together (module docstring)."""
+    if dp <= 1:
+        return False, "dp = 1: one engine core per instance"
+    if is_moe:
+        return True, (f"MoE model: the {dp} DP ranks meet in every MoE layer's collective, so they step together "
+                      "(idle ranks run dummy batches; vllm/v1/engine/core.py DPEngineCoreProc)")
+    return False, (f"dense model: the {dp} DP ranks share no collective and step independently, like {dp} instances "
+                   "(vllm 0.23.0 vllm/v1/engine/core.py: \"Non-MoE DP ranks are completely independent\")")
+
+
+def all2all_backend(adapter, version: str | None, rf: RoleFacts) -> tuple[str | None, str, str | None]:
+    """(backend, note, problem) of role ``rf`` on engine ``adapter`` at release ``version``.
+
+    ``backend`` is None without expert parallelism or when the engine has no such choice
+    (:meth:`sncc.engines.base.EngineAdapter.all2all_release` None).  ``problem`` is the message of
+    a plan value outside the release's choices (the backend is then the release default, which
+    the simulator prices; the engine would refuse to start).  Raises nothing for plan input."""
+    if not rf.expert_parallel or adapter is None:
+        return None, "", None
+    rel = adapter.all2all_release(version)
+    if rel is None:
+        return None, f"{adapter.label} runs its own fused MoE dispatch (no all-to-all backend to choose)", None
+    ev = rf.env.get("VLLM_ALL2ALL_BACKEND")
+    value = ev.value if ev is not None and isinstance(ev.value, str) else None
+    if rel.where == "env" and value is not None:
+        if value in rel.choices:
+            return value, f"{rel.name} = {value} ({ev.origin} env)", None
+        return rel.default, f"vLLM {rel.version} default {rel.default}", (
+            f"vLLM {rel.version} has no all-to-all backend `{value}`: {rel.name} takes {', '.join(rel.choices)}")
+    if rel.where == "env":
+        return rel.default, f"vLLM {rel.version} default: {rel.name} unset, so {rel.default}", None
+    unread = " (the plan's VLLM_ALL2ALL_BACKEND is not read by this release)" if value is not None else ""
+    return rel.default, f"vLLM {rel.version} default of --{rel.name}: {rel.default} (sncc writes no --{rel.name}){unread}", None
+
+
 def role_facts(plan: Plan, name: str, role: Role, arch, hw_utilization: float) -> RoleFacts:
     """Derive the :class:`RoleFacts` of ``role`` (see the module docstring); ``arch`` may be None
     (an unknown model: treated as dense)."""
@@ -141,6 +190,7 @@ def role_facts(plan: Plan, name: str, role: Role, arch, hw_utilization: float) -
     else:
         cp_on = False
         notes["enable_chunked_prefill"] = f"{name}.chunked_prefill = off" + (" (default)" if role.is_default("chunked_prefill") else "")
+    lockstep, notes["dp_lockstep"] = dp_lockstep(is_moe, dp)
     kv_role = {"prefill": "kv_producer", "decode": "kv_consumer"}.get(name) if plan.disaggregated else None
     k = spec.draft_tokens if spec is not None else 0
     dispatch = role.max_num_batched_tokens if name == "prefill" else role.max_num_seqs * (1 + k)
@@ -153,5 +203,5 @@ def role_facts(plan: Plan, name: str, role: Role, arch, hw_utilization: float) -
         max_num_batched_tokens=role.max_num_batched_tokens, chunk=role.chunked_prefill,
         enable_chunked_prefill=cp_on, graph_mode=gm, memory_utilization=mu, kv_role=kv_role,
         speculative=spec, eplb=eplb, env=role_env(plan, name, role), dispatch_tokens_per_rank=dispatch,
-        notes=notes,
+        notes=notes, dp_lockstep=lockstep,
     )

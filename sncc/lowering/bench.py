@@ -8,7 +8,8 @@ Mapping (vLLM 0.11.0 ``vllm/benchmarks/serve.py`` and ``datasets.py``):
   lognormal plan is run as a uniform of the same mean (said in the script);
 * ``--ignore-eos`` so outputs have the drawn length, ``--num-prompts`` = ``workload.requests``;
 * ``--max-concurrency`` = ``workload.concurrency`` (closed loop) or ``--request-rate`` and
-  ``--burstiness`` (open loop); neither: ``--max-concurrency min(requests, 64)``, the simulator's
+  ``--burstiness`` (open loop), all three when the plan gives both (requests start at the rate
+  and wait at the client while ``concurrency`` are in flight); neither: ``--max-concurrency min(requests, 64)``, the simulator's
   default client count;
 * ``--percentile-metrics ttft,tpot,itl,e2el`` and ``--metric-percentiles`` the percentiles the
   SLOs name (99 when none); ``--goodput`` the per-request TTFT / TPOT / e2e targets in ms;
@@ -87,6 +88,12 @@ def bench_spec(ctx: LowerCtx, roles: tuple[RoleDeployment, ...], proxy: ProxySpe
     if wl.rate is not None:
         flags += [Arg("request-rate", wl.rate, "plan workload.rate (requests/s)"),
                   Arg("burstiness", wl.burstiness, "plan workload.burstiness")]
+        if wl.concurrency is not None:
+            # vllm 0.11.0 wheel vllm/benchmarks/serve.py --max-concurrency: "While the --request-rate argument
+            # controls the rate at which requests are initiated, this argument will control how many are
+            # actually allowed to execute at a time"
+            flags.append(Arg("max-concurrency", wl.concurrency,
+                             "plan workload.concurrency: requests in flight at most; the others wait at the client"))
     else:
         c = wl.concurrency if wl.concurrency is not None else min(wl.requests, DEFAULT_CLIENTS)
         flags.append(Arg("max-concurrency", c, "plan workload.concurrency" if wl.concurrency is not None

@@ -44,10 +44,11 @@ def spec_from_plan(plan, resolved, *, seed: int = 0, profile: str | None = None)
                                  max_input=wl.input.max, max_output=wl.output.max))
         if trace[0][2] is not None and wl.is_default("requests"):
             requests = len(trace)
-    concurrency = wl.concurrency if (wl.concurrency or not wl.rate) else None
+    # rate and concurrency together: vllm bench serve's --request-rate under --max-concurrency
+    # (Workload docs; the simulator starts requests at the rate into the free slots)
     extra = dict(burstiness=wl.burstiness, trace=trace, turns=wl.turns, think_time=wl.think_time)
     workload = Workload(requests=requests, input=dist(wl.input), output=dist(wl.output),
-                        concurrency=concurrency if wl.rate is None else None,
+                        concurrency=wl.concurrency,
                         rate=wl.rate, max_tokens=resolved.max_tokens, seed=seed, **extra)
     if workload.concurrency is None and workload.rate is None and not (trace and trace[0][2] is not None):
         workload = Workload(requests=requests, input=workload.input, output=workload.output,
@@ -58,11 +59,22 @@ def spec_from_plan(plan, resolved, *, seed: int = 0, profile: str | None = None)
         links=cs.links, devices_per_node=cs.devices_per_node, profile=cs.profile, features=cs.features,
         slos=slos, hccl_buffsize_mb=cs.hccl_buffsize_mb, weight_bytes_per_param=cs.weight_bytes_per_param,
         devices_available=resolved.devices_available, notes=cs.notes,
-        # Omni-Infer reserves prompt + max_tokens at admission (profile [policy], fitted to seed
-        # 000); vLLM and vllm-ascend allocate KV blocks on demand and preempt
-        kv_admission="reserve-max-tokens" if plan.engine.kind == "omni-infer" else "on-demand",
+        # the engine adapter's admission rule (pins.toml kv_admission): Omni-Infer reserves prompt +
+        # max_tokens (fitted to seed 000); vLLM and vllm-ascend allocate KV blocks on demand and preempt
+        kv_admission=_kv_admission(plan),
         engine=cs.engine,
     )
+
+
+def _kv_admission(plan) -> str:
+    """The plan engine's KV admission (:attr:`sncc.engines.base.EngineAdapter.kv_admission`);
+    ``on-demand`` for an engine sncc has no adapter for (``sncc check`` reports it first)."""
+    from sncc.engines.registry import UnknownEngine, adapter_for
+
+    try:
+        return adapter_for(plan.engine.kind).kv_admission
+    except UnknownEngine:
+        return "on-demand"
 
 
 def run_plan(plan, resolved, *, seed: int = 0, profile: str | None = None):

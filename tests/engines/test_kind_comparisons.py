@@ -20,10 +20,8 @@ _COMPARE = re.compile(
     r"""|(?:==|!=)\s*["'](?:vllm|vllm-ascend|omni-infer)["']"""
     r"""|\bin\s*[\(\[]\s*["'](?:vllm|vllm-ascend|omni-infer)["']""")
 
-#: module → comparisons left, with what replaces them
-KNOWN = {
-    "sncc/sim/from_plan.py": (1, "adapter.kv_admission"),
-}
+#: module → comparisons left, with what replaces them (none are left)
+KNOWN: dict = {}
 
 
 def _hits() -> dict[str, list[int]]:

@@ -190,7 +190,8 @@ def test_prefix_cache_cuts_prefill_but_not_the_kv_transfer():
 
 def test_on_demand_admission_blocks_then_preempts():
     base = seed000_spec(7, requests=1500)
-    dec = dc.replace(base.role("decode"), kv_budget_bytes_per_device=1.5e9)
+    # 1.5e9 B of INT8 KV (39,040 B/token) as BF16 (70,272 B/token): the same 21k-token pool per rank
+    dec = dc.replace(base.role("decode"), kv_budget_bytes_per_device=2.7e9)
     roles = (("prefill", base.role("prefill")), ("decode", dec))
     od = simulate(dc.replace(base, kv_admission="on-demand", roles=roles), series=False)
     assert od.requests_completed == 1500 and od.info["preemptions"] > 0

@@ -149,7 +149,7 @@ def test_h200_plan_prints_intervals_and_honest_verdicts():
     iv = r.intervals["tpot_ms"]
     # the 80 % interval of the mixture: inside the ±40 % extremes, well wider than the kernel residuals
     assert iv["value"] / 1.45 <= iv["low"] < iv["value"] / 1.2 and iv["value"] / 0.8 < iv["high"] <= iv["value"] / 0.55
-    assert set(r.intervals) == {"qpm", "ttft_s", "tpot_ms"}
+    assert set(r.intervals) == {"qpm", "client_ttft_s", "ttft_s", "tpot_ms"}
     v = {s.name.split()[0]: s for s in r.slo}
     assert v["ttft.mean"].verdict == "met" and v["ttft.mean"].high < 2.0
     tp = v["tpot.mean"]

@@ -18,7 +18,7 @@ from sncc.cost.kv_transfer import channel_finish, kv_transfer_start
 from sncc.sim.engine.des import Simulation
 from sncc.cost.profile import profile_path
 from sncc.sim.engine.run import prepare
-from sncc.sim.calibration.scenarios import seed000_spec
+from sncc.sim.calibration.scenarios import C8_MLA_KV_BYTES_PER_TOKEN, seed000_spec
 from sncc.sim.spec import LengthDist, RoleSpec
 
 PROMPT = 4096
@@ -45,8 +45,10 @@ def _spec(profile: str, n_prefill: int, requests: int, decode_devices: int, disp
                       kv_budget_bytes_per_device=20e9)
     wl = dataclasses.replace(base.workload, input=LengthDist("fixed", mean=PROMPT),
                              output=LengthDist("fixed", mean=4), max_tokens=4)
+    # the byte counts below are the C8 INT8 KV's (39,040 B/token), whatever the seed's engine runs
     return dataclasses.replace(base, roles=(("prefill", base.role("prefill")), ("decode", decode)),
-                               workload=wl, profile=profile, prefill_dispatch=dispatch)
+                               workload=wl, profile=profile, prefill_dispatch=dispatch, kv_dtype="int8",
+                               kv_bytes_per_token=C8_MLA_KV_BYTES_PER_TOKEN)
 
 
 def _transfers(spec):

@@ -10,6 +10,10 @@ Disaggregated plans (``prefill`` + ``decode`` roles)::
     prefill steps (chunked, <= max_num_batched_tokens per DP rank) -> KV transfer ->
     decode instance (continuous batching over its DP ranks, lockstep steps)
 
+  An instance here is a group of devices that steps together: a MoE role's DP ranks
+  (``RoleSpec.dp_lockstep``); a dense role's DP ranks are independent engines and arrive as
+  ``instances x dp`` one-rank instances (:func:`sncc.sim.engine.run.stepping_groups`).
+
 * The proxy dispatches FCFS only when a decode DP rank can admit the request
   (joint P/D scheduling, Omni-Infer ``pd_score_balance``): with
   ``kv_admission="reserve-max-tokens"`` the rank must hold prompt + max_tokens
@@ -18,7 +22,8 @@ Disaggregated plans (``prefill`` + ``decode`` roles)::
   that instance forms its next batch (the proxy keeps the queue); ``"push"``:
   immediately to the least-loaded instance's own queue.
 * TTFT is measured from dispatch to a prefill instance to the end of the first
-  decode step (the engine's view); time in the proxy queue is ``queue_s``.
+  decode step (the engine's view); time in the proxy queue is ``queue_s``; the client's TTFT
+  (what SLOs are judged on) is both, from the request's arrival.
 * KV transfers contend (:mod:`sncc.cost.kv_transfer`): each decode instance has one
   ingress channel, each prefill instance one egress channel, both FIFO fluid queues of
   bytes.  When a prefill step ends, each finishing request's transfer is queued on its

@@ -42,6 +42,10 @@ class SloVerdict:
     metric when no request completed); ``met`` is True/False, or None when uncertain or
     n/a.  An n/a verdict is neither met nor missed and does not count for the exit code.
     ``window``: ``steady`` (judged on the steady-state window) or ``run`` (whole run).
+    ``basis``: what a TTFT SLO is judged on, ``client`` (request sent to first token, queueing in
+    front of the engine included: what ``vllm bench serve`` and ``--goodput`` measure) or
+    ``engine`` (dispatch to an engine instance to first token); empty for other metrics.
+    ``engine_observed``: a TTFT SLO's engine-side figure [s], shown beside the client one.
     """
 
     name: str
@@ -55,6 +59,8 @@ class SloVerdict:
     metric: str = ""
     stat: str = "mean"
     op: str = "<"
+    basis: str = ""
+    engine_observed: Optional[float] = None
 
 
 @dataclass
@@ -64,7 +70,9 @@ class SimResult:
     Units: ``*_s`` seconds, ``tpot_ms`` milliseconds, ``qpm`` completed requests per
     minute over ``duration_s`` (first arrival to last completion), token rates in
     tokens/s.  ``ttft_s`` is the engine's view (dispatch to a prefill/serve instance to
-    first token); ``queue_s`` is time in the proxy queue before dispatch (part of e2e).
+    first token); ``queue_s`` is time in the proxy queue before dispatch (part of e2e);
+    ``client_ttft_s`` is the client's view (request sent to first token: queue + engine TTFT per
+    request), what ``vllm bench serve`` reports as TTFT and what TTFT SLOs are judged on.
 
     ``saturated`` is the steady-state window the SLOs are judged on:
 
@@ -119,6 +127,7 @@ class SimResult:
     fitted_constants: Dict[str, Any] = field(default_factory=dict)
     info: Dict[str, Any] = field(default_factory=dict)
     series: Dict[str, List[float]] = field(default_factory=dict)
+    client_ttft_s: Dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> Dict[str, Any]:
         """JSON-ready dict (``requests.completed`` nested as documented)."""
@@ -268,7 +277,8 @@ def build_result(R: Any, devices: int, slos: Sequence[Any], fitted: Dict[str, An
         e2e_s=summary(e2e), queue_s=summary(queue), output_tokens_per_s=out_tok / dur,
         output_tokens_per_s_per_device=out_tok / dur / max(1, devices),
         tokens_per_s_per_user={"mean": sum(tps_user) / len(tps_user) if tps_user else float("nan")},
-        fitted_constants=dict(fitted), info=dict(info))
+        fitted_constants=dict(fitted), info=dict(info),
+        client_ttft_s=summary([R.t_first[i] - R.t_arr[i] for i in done]))
     rule, win, a, b, qpm = _window(R, done, t_first_block, closed)
     if win:
         wt = [(R.t_done[i] - R.t_first[i]) / (R.out[i] - 1) for i in win if R.out[i] > 1]
@@ -303,6 +313,7 @@ def build_result(R: Any, devices: int, slos: Sequence[Any], fitted: Dict[str, An
     res._qpm_cap = None if closed else (offered_qpm or _arrival_qpm(R, win or done))
     heads = {"qpm": ("throughput", res.saturated.get("qpm", res.qpm)),
              "ttft_s": ("ttft", res.saturated.get("ttft_s", res.ttft_s["mean"])),
+             "client_ttft_s": ("ttft", (res.saturated.get("percentiles", {}).get("client_ttft_s") or res.client_ttft_s)["mean"]),
              "tpot_ms": ("tpot", res.saturated.get("tpot_ms", res.tpot_ms["mean"]))}
     for k, (fam, v) in heads.items():
         if rsd.get(fam) and v == v:
@@ -324,13 +335,17 @@ def violated(s: Any, v: SloVerdict) -> bool:
 
 
 def evaluate_slo(res: SimResult, s: Any, residuals: Optional[Dict[str, Sequence[float]]] = None,
-                 client_ttft: bool = False) -> SloVerdict:
+                 client_ttft: bool = True) -> SloVerdict:
     """Check one SloTarget against ``res`` (ttft/tpot/e2e targets in seconds).
 
     Latency SLOs (any stat) and QPM are judged on the steady-state window when there is one
     (the warm-up and the end-of-run drain, set by the few longest outputs, are not
-    properties of the deployment); else on the whole run.  ``client_ttft`` judges TTFT as
-    the client sees it (proxy queue + engine TTFT), as the goodput search does.
+    properties of the deployment); else on the whole run.  TTFT is judged as the client sees
+    it (``client_ttft``, the default: request sent to first token, queueing in front of the
+    engine included), as ``vllm bench serve`` and its ``--goodput`` measure it (vllm 0.11.0 wheel
+    ``vllm/benchmarks/lib/endpoint_request_func.py``: the timer starts before the HTTP request is
+    posted); the verdict carries the engine-side figure too (``engine_observed``).
+    ``client_ttft=False`` judges the engine-side TTFT (dispatch to first token).
     A metric the run does not define (nan: TPOT without any multi-token output) gets the
     verdict ``n/a`` (:class:`SloVerdict`).
     Raises ValueError for an unknown metric."""
@@ -339,14 +354,19 @@ def evaluate_slo(res: SimResult, s: Any, residuals: Optional[Dict[str, Sequence[
         raise ValueError(f"unknown SLO metric {m!r}")
     obs = None
     window = "run"
+    engine = None
     if res.saturated and m in ("ttft", "tpot", "e2e", "qpm", "tokens_per_s_per_user"):
         obs = res.steady("client_ttft" if (m == "ttft" and client_ttft) else m, stat)
         window = "steady"
         if obs is not None and obs != obs:     # e.g. no multi-token output in the window
             obs, window = None, "run"
+        elif m == "ttft":
+            engine = res.steady("ttft", stat)
     if obs is None:
         if m == "ttft":
-            obs = res.ttft_s[stat] + (res.queue_s[stat] if client_ttft else 0.0)
+            engine = res.ttft_s[stat]
+            # a hand-built result without client_ttft_s: queue + TTFT of that statistic
+            obs = (res.client_ttft_s.get(stat, engine + res.queue_s[stat]) if client_ttft else engine)
         elif m == "tpot":
             obs = res.tpot_ms[stat] / 1e3
         elif m == "e2e":
@@ -360,9 +380,10 @@ def evaluate_slo(res: SimResult, s: Any, residuals: Optional[Dict[str, Sequence[
     from sncc.sim.report.units import slo_name
     name = slo_name(m, stat, s.op, s.target)
     op = _OPS[s.op]
+    basis = ("client" if client_ttft else "engine") if m == "ttft" else ""
     if obs is None or obs != obs:      # nan: no multi-token output (TPOT) or nothing completed
         return SloVerdict(name=name, target=s.target, observed=float("nan"), met=None, verdict="n/a",
-                          window=window, metric=m, stat=stat, op=s.op)
+                          window=window, metric=m, stat=stat, op=s.op, basis=basis)
     rs = (residuals or {}).get(FAMILY[m]) or []
     if rs and obs == obs:
         lo, hi = interval(obs, rs)
@@ -378,4 +399,5 @@ def evaluate_slo(res: SimResult, s: Any, residuals: Optional[Dict[str, Sequence[
     else:
         verdict, met = "uncertain", None
     return SloVerdict(name=name, target=s.target, observed=obs, met=met, verdict=verdict,
-                      low=lo if rs else None, high=hi if rs else None, window=window, metric=m, stat=stat, op=s.op)
+                      low=lo if rs else None, high=hi if rs else None, window=window, metric=m, stat=stat, op=s.op,
+                      basis=basis, engine_observed=engine)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from typing import Any, Optional
 
 from sncc.cost import comm as cc
@@ -41,6 +42,20 @@ def conversation_prompts(messages: list, outputs: list, turns: int, hit: float, 
 
 class _Context:
     """Everything the engine needs, precomputed once per run."""
+
+
+def stepping_groups(role: Any) -> Any:
+    """``role`` as the groups of devices that step together.
+
+    DP ranks in lockstep (``role.dp_lockstep``, a MoE model) stay one instance of ``dp`` ranks
+    whose slowest rank sets each step.  Independent DP ranks (a dense model: each rank is an
+    engine of its own, :func:`sncc.facts.roles.dp_lockstep`) become ``instances x dp`` instances of
+    one rank each, so ``dp = N`` simulates as ``instances = N`` does.  Per-device memory, per-rank
+    budgets and the graph gears are unchanged."""
+    dp = int(getattr(role, "dp", 1) or 1)
+    if dp <= 1 or getattr(role, "dp_lockstep", True):
+        return role
+    return replace(role, instances=role.instances * dp, devices=role.devices // dp, dp=1)
 
 
 def prepare(spec: Any) -> Any:
@@ -111,7 +126,7 @@ def prepare(spec: Any) -> Any:
         return int(tokens_pool // per_block)
 
     if spec.disaggregated:
-        c.prefill, c.decode = spec.role("prefill"), spec.role("decode")
+        c.prefill, c.decode = stepping_groups(spec.role("prefill")), stepping_groups(spec.role("decode"))
         c.prefill_model = StepModel(spec, "prefill", c.prefill, prof, shape, kv_tok)
         c.decode_model = StepModel(spec, "decode", c.decode, prof, shape, kv_tok)
         c.decode_blocks = pool_blocks("decode", c.decode)
@@ -133,7 +148,7 @@ def prepare(spec: Any) -> Any:
                                decode_devices=c.decode.devices)
         c.kv_exposed = c.kv.exposed
     else:
-        c.serve = spec.role("serve")
+        c.serve = stepping_groups(spec.role("serve"))
         c.serve_model = StepModel(spec, "serve", c.serve, prof, shape, kv_tok)
         c.serve_blocks = pool_blocks("serve", c.serve)
         blk = c.serve.block_size

@@ -16,7 +16,7 @@ from sncc.sim.report.units import to_unit, unit_of, window_stats
 def _slo_entry(e: Dict[str, Any]) -> Dict[str, Any]:
     m = e.get("metric", "")
     out = dict(e)
-    for k in ("target", "observed", "low", "high"):
+    for k in ("target", "observed", "low", "high", "engine_observed"):
         out[k] = to_unit(m, e.get(k))
     out["unit"] = unit_of(m)
     return out

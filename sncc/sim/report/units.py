@@ -66,11 +66,15 @@ def slo_name(metric: str, stat: Optional[str], op: str, target_si: float) -> str
 
 def window_stats(result: Any) -> Dict[str, Any]:
     """The latency statistics one report shows, computed once for the text, the JSON and the plot:
-    ``window`` (``steady`` or ``run``), and for ``ttft_s``, ``tpot_ms``, ``e2e_s``, ``queue_s`` the
-    mean/p50/p90/p99 over the steady-state window when the run has one, else over the run."""
+    ``window`` (``steady`` or ``run``), and for ``client_ttft_s`` (request sent to first token, what
+    ``vllm bench serve`` reports as TTFT), ``ttft_s`` (engine-side: dispatch to first token),
+    ``tpot_ms``, ``e2e_s``, ``queue_s`` the mean/p50/p90/p99 over the steady-state window when the
+    run has one, else over the run."""
     sat = getattr(result, "saturated", None) or {}
     if sat:
         p = sat["percentiles"]
-        return {"window": "steady", **{k: dict(p[k]) for k in ("ttft_s", "tpot_ms", "e2e_s", "queue_s")}}
-    return {"window": "run", "ttft_s": dict(result.ttft_s), "tpot_ms": dict(result.tpot_ms),
+        return {"window": "steady", **{k: dict(p[k]) for k in ("client_ttft_s", "ttft_s", "tpot_ms", "e2e_s", "queue_s")
+                                       if k in p}}
+    return {"window": "run", "client_ttft_s": dict(getattr(result, "client_ttft_s", None) or {}),
+            "ttft_s": dict(result.ttft_s), "tpot_ms": dict(result.tpot_ms),
             "e2e_s": dict(result.e2e_s), "queue_s": dict(result.queue_s)}

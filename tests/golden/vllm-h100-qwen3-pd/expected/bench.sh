@@ -24,6 +24,7 @@ exec vllm bench serve \
   --num-prompts 200 \
   --request-rate 4.0 \
   --burstiness 0.5 \
+  --max-concurrency 16 \
   --percentile-metrics ttft,tpot,itl,e2el \
   --metric-percentiles 90,99 \
   --goodput ttft:1000 tpot:40 \
