@@ -54,18 +54,19 @@ def test_simulate_seed_000_json(tmp_path):
     import json
 
     r = CliRunner().invoke(main, ["simulate", "--format", "json", SEED])
-    # exit 1: the TTFT SLO is judged on client TTFT, and the seed's 3168 clients for 3000 requests
-    # wait for decode KV reservations (the fitted reserve-max-tokens admission): MISSED by far
-    assert r.exit_code == 1, r.output
+    # exit 0: the seed states its TTFT as a server-side figure (engine_ttft, met); its client TTFT
+    # is reported: the 3168 clients for 3000 requests wait for decode KV reservations
+    assert r.exit_code == 0, r.output
     d = json.loads(r.stdout)  # warnings go to stderr
     sat = d["saturated"]
     assert abs(sat["qpm"] / 608 - 1) <= 0.15
     # TTFT is reported, not fitted (issue 11: CloudMatrix-Infer's prefill wins over the seed's);
     # the seed's 1.93 s is compared with the engine-side figure (calibration.toml engine_ttft_s)
     assert sat["ttft_s"] < 1.93
-    ttft7 = [v for v in d["slo"] if v["name"].startswith("ttft")][0]
-    assert ttft7["basis"] == "client" and ttft7["verdict"] == "missed"
-    assert ttft7["engine_observed"] == sat["percentiles"]["ttft_s"]["mean"] < 2.0 < ttft7["observed"]
+    ttft7 = [v for v in d["slo"] if v["name"].startswith("engine_ttft")][0]
+    assert ttft7["basis"] == "engine" and ttft7["verdict"] == "met"
+    assert ttft7["observed"] == sat["percentiles"]["ttft_s"]["mean"] < 2.0
+    assert d["client_ttft_s"]["mean"] > 2.0
     # TPOT: -33 % today, the strict xfail tests/sim/test_seed000_and_engine.py::test_seed000_7p1d_tpot_within_15pct
     assert sat["tpot_ms"] < 47
     p6 = str(ROOT / "examples" / "deepseek-r1-a3-6p1d.sn")
@@ -74,8 +75,8 @@ def test_simulate_seed_000_json(tmp_path):
     # 2 s SLO, not the ~5 s the seed reports (6P1D figures are reported, not fitted; issue 11)
     assert r6.exit_code in (0, 1), r6.output
     j6 = json.loads(r6.stdout)
-    ttft_v = [v for v in j6["slo"] if v["name"].startswith("ttft")][0]
-    assert ttft_v["engine_observed"] < 2.0
+    ttft_v = [v for v in j6["slo"] if v["name"].startswith("engine_ttft")][0]
+    assert ttft_v["observed"] < 2.0
     d6 = j6["saturated"]
     assert abs(d6["qpm"] / sat["qpm"] - 1) <= 0.05
     assert d6["ttft_s"] >= sat["ttft_s"]

@@ -103,7 +103,7 @@ def _value_noun(v: ast.Value) -> str:
 #: statistics the simulator evaluates per SLO metric (:func:`sncc.sim.engine.metrics.evaluate_slo`):
 #: every statistic of a latency; a rate only as one figure (QPM and output tokens/s over the
 #: steady window or the run, tokens/s per user as its mean over requests), written without one
-SLO_METRIC_STATS = {"ttft": m.SLO_STATS, "tpot": m.SLO_STATS, "e2e": m.SLO_STATS,
+SLO_METRIC_STATS = {"ttft": m.SLO_STATS, "engine_ttft": m.SLO_STATS, "tpot": m.SLO_STATS, "e2e": m.SLO_STATS,
                     "qpm": ("mean",), "output_tokens_per_s": ("mean",), "tokens_per_s_per_user": ("mean",)}
 
 

@@ -407,7 +407,9 @@ class SloTarget(BaseModel):
 
 #: SLO metrics: name → (kind of target, description)
 SLO_METRICS = {
-    "ttft": ("duration", "time to first token"),
+    "ttft": ("duration", "time to first token as the client sees it (request sent to first token: what vllm bench serve measures)"),
+    "engine_ttft": ("duration", "time to first token from the request's dispatch to an engine instance, the queue in front "
+                    "of it excluded (a server-side dashboard's figure, e.g. Omni-Infer's OmniProxy metrics)"),
     "tpot": ("duration", "time per output token after the first"),
     "e2e": ("duration", "end-to-end request latency"),
     "qpm": ("float", "completed requests per minute"),
@@ -417,7 +419,7 @@ SLO_METRICS = {
 SLO_STATS = ("mean", "p50", "p90", "p99")
 #: the unit each latency SLO is usually written in, for hints on a bare number (`tpot < 50`
 #: means 50 ms: TPOTs are tens of milliseconds, TTFTs and end-to-end latencies seconds)
-SLO_UNITS = {"ttft": "s", "tpot": "ms", "e2e": "s"}
+SLO_UNITS = {"ttft": "s", "engine_ttft": "s", "tpot": "ms", "e2e": "s"}
 
 
 class Retry(Node):

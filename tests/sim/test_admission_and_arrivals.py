@@ -390,7 +390,12 @@ def test_rate_under_a_concurrency_cap_is_checked_built_and_simulated_as_the_benc
     both = _compile(text)
     assert not [d for d in both.diagnostics if d.is_error], [d.message for d in both.diagnostics]
     bench = outputs_of(text)["bench.sh"]
-    assert "--request-rate 40.0" in bench and "--max-concurrency 4" in bench
+    # 4 API servers and no router: one client per server with its share (rates and caps add up)
+    import re
+
+    rates = [float(x) for x in re.findall(r"--request-rate ([\d.]+)", bench)]
+    caps = [int(x) for x in re.findall(r"--max-concurrency (\d+)", bench)]
+    assert sum(rates) == 40.0 and sum(caps) == 4 and len(rates) == len(caps) == 4
     spec = spec_from_plan(both.plan, both.resolved)
     assert (spec.workload.rate, spec.workload.concurrency) == (40, 4)
     capped = simulate_spec(spec, series=False)

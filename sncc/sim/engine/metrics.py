@@ -154,7 +154,7 @@ class SimResult:
 
 # ---------------------------------------------------------------- uncertainty
 #: SLO metric -> residual family of the profile's ``calibration.residuals``
-FAMILY = {"ttft": "ttft", "client_ttft": "ttft", "queue": "ttft", "tpot": "tpot", "e2e": "tpot",
+FAMILY = {"ttft": "ttft", "client_ttft": "ttft", "engine_ttft": "ttft", "queue": "ttft", "tpot": "tpot", "e2e": "tpot",
           "tokens_per_s_per_user": "tpot", "qpm": "throughput", "output_tokens_per_s": "throughput"}
 
 
@@ -348,8 +348,18 @@ def evaluate_slo(res: SimResult, s: Any, residuals: Optional[Dict[str, Sequence[
     ``client_ttft=False`` judges the engine-side TTFT (dispatch to first token).
     A metric the run does not define (nan: TPOT without any multi-token output) gets the
     verdict ``n/a`` (:class:`SloVerdict`).
+    An ``engine_ttft`` SLO is judged on the engine-side TTFT whatever ``client_ttft`` says (the
+    plan states that its target is a server-side figure).
     Raises ValueError for an unknown metric."""
     m, stat = s.metric, (s.stat or "mean")
+    if m == "engine_ttft":
+        import dataclasses as _dc
+
+        from sncc.sim.report.units import slo_name as _name
+
+        as_ttft = _dc.replace(s, metric="ttft") if _dc.is_dataclass(s) else s.model_copy(update={"metric": "ttft"})
+        v = evaluate_slo(res, as_ttft, residuals, client_ttft=False)
+        return _dc.replace(v, name=_name(m, stat, s.op, s.target), metric=m, basis="engine")
     if m not in FAMILY:
         raise ValueError(f"unknown SLO metric {m!r}")
     obs = None

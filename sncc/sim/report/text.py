@@ -220,7 +220,8 @@ def render_text(result, plan, extra: dict | None = None, *, color: bool = False)
               "still meet every SLO")
     p("\nTTFT SLOs are judged on client TTFT (request sent to first token, queueing in front of the engine "
       "included), what `vllm bench serve` (bench.sh) and its --goodput measure; engine TTFT is from dispatch to an "
-      "engine instance (the engine's own metric) and `queue` the time before it.  An SLO whose 80 % calibration interval straddles its target is UNCERTAIN (exit 0 "
+      "engine instance (the engine's own metric) and `queue` the time before it; an `engine_ttft` SLO is judged on "
+      "engine TTFT.  An SLO whose 80 % calibration interval straddles its target is UNCERTAIN (exit 0 "
       "unless --strict).", markup=False)
     return con.file.getvalue()
 

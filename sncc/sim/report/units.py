@@ -14,7 +14,7 @@ from typing import Any, Dict, Optional, Tuple
 
 #: SLO metric -> (unit, factor from the simulator's SI value to that unit)
 UNITS: Dict[str, Tuple[str, float]] = {
-    "ttft": ("s", 1.0), "client_ttft": ("s", 1.0), "queue": ("s", 1.0), "e2e": ("s", 1.0),
+    "ttft": ("s", 1.0), "client_ttft": ("s", 1.0), "engine_ttft": ("s", 1.0), "queue": ("s", 1.0), "e2e": ("s", 1.0),
     "tpot": ("ms", 1e3), "qpm": ("req/min", 1.0), "output_tokens_per_s": ("tokens/s", 1.0),
     "tokens_per_s_per_user": ("tokens/s", 1.0),
 }
