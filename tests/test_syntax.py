@@ -66,4 +66,4 @@ def test_values_keep_spans_and_default_origin():
     assert plan.prefill.origin("tp") == "file" and plan.prefill.origin("pp") == "default"
     assert plan.workload.input.mean == 3584 and plan.workload.output.mean == 1229
     assert plan.gateway.api_key.name == "GATEWAY_API_KEY"
-    assert plan.slo[0].metric == "ttft" and plan.slo[0].target == 2.0
+    assert plan.slo[0].metric == "engine_ttft" and plan.slo[0].target == 2.0
