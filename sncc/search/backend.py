@@ -323,6 +323,22 @@ def _import_ray():
     return ray
 
 
+#: Ray's token authentication (on by default for clusters started with `ray start` in Ray 2.5x;
+#: docs.ray.io/en/latest/ray-security/token-auth.html): a driver joining by an explicit address
+#: sends the token only with RAY_AUTH_MODE=token (measured with Ray 2.60.0: `--address auto`
+#: found the local cluster and its token, `--address 127.0.0.1:PORT` got InvalidAuthToken)
+_AUTH_HELP = ("if the cluster uses token authentication (Ray's default for `ray start`), set RAY_AUTH_MODE=token "
+              "and give the cluster's token (~/.ray/auth_token on the head node, or RAY_AUTH_TOKEN); "
+              "see https://docs.ray.io/en/latest/ray-security/token-auth.html")
+
+
+def _connection_help(message: str, address: str | None) -> str:
+    """Ray's connection error ``message`` with what to try next (token authentication)."""
+    if address is None or os.environ.get("RAY_AUTH_MODE"):
+        return message
+    return f"{message.rstrip('.')}; {_AUTH_HELP}"
+
+
 class RayBackend(Backend):
     """Tasks on a Ray cluster, one task per chunk, results in input order.
 
@@ -337,8 +353,9 @@ class RayBackend(Backend):
     unpickled once per Ray worker process, not per task. ``fn`` travels by reference, so every
     node of a cluster needs the same sncc (and ``fn``'s module) installed.
 
-    Raises :class:`BackendUnavailable` when Ray is not installed; whatever ``ray.init`` raises
-    for an unreachable address (``ConnectionError``).
+    Raises :class:`BackendUnavailable` when Ray is not installed; ``ConnectionError`` for an
+    address ``ray.init`` cannot join (Ray's message, with the token-authentication hint when
+    RAY_AUTH_MODE is unset).
     """
 
     name = "ray"
@@ -353,7 +370,10 @@ class RayBackend(Backend):
                                           include_dashboard=False, log_to_driver=False)
             if address is None and self._workers is not None:
                 kwargs["num_cpus"] = self._workers
-            ray.init(**kwargs)
+            try:
+                ray.init(**kwargs)
+            except ConnectionError as err:
+                raise ConnectionError(_connection_help(str(err), address)) from err
             self._started = True
         self._remote = ray.remote(_run_chunk_in_ray)
         self._closed = False

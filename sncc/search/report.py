@@ -25,6 +25,14 @@ def _interval(d: dict) -> str:
     return f"×{lo / v:.2f}–{hi / v:.2f}"
 
 
+def _label(r: Row) -> str:
+    """The candidate's layout, with the larger batches predicted the same (``… b80 (= b96, b112)``)."""
+    if not r.equivalent:
+        return r.candidate.label()
+    same = ", ".join("b" + "/".join(str(n) for n in seqs) for seqs in r.equivalent)
+    return f"{r.candidate.label()} (= {same})"
+
+
 def _table(rows: list, title: str, rank_from: Optional[dict] = None):
     from rich.table import Table
 
@@ -38,7 +46,7 @@ def _table(rows: list, title: str, rank_from: Optional[dict] = None):
     for i, r in enumerate(rows):
         m = r.metrics
         rank = (rank_from or {}).get(r.candidate.key(), i + 1)
-        t.add_row(str(rank), r.status, r.candidate.label(), str(r.candidate.devices),
+        t.add_row(str(rank), r.status, _label(r), str(r.candidate.devices),
                   f"{m['tokens_per_s_per_device']:.1f}", f"{m['tokens_per_s_per_user']:.1f}", f"{m['qpm']:.0f}",
                   _latency(m["ttft_s"], ".2f"), _interval(m["ttft_s"]), _latency(m["tpot_ms"], ".1f"),
                   _interval(m["tpot_ms"]), str(m.get("bound") or ""))
@@ -108,7 +116,8 @@ def _row_doc(r: Row, rank: int) -> dict:
             "tokens_per_s_per_device": m["tokens_per_s_per_device"],
             "tokens_per_s_per_user": m["tokens_per_s_per_user"], "ttft_s": m["ttft_s"], "tpot_ms": m["tpot_ms"],
             "bound": m.get("bound"), "goodput_qpm": m.get("goodput_qpm"),
-            "slo": [{"name": n, "verdict": v} for n, v in r.slo], "warnings": list(r.warnings)}
+            "slo": [{"name": n, "verdict": v} for n, v in r.slo], "warnings": list(r.warnings),
+            "equivalent_max_num_seqs": [list(seqs) for seqs in r.equivalent]}
 
 
 def document(res: SearchResult, plan_name: str, written: Optional[list] = None) -> dict:

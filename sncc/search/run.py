@@ -38,6 +38,8 @@ INLINE_BELOW = 400
 #: never reach a closed loop's steady state: at 800 the screen's QPM was 3-4x the simulation's
 #: on 64 x H200 disaggregated plans, at 3000 within 1.4x)
 SIM_REQUESTS = 3000
+#: stage 4 simulates again at most this many times to refill the top k after merging equal rows
+REFILL_ROUNDS = 3
 #: verdict order of a ranking: met first, then uncertain, then screened-only, then missed
 STATUS_ORDER = {"met": 0, "uncertain": 1, "screened": 2, "missed": 3}
 
@@ -69,6 +71,8 @@ class Row:
     slo: list = field(default_factory=list)
     source: str = "screen"
     warnings: list = field(default_factory=list)
+    #: larger ``max_num_seqs`` values the event simulation predicted identically (merged into this row)
+    equivalent: tuple = ()
 
     def sort_key(self, goodput: bool = False) -> tuple:
         """Total ranking key: status, then throughput per device (or goodput), then the candidate."""
@@ -347,29 +351,94 @@ def search(plan: Any, facts: Any, *, overrides: Optional[dict] = None, backend: 
         rows.append(Row(cand, "screened" if ok else "missed", m, warnings=m.get("warnings", [])))
     stages.append(Stage("checks + screen", len(cands), len(rows), time.perf_counter() - t0))
 
-    # --- stage 4: event simulation of the top k + the Pareto frontier
+    # --- stage 4: event simulation of the top k + the Pareto frontier; rows the simulation finds
+    # equal to a smaller batch are merged (merge_equivalent) and the next screened rows fill the top k
     t0 = time.perf_counter()
     rows.sort(key=lambda r: r.sort_key())
-    top = rows[: space.top]
     front = pareto([r for r in rows if r.status == "screened"])
     own = [r for r in rows if base is not None and r.candidate.key() == base.key()]
-    sim_rows = sorted({r.candidate.key(): r for r in top + front + own}.values(), key=lambda r: r.candidate.key())
-    sims = run("simulate", simulate_candidate, [r.candidate for r in sim_rows], cctx, heavy=True)
-    for r, m in zip(sim_rows, sims):
-        if "error" in m:
-            notes.append(f"{r.candidate.label()}: not simulated: {m['error']}")
-            continue
-        sc = r.metrics
-        r.metrics = {**m, "bound": sc.get("bound"),
-                     "screen": {"qpm": sc["qpm"], "ttft_s": sc["ttft_s"]["mean"], "tpot_ms": sc["tpot_ms"]["mean"],
-                                "bound": sc["bound"], "decode_slots": sc["decode_slots"]}}
-        r.slo = list(m.get("slo", []))
-        r.status = _status(r.slo)
-        r.source = "simulate"
-    stages.append(Stage("event simulation", len(sim_rows), len(sims), time.perf_counter() - t0))
+    want = rows[: space.top] + front + own
+    top_keys = {r.candidate.key() for r in rows[: space.top]}
+    n_sim = n_done = 0
+    for _ in range(REFILL_ROUNDS):
+        sim_rows = sorted({r.candidate.key(): r for r in want if r.source != "simulate"}.values(),
+                          key=lambda r: r.candidate.key())
+        if not sim_rows or interrupted:
+            break
+        sims = run("simulate", simulate_candidate, [r.candidate for r in sim_rows], cctx, heavy=True)
+        n_sim, n_done = n_sim + len(sim_rows), n_done + len(sims)
+        for r, m in zip(sim_rows, sims):
+            if "error" in m:
+                notes.append(f"{r.candidate.label()}: not simulated: {m['error']}")
+                r.source = "failed"
+                continue
+            sc = r.metrics
+            r.metrics = {**m, "bound": sc.get("bound"),
+                         "screen": {"qpm": sc["qpm"], "ttft_s": sc["ttft_s"]["mean"], "tpot_ms": sc["tpot_ms"]["mean"],
+                                    "bound": sc["bound"], "decode_slots": sc["decode_slots"]}}
+            r.slo = list(m.get("slo", []))
+            r.status = _status(r.slo)
+            r.source = "simulate"
+        rows = merge_equivalent(rows, base)
+        # the top picks that survived the merge; the merged ones' places go to the next screened rows
+        kept = sum(1 for r in rows if r.source == "simulate" and r.candidate.key() in top_keys)
+        if kept >= space.top:
+            break
+        want = sorted((r for r in rows if r.source == "screen"), key=lambda r: r.sort_key())[: space.top - kept]
+        top_keys |= {r.candidate.key() for r in want}
+    for r in rows:
+        if r.source == "failed":
+            r.source = "screen"
+    stages.append(Stage("event simulation", n_sim, n_done, time.perf_counter() - t0))
     rows.sort(key=lambda r: r.sort_key(goodput))
     frontier = pareto([r for r in rows if r.source == "simulate" and r.status in ("met", "uncertain")])
     return SearchResult(space, stages, rows, frontier, rejected, interrupted, notes, goodput, base)
+
+
+def _without_batch(cand: Candidate) -> tuple:
+    return (cand.mode, tuple((r.layout.key(), r.instances) for r in cand.roles))
+
+
+def _simulated_figures(m: dict) -> tuple:
+    """What two simulated rows must share to be the same plan in effect: QPM, TTFT and TPOT
+    (mean and percentiles), rounded to 6 significant digits."""
+    def g(v: Any) -> Any:
+        return float(f"{v:.6g}") if isinstance(v, (int, float)) else v
+
+    return (g(m.get("qpm")),) + tuple(g(m.get(k, {}).get(s)) for k in ("ttft_s", "tpot_ms")
+                                      for s in ("mean", "p50", "p90", "p99"))
+
+
+def merge_equivalent(rows: list, base: Optional[Candidate] = None) -> list:
+    """Rows that differ only in ``max_num_seqs`` and got identical event-simulated figures
+    (:func:`_simulated_figures`) are one plan in effect: the workload never fills the larger
+    batch.  They are ranked once, as the row with the smallest ``max_num_seqs`` (the least KV
+    cache reserved), which lists the others in :attr:`Row.equivalent`.  The plan's own layout
+    (``base``) is never merged away: it heads its group (its rank is reported).  Rows only screened are kept as
+    they are (stage 3 already merged equal screen figures).  Returns a new list."""
+    def seqs(r: Row) -> tuple:
+        return tuple(c.max_num_seqs for c in r.candidate.roles if c.max_num_seqs is not None)
+
+    groups: dict = {}
+    out: list = []
+    for r in sorted(rows, key=lambda r: r.candidate.key()):
+        if r.source != "simulate":
+            out.append(r)
+            continue
+        k = (_without_batch(r.candidate), r.status, _simulated_figures(r.metrics))
+        head = groups.get(k)
+        if head is None:
+            groups[k] = r
+            out.append(r)
+        elif base is not None and r.candidate.key() == base.key():
+            # the plan's own layout heads its group (its rank is reported)
+            r.equivalent = (seqs(head),) + head.equivalent
+            head.equivalent = ()
+            out[out.index(head)] = r
+            groups[k] = r
+        else:
+            head.equivalent = head.equivalent + (seqs(r),)
+    return out
 
 
 def base_candidate(plan: Any, facts: Any) -> Optional[Candidate]:

@@ -66,3 +66,21 @@ def test_goodput_ranks_by_the_rate_meeting_every_slo(comp):
     sim = [r for r in res.ranked if r.source == "simulate"]
     assert sim and all(r.metrics.get("goodput_qpm") is not None for r in sim)
     assert document(res, "small")["ranked_by"] == "goodput_qpm"
+
+
+def test_batches_the_simulation_predicts_identically_are_ranked_once(comp):
+    # concurrency 128 over 2 instances: 64 sequences per instance, so b128 and b256 reserve KV
+    # slots the workload never fills; the simulation predicts them as b64 (the plan's own layout)
+    over = {"mode": "aggregated", "tp": [4], "dp": [1], "max_num_seqs": [64, 128, 256], "top": 4}
+    res = search(comp.plan, comp.facts, overrides=over, sim_requests=200)
+    sim = [r for r in res.ranked if r.source == "simulate"]
+    labels = [r.candidate.label() for r in sim]
+    assert "2×tp4 dp1 b64" in labels and "2×tp4 dp1 b128" not in labels
+    own = next(r for r in sim if r.candidate.label() == "2×tp4 dp1 b64")
+    assert (128,) in own.equivalent
+    assert res.rank_of(res.base) is not None
+    doc = document(res, "small")
+    row = next(d for d in doc["ranked"] if d["layout"] == "2×tp4 dp1 b64")
+    assert [128] in row["equivalent_max_num_seqs"]
+    # one instance does fill 128 sequences (128 concurrent): b64 and b128 stay two rows
+    assert {"1×tp4 dp1 b64", "1×tp4 dp1 b128"} <= set(labels)

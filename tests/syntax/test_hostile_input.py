@@ -287,3 +287,13 @@ def test_a_percentage_written_as_a_ratio_suggests_the_fraction():
             '  workload { input { mean = 1k  max = 2k }  output { mean = 100  max = 200 } }\n}\n')
     (d,) = [d for d in compile_text(text).diagnostics if d.is_error]
     assert d.code.code == "SN2009" and "`0.9`" in d.help and "`90%`" in d.help
+
+
+def test_colon_after_many_blank_lines_checks_in_linear_time():
+    # the `key: value` help looks for an opened plan block before the error; its pattern re-scanned
+    # every run of blank lines (bench/fuzz.py seed 601: 50,000 empty lines took 5 s of CPU)
+    def check(n: int) -> None:
+        ds = diags("# a comment\n" + "\n" * n + "tp: 8\n")
+        assert [d.code.code for d in ds] == ["SN1002"] and "sncc import" in ds[0].help
+
+    assert_linear(check, 25_000, 200_000, "blank lines before a `key: value`", repeat=1)
