@@ -31,7 +31,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Dict, List, Optional
 
-from sncc.sim.engine.metrics import FAMILY, evaluate_slo, violated
+from sncc.sim.engine.metrics import FAMILY, evaluate_slo, interval, violated
 from sncc.sim.engine.des import Unadmittable
 from sncc.sim.engine.run import simulate_spec as simulate
 
@@ -185,19 +185,26 @@ def _search(ok_at: Any, start: float, tol: float, max_runs: int) -> tuple:
     return lo, fail_names, trials
 
 
+def _ends(residuals: Any) -> tuple:
+    """(low, high) factors of the calibration interval of the truth over a prediction of 1 for
+    one family's residuals (:func:`sncc.sim.engine.metrics.interval`, the same rule as every
+    SLO interval); (1, 1) without residuals."""
+    return interval(1.0, list(residuals or []))
+
+
 def _shifted(slos: List[Any], residuals: Dict[str, Any], side: str) -> List[Any]:
-    """``slos`` with each target moved by its family's calibration residuals.
+    """``slos`` with each target moved by its family's calibration interval.
 
     ``side="low"`` (pessimistic): the target the *prediction* must meet so that the
-    interval's worst end (:func:`sncc.sim.engine.metrics.interval`) still meets the real one —
-    ``target * (1 + min(r, 0))`` for ``<``/``<=`` (the truth may be ``1/(1+min r)`` x the
-    prediction), ``target * (1 + max(r, 0))`` for ``>``/``>=``; ``"high"`` (optimistic): the
-    other end.  A family without residuals keeps its target."""
+    interval's worst end (:func:`sncc.sim.engine.metrics.interval`, the truth between ``a`` and
+    ``b`` x the prediction) still meets the real one — ``target / b`` for ``<``/``<=``,
+    ``target / a`` for ``>``/``>=``; ``"high"`` (optimistic): the other end.  A family without
+    residuals keeps its target."""
     out = []
     for s in slos:
-        rs = list(residuals.get(FAMILY[s.metric]) or []) + [0.0]
+        a, b = _ends(residuals.get(FAMILY[s.metric]))
         below = s.op in ("<", "<=")
-        f = 1.0 + (min(rs) if below == (side == "low") else max(rs))
+        f = 1.0 / (b if below == (side == "low") else a)
         out.append(replace(s, target=s.target * f))
     return out
 
@@ -213,21 +220,22 @@ def goodput(spec: Any, *, requests: Optional[int] = None, start: float = 0.25, t
     (the trial result does not depend on the targets).  Raises ValueError when
     :func:`goodput_refusal` gives a reason.
 
-    Interval (``low``/``high`` [req/s]): the calibration residuals ``r = predicted/measured -
-    1`` (the profile's ``[calibration] residuals``, widened as in
-    :func:`sncc.cost.inputs.profile_match`; the trial results' ``info["residuals"]``) are read as "the truth is the prediction scaled by
-    ``1/(1+r)``".  ``low`` is the goodput if every figure sits at its pessimistic end:
+    Interval (``low``/``high`` [req/s]): the calibration residuals of each family (the trial
+    results' ``info["residuals"]``: the plan's leave-one-out regime, widened as in
+    :func:`sncc.cost.inputs.profile_match`) give the SLO intervals' rule, the truth between
+    ``a`` and ``b`` x the prediction (:func:`sncc.sim.engine.metrics.interval`).  ``low`` is the
+    goodput if every figure sits at its pessimistic end:
 
     * each latency SLO holds only while the prediction's pessimistic end meets it — the search
-      is repeated with each target tightened by its family's residuals (:func:`_shifted`:
-      ``ttft`` for TTFT, ``tpot`` for TPOT and e2e; e.g. TTFT < 2 s with a -40 % residual
-      must be predicted below 1.2 s);
-    * a deployment slower by ``1 + r_thr`` than predicted reaches that state at a rate lower by
-      the same factor (all its times stretch), so the rate found is divided by ``1 + max(r, 0)``
-      of the ``throughput`` family.
+      is repeated with each target tightened by its family's interval (:func:`_shifted`:
+      ``ttft`` for TTFT, ``tpot`` for TPOT and e2e; e.g. TTFT < 2 s with ``b = 1.6`` must be
+      predicted below 1.25 s);
+    * a deployment slower than predicted reaches that state at a rate lower by the same factor
+      (all its times stretch), so the rate found is multiplied by ``a`` of the ``throughput``
+      family.
 
-    ``high`` is the same with the optimistic ends (targets loosened by ``1 + max(r, 0)``, rate
-    divided by ``1 + min(r, 0)``).  ``low <= rate <= high`` (clamped: bisection on a noisy
+    ``high`` is the same with the optimistic ends (targets loosened by ``1 / a``, rate times
+    ``b``).  ``low <= rate <= high`` (clamped: bisection on a noisy
     criterion).  Both are None when the profile records no residuals.
 
     Returns ``{"rate": r, "unit": "req/s" | "conversations/s", "turns", "burstiness" (of the
@@ -271,9 +279,8 @@ def goodput(spec: Any, *, requests: Optional[int] = None, start: float = 0.25, t
                            "high_qpm": None, "runs": 0, "binding": binding, "trials": trials}
     rsd = trial(start).info.get("residuals") or {}
     if rsd:
-        thr = list(rsd.get("throughput") or []) + [0.0]
         bounds = {}
-        for side, scale in (("low", 1.0 / (1.0 + max(thr))), ("high", 1.0 / (1.0 + min(thr)))):
+        for side, scale in zip(("low", "high"), _ends(rsd.get("throughput"))):
             targets = _shifted(slos, rsd, side)
             r, _, _ = _search(ok_for(targets), start, tol, max_runs)
             bounds[side] = (r * scale, named(targets), scale)

@@ -216,14 +216,17 @@ def test_a2_plan_uses_the_derived_a2_profile_and_widens_intervals():
     note = r.info["profile_note"]
     assert "ascend-a2 is derived from ascend-a3" in note and "±30 %" in note
     from sncc.cost.profile import load_profile
-    from sncc.sim.engine.run import profile_residuals, widen_residuals
+    from sncc.sim.calibration.intervals import conformal_score
+    from sncc.sim.engine.metrics import interval
+    from sncc.sim.engine.run import plan_residuals, widen_residuals
 
-    a3 = profile_residuals(load_profile("ascend-a3"))
+    a3, _ = plan_residuals(spec, load_profile("ascend-a3"))
     wide = r.info["residuals"]["tpot"]
-    # every A3 residual composed with the derived profile's further ±30 %
-    assert len(wide) == 2 * len(a3["tpot"]) and min(wide) < min(a3["tpot"]) and max(wide) > max(a3["tpot"])
+    # the plan's A3 leave-one-out residuals, each composed with the derived profile's further ±30 %
+    assert wide == widen_residuals(a3, 0.3)["tpot"]
+    assert conformal_score(wide) > conformal_score(a3["tpot"])
     iv = r.intervals["tpot_ms"]
-    assert iv["high"] >= iv["value"] / 0.7 * 0.999 and iv["low"] <= iv["value"] / 1.3 * 1.001
+    assert (iv["low"], iv["high"]) == pytest.approx(interval(iv["value"], wide))
 
 
 def test_h100_plan_notes_the_h200_profile_without_generation_widening():

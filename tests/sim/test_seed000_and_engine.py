@@ -174,8 +174,16 @@ def test_steady_state_percentiles_and_verdicts(seed_runs):
     assert v.basis == "client" and v.engine_observed == p["ttft_s"]["p90"] < v.observed
     engine = evaluate_slo(r, SloTarget("ttft", "p90", "<", 100.0), {"ttft": [-0.4, 0.1]}, client_ttft=False)
     assert engine.basis == "engine" and engine.observed == p["ttft_s"]["p90"]
+    # an engine_ttft SLO is judged on the engine side whatever client_ttft says
+    server = evaluate_slo(r, SloTarget("engine_ttft", "p90", "<", 100.0), {"ttft": [-0.4, 0.1]})
+    assert server.basis == "engine" and server.observed == p["ttft_s"]["p90"] and server.name.startswith("engine_ttft")
+    # split-conformal in log space: two residuals are too few for the 80 % rank (ceil(3 x 0.8)
+    # = 3), so the largest score |ln(1 - 0.5)| sets the half-width
     lo, hi = interval(2.0, [-0.5, 0.25])
-    assert 2.0 / 1.25 <= lo < 2.0 < hi <= 2.0 / 0.5
+    assert (lo, hi) == pytest.approx((1.0, 4.0))
+    rs = (0.1, -0.1, 0.2, -0.2, 0.3, -0.3, 0.4, -0.4, 0.5)
+    q = sorted(abs(math.log1p(x)) for x in rs)[7]          # rank ceil(10 x 0.8) = 8
+    assert interval(2.0, rs) == pytest.approx((2.0 * math.exp(-q), 2.0 * math.exp(q)))
     straddle = evaluate_slo(r, SloTarget("ttft", "p90", "<", p["client_ttft_s"]["p90"] * 1.1), {"ttft": [-0.3]})
     assert straddle.verdict == "uncertain" and straddle.met is None
     missed = evaluate_slo(r, SloTarget("tpot", "p99", "<", 0.001), {"tpot": [-0.1, 0.1]})

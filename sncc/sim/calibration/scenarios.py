@@ -64,12 +64,12 @@ def seed000_spec(prefill_instances: int = 7, requests: int = 3000, concurrency: 
                    hccl_buffsize_mb=1000, engine="omni-infer")  # seed 000 plan: env { HCCL_BUFFSIZE = 1000 }
 
 
-def cloudmatrix_decode_step(isl: int, osl: int, batch_per_npu: int, profile: str = "ascend-a3") -> dict:
-    """Model TPOT [ms] and tok/s per NPU of a CloudMatrix-Infer decode point.
+def cloudmatrix_decode_model(isl: int, osl: int, batch_per_npu: int, profile: str = "ascend-a3") -> tuple:
+    """(StepModel, B, ctx_sum, B_total) of a CloudMatrix-Infer decode point: the decode role's
+    step model and the arguments of its :meth:`~sncc.cost.step.StepModel.decode_step`.
 
     EP320 = 160 NPUs = 320 dies, TP1 x DP320, MTP 1 draft at 70% acceptance,
-    batch per die = batch_per_npu/2, mean context = ISL + OSL/2.
-    """
+    batch per die ``B`` = batch_per_npu/2, mean context = ISL + OSL/2 [tokens]."""
     from sncc.cost.profile import load_profile
     from sncc.cost.model_shape import model_shape
     from sncc.cost.step import StepModel
@@ -87,7 +87,14 @@ def cloudmatrix_decode_step(isl: int, osl: int, batch_per_npu: int, profile: str
     # EP320: 256 routed experts on 320 dies -> 1 expert per die (shared/redundant on the rest)
     sm.e_loc = 1.0
     ctx = isl + osl / 2
-    t = sm.decode_step(B, ctx * B, B * dies)
+    return sm, B, ctx * B, B * dies
+
+
+def cloudmatrix_decode_step(isl: int, osl: int, batch_per_npu: int, profile: str = "ascend-a3") -> dict:
+    """Model step [ms], TPOT [ms] and tok/s per NPU of a CloudMatrix-Infer decode point
+    (:func:`cloudmatrix_decode_model`)."""
+    sm, B, ctx_sum, B_total = cloudmatrix_decode_model(isl, osl, batch_per_npu, profile)
+    t = sm.decode_step(B, ctx_sum, B_total)
     tpot = t / sm.tokens_per_decode_step
     return {"step_ms": t * 1e3, "tpot_ms": tpot * 1e3, "tok_s_per_npu": batch_per_npu / tpot}
 

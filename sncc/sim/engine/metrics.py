@@ -160,8 +160,8 @@ FAMILY = {"ttft": "ttft", "client_ttft": "ttft", "engine_ttft": "ttft", "queue":
 
 def interval(value: float, residuals: Sequence[float]) -> Tuple[float, float]:
     """The 80 % interval of the true value given calibration residuals ``r = predicted/measured - 1``
-    (:func:`sncc.sim.calibration.intervals.residual_interval`: the truth is ``value / (1 + r)``,
-    between the residuals' 10th and 90th percentiles, always holding the prediction itself).
+    (:func:`sncc.sim.calibration.intervals.residual_interval`: split-conformal in log space,
+    ``[value e^-q, value e^q]``, always holding the prediction itself).
     Raises ValueError when a residual is <= -1."""
     from sncc.sim.calibration.intervals import residual_interval
 
