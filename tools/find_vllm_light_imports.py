@@ -109,7 +109,10 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     freeze = subprocess.run([py, "-m", "pip", "freeze", "--exclude", "torch", "--exclude", "vllm"],
                             check=True, capture_output=True, text=True).stdout.splitlines()
-    pins = sorted((ln for ln in freeze if "==" in ln and not ln.startswith(("torch==", "vllm=="))), key=str.lower)
+    # triton comes in as another package's dependency; vLLM's parser runs without it (vllm/triton_utils
+    # puts a placeholder in its place on CPU), and it is 1 GB of GPU compilers per venv
+    skip = ("torch==", "vllm==", "triton==")
+    pins = sorted((ln for ln in freeze if "==" in ln and not ln.startswith(skip)), key=str.lower)
     out = REPO / "tools" / "vllm_requirements" / f"{ns.version}.txt"
     out.write_text(
         f"# Light packages vLLM {ns.version}'s `vllm serve` argument parser imports (beside torch==2.13.0 CPU and the "
