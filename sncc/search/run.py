@@ -139,6 +139,7 @@ def screen_candidate(ctx: CandidateContext, cand: Candidate) -> dict:
         return {"errors": [f"{type(e).__name__}: {e}"]}
     tps = s.qpm / 60.0 * ctx.mo
     return {"warnings": warnings, "qpm": s.qpm, "ttft_s": {"mean": s.ttft_s}, "tpot_ms": {"mean": s.tpot_ms},
+            "client_ttft_s": {"mean": s.client_ttft_s},
             "e2e_s": s.e2e_s, "bound": s.bound, "tokens_per_s": tps, "decode_slots": s.decode_slots,
             "tokens_per_s_per_device": tps / max(1, cand.devices),
             "tokens_per_s_per_user": 1e3 / s.tpot_ms if s.tpot_ms > 0 else 0.0, "devices": cand.devices}
@@ -216,8 +217,11 @@ def _status(slo: list) -> str:
 
 
 def _screen_meets(plan: Any, m: dict) -> bool:
-    """Every SLO the screen's means can judge (ttft, tpot, qpm, tokens/s) holds."""
-    vals = {"ttft": m["ttft_s"]["mean"], "engine_ttft": m["ttft_s"]["mean"], "tpot": m["tpot_ms"]["mean"] / 1e3, "qpm": m["qpm"],
+    """Every SLO the screen's means can judge (ttft, tpot, qpm, tokens/s) holds: a ``ttft`` SLO on the
+    client TTFT (the queue in front of the engines included, as the simulation judges it), an
+    ``engine_ttft`` SLO on the engine's."""
+    client = m.get("client_ttft_s", m["ttft_s"])["mean"]
+    vals = {"ttft": client, "engine_ttft": m["ttft_s"]["mean"], "tpot": m["tpot_ms"]["mean"] / 1e3, "qpm": m["qpm"],
             "output_tokens_per_s": m["tokens_per_s"], "tokens_per_s_per_user": m["tokens_per_s_per_user"],
             "e2e": m["e2e_s"]}
     ops = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}

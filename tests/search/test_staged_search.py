@@ -84,3 +84,22 @@ def test_batches_the_simulation_predicts_identically_are_ranked_once(comp):
     assert [128] in row["equivalent_max_num_seqs"]
     # one instance does fill 128 sequences (128 concurrent): b64 and b128 stay two rows
     assert {"1×tp4 dp1 b64", "1×tp4 dp1 b128"} <= set(labels)
+
+
+def test_the_screen_judges_a_ttft_slo_on_the_client_ttft():
+    """A `ttft` SLO counts the queue in front of the engines, as the simulation judges it; seed 000's
+    3,000-request burst waits tens of seconds there while its engine TTFT is near 1.5 s (issue 11:
+    the screen judged both on the engine TTFT, so screened rows outranked simulated misses)."""
+    from sncc.search.run import CandidateContext, _screen_meets, base_candidate, screen_candidate
+
+    root = Path(__file__).resolve().parents[2]
+    text = (root / "examples" / "deepseek-r1-a3-7p1d.sn").read_text()
+    verdicts = {}
+    for metric in ("engine_ttft", "ttft"):
+        c = compile_text(text.replace("engine_ttft < 2s", f"{metric} < 2s"), "seed.sn")
+        ctx = CandidateContext(c.plan, c.facts, moe=True, mo=1000.0, sim_requests=300)
+        m = screen_candidate(ctx, base_candidate(c.plan, c.facts))
+        assert m["client_ttft_s"]["mean"] > 10 * m["ttft_s"]["mean"]
+        only_ttft = c.plan.model_copy(update={"slo": [t for t in c.plan.slo if t.metric == metric]})
+        verdicts[metric] = _screen_meets(only_ttft, m)
+    assert verdicts == {"engine_ttft": True, "ttft": False}

@@ -20,7 +20,13 @@ output, ``E`` tokens per decode step (speculative decoding) and ``λ`` requests/
   λ·n_c·t)``; solving for ``t`` gives ``t = (t_d + min(1, λ n_c t) a_mix) / (1 - λ mp b)``.  A
   prompt takes ``n_c`` steps (TTFT ≈ ``(n_c + 0.5)·t``), TPOT is ``t / E``;
 * throughput ``λ = min(slots / (TTFT + decode time), prefill capacity, closed-loop concurrency /
-  e2e, offered rate)``, solved by fixed-point iteration (the step time depends on ``λ``).
+  e2e, offered rate)``, solved by fixed-point iteration (the step time depends on ``λ``);
+* **client TTFT** (request sent to first token, what ``vllm bench serve`` times and a ``ttft`` SLO
+  judges) adds the queue in front of the engines to the engine TTFT: a closed loop of ``C`` clients
+  below its ``N`` requests holds ``C`` requests in flight, so by Little's law ``C = λ·(client TTFT +
+  decode time)``; a burst (``C ≥ N``) queues the ``N - slots`` requests no slot takes, and one waits
+  half that queue's drain ``(N - slots) / 2λ`` on average; an open loop offered more than ``λ``
+  grows its queue by ``r - λ`` per second, ``N/2 · (1/λ - 1/r)`` on average over ``N`` requests.
 
 It is for fast sweeps (search); ``tests/sim/test_screen.py`` checks it against the event
 simulation's steady state over a spread of aggregated and disaggregated plans.
@@ -39,7 +45,8 @@ class ScreenResult:
     """Steady state of one deployment: ``qpm`` [requests/min], ``ttft_s`` [s, dispatch to first
     token], ``tpot_ms`` [ms], ``e2e_s`` [s], ``bound`` (what binds: ``decode-slots``, ``prefill``,
     ``concurrency``, ``offered`` or ``step-capacity``), ``decode_slots`` (sequences the decode pools
-    hold at once) and ``prefill_capacity_qpm``."""
+    hold at once), ``prefill_capacity_qpm`` and ``client_ttft_s`` [s, request sent to first token:
+    the queue in front of the engines + ``ttft_s``; module docstring]."""
 
     qpm: float
     ttft_s: float
@@ -48,6 +55,7 @@ class ScreenResult:
     bound: str
     decode_slots: float
     prefill_capacity_qpm: float
+    client_ttft_s: float = 0.0
 
     def __getitem__(self, key: str) -> Any:
         return getattr(self, key)
@@ -101,7 +109,8 @@ def screen(spec: Any) -> ScreenResult:
     if spec.disaggregated:
         return _disaggregated(spec, c, wl, decode_t, t1, a_fix, b_tok, mp, steps, slots, seqs_group,
                               role, tps, lam_p)
-    return _aggregated(wl, dm, decode_t, b_tok, mp, chunk, budget, steps, slots, seqs_group, role, tps, lam_p, ctx)
+    return _aggregated(wl, dm, decode_t, b_tok, mp, chunk, budget, steps, slots, seqs_group, role, tps, lam_p, ctx,
+                       len(c.prompts))
 
 
 def _disaggregated(spec, c, wl, decode_t, t1, a_fix, b_tok, mp, steps, slots, seqs_group, role, tps, lam_p):
@@ -128,7 +137,24 @@ def _disaggregated(spec, c, wl, decode_t, t1, a_fix, b_tok, mp, steps, slots, se
         lam = new
     dec = steps * t_d
     return ScreenResult(qpm=lam * 60.0, ttft_s=ttft, tpot_ms=t_d / tps * 1e3, e2e_s=ttft + dec, bound=bound,
-                        decode_slots=float(slots), prefill_capacity_qpm=lam_p * 60.0)
+                        decode_slots=float(slots), prefill_capacity_qpm=lam_p * 60.0,
+                        client_ttft_s=client_ttft(wl, len(c.prompts), lam, ttft, dec, slots))
+
+
+def client_ttft(wl: Any, n: int, lam: float, ttft: float, dec: float, slots: float) -> float:
+    """Mean client TTFT [s] of ``n`` requests served at ``lam`` [req/s] with engine TTFT ``ttft`` and
+    decode time ``dec`` [s] on ``slots`` sequence slots (module docstring: Little's law for a closed
+    loop, half the drain of a burst's queue, the growing queue of an over-offered open loop)."""
+    if lam <= 0:
+        return float("inf")
+    if wl.rate:
+        r = wl.rate * max(1, wl.turns)
+        if wl.concurrency and wl.concurrency < n:   # the cap holds the rest at the client, untimed
+            return max(ttft, wl.concurrency / lam - dec) if r > lam * 1.001 else ttft
+        return ttft + (0.5 * n * (1.0 / lam - 1.0 / r) if r > lam else 0.0)
+    if wl.concurrency and wl.concurrency < n:
+        return max(ttft, wl.concurrency / lam - dec)
+    return ttft + max(0.0, n - slots) / (2.0 * lam)
 
 
 def _binding(wl, e2e: float, cand: dict) -> tuple:
@@ -143,7 +169,7 @@ def _binding(wl, e2e: float, cand: dict) -> tuple:
     return bound, cand[bound]
 
 
-def _aggregated(wl, dm, decode_t, b_tok, mp, chunk, budget, steps, slots, seqs_group, role, tps, lam_p, ctx):
+def _aggregated(wl, dm, decode_t, b_tok, mp, chunk, budget, steps, slots, seqs_group, role, tps, lam_p, ctx, n_req):
     inst = role.instances
     n_c = max(1, math.ceil(mp / chunk))
     # the mixed step's extra fixed cost over a decode step (eager launch, prefill overhead)
@@ -181,4 +207,5 @@ def _aggregated(wl, dm, decode_t, b_tok, mp, chunk, budget, steps, slots, seqs_g
         lam = new if lam is None else 0.5 * (lam + new)
     dec = steps * t
     return ScreenResult(qpm=lam * 60.0, ttft_s=ttft, tpot_ms=t / tps * 1e3, e2e_s=ttft + dec, bound=bound,
-                        decode_slots=float(slots), prefill_capacity_qpm=lam_p * 60.0)
+                        decode_slots=float(slots), prefill_capacity_qpm=lam_p * 60.0,
+                        client_ttft_s=client_ttft(wl, n_req, lam, ttft, dec, slots))
