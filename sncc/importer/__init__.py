@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from sncc.diagnostics import codes
 from sncc.diagnostics.model import Diagnostic, diag
 from sncc.importer.shell import Word, read_script
-from sncc.importer.vllm_command import (CONTAINER_RUNNERS, VLLM_IMAGE, Option, Problem, engine_argv, image_tag,
+from sncc.importer.vllm_command import (CONTAINER_RUNNERS, VLLM_IMAGE, Option, Problem, container_env, engine_argv, image_tag,
                                         parse_args)
 from sncc.importer.writer import UNRESOLVED, Value, plan_text
 from sncc.source import SourceFile
@@ -240,7 +240,8 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
     main = commands[0] if commands else None
     msrc = main[0] if main else configs[0]
     argv = main[2] if main else []
-    inline = [(msrc, n, w) for n, w in main[1].inline_env] if main else []
+    # `NAME=v vllm serve …` and `docker run -e NAME=v … vllm/vllm-openai …` set the engine's environment
+    inline = [(msrc, n, w) for n, w in main[1].inline_env + tuple(container_env(main[1]))] if main else []
     names = [n for _, n, _ in exports + inline]
 
     image = main is not None and VLLM_IMAGE.match(main[3].text) is not None   # vLLM's CUDA image: vLLM on NVIDIA

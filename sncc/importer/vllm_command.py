@@ -87,6 +87,40 @@ def _container_argv(ws: list[Word]) -> tuple[list[Word], Word] | None:
     return None
 
 
+#: ``docker run`` / ``podman run`` options that set one variable in the container (``-e NAME=value``,
+#: ``--env NAME=value``, ``--env=NAME=value``; Docker's ``docker container run`` reference)
+ENV_OPTIONS = ("-e", "--env")
+
+
+def container_env(cmd: Command) -> list[tuple[str, Word]]:
+    """The ``(NAME, value word)`` pairs a ``docker run … vllm/vllm-openai`` command sets with ``-e`` /
+    ``--env`` before the image, in order; ``[]`` for any other command.  ``-e NAME`` with no value
+    passes the host's value through: its word is unresolved, with that reason.  ``--env-file`` is
+    not read (a separate file the script does not hold)."""
+    ws = list(cmd.words)
+    if _container_argv(ws) is None:
+        return []
+    out: list[tuple[str, Word]] = []
+    i = 2
+    while i < len(ws) and not VLLM_IMAGE.match(ws[i].text):
+        w, text = ws[i], ws[i].text
+        item = None
+        if text in ENV_OPTIONS and i + 1 < len(ws):
+            item, i = ws[i + 1], i + 1
+        elif text.startswith("--env=") or (text.startswith("-e") and not text.startswith("--") and len(text) > 2):
+            val = text.partition("=")[2] if text.startswith("--env=") else text[2:]
+            item = Word(val, w.start, w.end, w.unresolved)
+        if item is not None:
+            name, eq, val = item.text.partition("=")
+            if name and eq:
+                out.append((name, Word(val, item.start, item.end, item.unresolved)))
+            elif name:
+                out.append((name, Word("", item.start, item.end,
+                                       f"`-e {name}` passes the host's `{name}` into the container")))
+        i += 1
+    return out
+
+
 def engine_argv(cmd: Command) -> tuple[list[Word], Word] | None:
     """The argument words after the engine program and the program's first word (for a container,
     the image word), or None when ``cmd`` is not an engine command."""

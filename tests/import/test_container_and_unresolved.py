@@ -53,3 +53,24 @@ def test_an_unresolved_parallel_size_never_becomes_a_device_count(tmp_path):
     assert any(ln.startswith("# devices = ?") for ln in lines)
     # the plan says what is missing instead of deploying one device
     assert "SN2005" in [d.code.code for d in compile_text(res.text).diagnostics if d.is_error]
+
+
+def test_docker_env_options_become_the_plans_env(tmp_path):
+    """`-e NAME=v`, `--env NAME=v`, `--env=NAME=v` and `-eNAME=v` set the container's environment (Docker's
+    `docker container run` reference); before, they were dropped without a word."""
+    res = _imp(tmp_path, '#!/bin/bash\ndocker run --gpus all -e VLLM_USE_V1=1 --env "VLLM_LOGGING_LEVEL=DEBUG" '
+                         '--env=VLLM_ENGINE_ITERATION_TIMEOUT_S=120 -eVLLM_RPC_TIMEOUT=20000 '
+                         'vllm/vllm-openai:v0.11.0 --model Qwen/Qwen3-32B -tp 4 --max-model-len 8192\n',
+               system="hgx-h100")
+    env = res.text[res.text.index("env {"):]
+    for line in ('VLLM_USE_V1 = "1"', 'VLLM_LOGGING_LEVEL = "DEBUG"', 'VLLM_ENGINE_ITERATION_TIMEOUT_S = "120"',
+                 'VLLM_RPC_TIMEOUT = "20000"'):
+        assert line in env, res.text
+    assert not [d for d in compile_text(res.text).diagnostics if d.is_error]
+
+
+def test_a_host_variable_passed_into_the_container_is_never_written(tmp_path):
+    res = _imp(tmp_path, DOCKER.replace('--env "HF_TOKEN=$HF_TOKEN"', "-e HF_TOKEN"), system="hgx-h100")
+    assert "HF_TOKEN" not in res.text
+    (d,) = [d for d in res.diagnostics if d.code.code == "SN8005"]
+    assert "host" in d.message and "HF_TOKEN" in d.message
