@@ -55,7 +55,7 @@ class ScreenResult:
     bound: str
     decode_slots: float
     prefill_capacity_qpm: float
-    client_ttft_s: float = 0.0
+    client_ttft_s: float
 
     def __getitem__(self, key: str) -> Any:
         return getattr(self, key)
