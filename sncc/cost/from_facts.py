@@ -245,14 +245,29 @@ def role_specs(plan, facts) -> tuple:
     return tuple(out)
 
 
+def micro_batch_steps(adapter) -> str:
+    """Which steps the engine of ``adapter`` runs as two micro-batches (its ``pins.toml
+    micro_batch_steps``: ``all``, ``prefill`` or ``prefill-multi``; see
+    :class:`~sncc.cost.inputs.Features`); ``all`` without an adapter or the key.
+    Raises ValueError for another value."""
+    rule = adapter.data.get("micro_batch_steps", "all") if adapter is not None else "all"
+    if rule not in ("all", "prefill", "prefill-multi"):
+        raise ValueError(f"pins.toml micro_batch_steps = {rule!r}: expected all, prefill or prefill-multi")
+    return rule
+
+
 def features(plan, facts, applied: set) -> Features:
     """The :class:`Features` of the plan given the optimisations ``applied``
     (:func:`applicable_features`)."""
+    from sncc.engines.registry import plan_adapter
+
     opt = plan.optimize
     role = decoding_role(facts)
     sp = facts.roles[role].speculative if (role is not None and "speculative" in applied) else None
+    adapter = plan_adapter(plan)
     return Features(
         micro_batch=opt.micro_batch if opt and "micro_batch" in applied else 1,
+        micro_batch_steps=micro_batch_steps(adapter),
         graph_mode=True,
         superkernel=bool(opt and opt.superkernel_layers > 0 and "superkernel_layers" in applied),
         mtp=(sp.draft_tokens, sp.acceptance) if sp else None,

@@ -98,6 +98,11 @@ class Features:
 
     Attributes:
         micro_batch: 1 or 2; 2 = two-micro-batch overlap (comm hidden under compute).
+        micro_batch_steps: which steps the engine splits into two micro-batches when
+            ``micro_batch = 2``: ``all`` (CloudMatrix-Infer's decode pipeline), ``prefill`` (steps
+            holding prefill tokens: vllm-ascend dual-batch overlap) or ``prefill-multi`` (steps
+            holding two prompts or more: Omni-Infer ``enable_prefill_micro_batch``); the
+            engine adapter's ``pins.toml micro_batch_steps``.
         graph_mode: default graph mode for decode/serve roles (prefill runs eager unless its
             RoleSpec says otherwise).
         superkernel: Ascend SuperKernel fusion (reduces launch overhead per step).
@@ -120,6 +125,7 @@ class Features:
     """
 
     micro_batch: int = 1
+    micro_batch_steps: str = "all"
     graph_mode: bool = True
     superkernel: bool = False
     mtp: Optional[Tuple[int, float]] = None

@@ -7,7 +7,8 @@ per-step terms (LM head, drafting, launch, prefill overhead).  All times in seco
 slowest device of the instance (DP groups step in lockstep).
 
 Units: tokens, bytes, FLOP/s, B/s, seconds.  ``exposed(c) = c - min(c, hide x compute)`` per
-layer with two micro-batches (``overlap.microbatch_hide_fraction``), else ``c``.
+layer on a step the engine runs as two micro-batches (``overlap.microbatch_hide_fraction``;
+which steps: ``Features.micro_batch_steps``, :meth:`StepModel.hide_fraction`), else ``c``.
 
 Speculative decoding: each of ``B`` sequences verifies ``1 + k`` tokens per step and gains
 ``E = (1 - a^(k+1)) / (1 - a)`` tokens (:func:`sncc.facts.speculative.expected_tokens`).  The verify step runs
@@ -41,11 +42,12 @@ class Step:
     (1 + draft); ``dec_tok`` decode tokens per DP group after padding to the captured graph size;
     ``tok_g`` tokens per DP group (= per device of an attention TP group); ``tok_total`` tokens of
     the instance (EP traffic); ``vec_tok`` tokens whose elementwise work one device does;
-    ``prefill`` whether the step holds prefill tokens; ``eager`` whether it runs without graphs;
+    ``prefill`` whether the step holds prefill tokens, ``n_prompts`` how many prompts' chunks;
+    ``eager`` whether it runs without graphs;
     ``eta_c`` the GEMM efficiency of the step's phase; ``with_draft`` whether drafting is costed."""
 
     __slots__ = ("T", "T_rank", "att_fl", "idx_fl", "B", "ctx_avg", "B_total", "q", "dec_tok", "tok_g", "tok_total", "vec_tok",
-                 "prefill", "eager", "eta_c", "with_draft")
+                 "prefill", "n_prompts", "eager", "eta_c", "with_draft")
 
 
 #: scope codes of :data:`TERMS` (see the terms module docstring)
@@ -109,6 +111,8 @@ class StepModel:
         self.kv_share = ca.kv_share_per_device(shape, role.tp)
         self.mb2 = f.micro_batch >= 2
         self.hide = p.get("overlap.microbatch_hide_fraction") if self.mb2 else 0.0
+        # which steps the engine splits into two micro-batches (Features.micro_batch_steps)
+        self.mb_steps = getattr(f, "micro_batch_steps", "all") if self.mb2 else "none"
         graph = role.graph_mode if role.graph_mode is not None else (
             False if role_name == "prefill" else f.graph_mode)
         self.graph = graph
@@ -182,10 +186,12 @@ class StepModel:
 
     # ------------------------------------------------------------------ steps
     def step(self, T: float, att_fl: float, B: int, ctx_sum: float, B_total: int,
-             with_draft: bool = True, T_rank: Optional[float] = None, idx_fl: float = 0.0) -> Step:
+             with_draft: bool = True, T_rank: Optional[float] = None, idx_fl: float = 0.0,
+             n_prompts: Optional[int] = None) -> Step:
         """The :class:`Step` of ``T`` prefill tokens, ``T_rank`` of them (default ``T / dp``: spread
         evenly) on the busiest DP rank with attention FLOPs ``att_fl``, and ``B`` decode sequences
-        of total context ``ctx_sum`` in the largest DP group (``B_total`` in the instance)."""
+        of total context ``ctx_sum`` in the largest DP group (``B_total`` in the instance);
+        ``n_prompts`` the prompts whose chunks the step carries (default: one when ``T > 0``)."""
         s = Step()
         q = 1 + self.draft
         dec_tok = B * q
@@ -210,6 +216,7 @@ class StepModel:
         s.tok_total = T + max(B_total * q, dec_tok * dp)
         s.vec_tok = T_rank / self.tp + dec_tok
         s.prefill = prefill
+        s.n_prompts = (n_prompts if n_prompts is not None else 1) if prefill else 0
         s.eager = eager
         s.eta_c = self.eta_c_prefill if prefill else self.eta_c_decode
         s.with_draft = with_draft
@@ -226,10 +233,28 @@ class StepModel:
         d.tok_total = float(max(s.B_total, s.B * self.dp))
         d.vec_tok = float(s.B)
         d.prefill = False
+        d.n_prompts = 0
         d.eager = s.eager
         d.eta_c = self.eta_c_decode
         d.with_draft = False
         return d
+
+    def hide_fraction(self, s: Step) -> float:
+        """The share of a layer's compute that can hide its communication in step ``s``
+        (``overlap.microbatch_hide_fraction`` when the engine runs ``s`` as two micro-batches, else
+        0).  ``micro_batch_steps`` (:class:`~sncc.cost.inputs.Features`) says which steps it splits:
+        ``all``; ``prefill`` (steps holding prefill tokens: vllm-ascend's dual-batch overlap,
+        ``deepseek_dbo.py can_run_ms`` returns False when ``num_prefills == 0``); ``prefill-multi``
+        (steps holding two prompts or more: Omni-Infer ``DeepseekV3Model.forward`` takes
+        ``forward_micro_batch`` only when the prefill metadata has more than one sequence)."""
+        rule = self.mb_steps
+        if rule == "all":
+            return self.hide
+        if rule == "prefill":
+            return self.hide if s.prefill else 0.0
+        if rule == "prefill-multi":
+            return self.hide if s.prefill and s.n_prompts >= 2 else 0.0
+        return 0.0
 
     def single_token_layer(self, s: Step) -> float:
         """One draft forward's decoder layer at the sequences of ``s`` [s]: the target's own layer
@@ -247,7 +272,7 @@ class StepModel:
             comp = roofline(2.0 * d.tok_g * params, params * 2.0, self.peak_a, self.bw, self.eta_c_decode,
                             self.eta_m, self.t0) + attention_core_decode(self, d)
             comm = 2.0 * tp_allreduce(self, d)       # after the attention and after the FFN
-            return comp + comm - min(comm, self.hide * comp)
+            return comp + comm - min(comm, self.hide_fraction(d) * comp)
         comp = [0.0, 0.0]
         comm = [0.0, 0.0]
         for _, fn, scope, is_comm in _TABLE:
@@ -257,7 +282,7 @@ class StepModel:
             if v:
                 _add_layer_term(v, scope, is_comm, comp, comm)
         k = 1 if self.shape.n_experts else 0
-        return comp[k] + comm[k] - min(comm[k], self.hide * comp[k])
+        return comp[k] + comm[k] - min(comm[k], self.hide_fraction(d) * comp[k])
 
     def verify_step_without_draft(self, s: Step) -> float:
         """The decode step of the sequences of ``s`` without its drafts and prefill (the base a
@@ -293,7 +318,8 @@ class StepModel:
                 continue
             _add_layer_term(v, scope, is_comm, comp, comm)
         n = (sh.n_dense, sh.n_moe)
-        exposed = [comm[i] - min(comm[i], self.hide * comp[i]) for i in (0, 1)]
+        hide = self.hide_fraction(s)
+        exposed = [comm[i] - min(comm[i], hide * comp[i]) for i in (0, 1)]
         total = step_total + sum(n[i] * (comp[i] + exposed[i]) for i in (0, 1))
         if parts is not None:
             ratio = [exposed[i] / comm[i] if comm[i] else 0.0 for i in (0, 1)]
@@ -311,14 +337,15 @@ class StepModel:
     def prefill_step(self, chunks: Iterable[tuple]) -> float:
         """Latency [s] of one prefill step processing ``chunks`` = (new tokens, cached prior[, DP
         rank]); chunks without a rank go to the ranks in turn."""
-        T, T_rank, att, idx = self._prefill_attn(chunks)
+        T, T_rank, att, idx, n = self._prefill_attn(chunks)
         if T <= 0:
             return 0.0
-        return self.evaluate(self.step(T, att, 0, 0.0, 0, T_rank=T_rank, idx_fl=idx))
+        return self.evaluate(self.step(T, att, 0, 0.0, 0, T_rank=T_rank, idx_fl=idx, n_prompts=n))
 
-    def _prefill_attn(self, chunks: Iterable[tuple]) -> Tuple[float, float, float, float]:
+    def _prefill_attn(self, chunks: Iterable[tuple]) -> Tuple[float, float, float, float, int]:
         """(new tokens of the instance, new tokens of the busiest DP rank, that rank's attention
-        core FLOPs and lightning-indexer FLOPs over all layers) of prefill ``chunks`` = (tokens,
+        core FLOPs and lightning-indexer FLOPs over all layers, the number of chunks) of prefill
+        ``chunks`` = (tokens,
         cached prior[, rank]); a chunk without a rank takes rank ``index % dp``.  The ranks step in
         lockstep, so the busiest one sets the step's prefill time."""
         dp = self.dp
@@ -326,6 +353,7 @@ class StepModel:
         fl = [0.0] * dp
         ix = [0.0] * dp
         pf = self.attn.prefill
+        n = -1
         for n, c in enumerate(chunks):
             l, prior = c[0], c[1]
             r = c[2] if len(c) > 2 else n % dp
@@ -335,9 +363,9 @@ class StepModel:
             ix[r] += i
         T = sum(tok)
         if T <= 0:
-            return 0.0, 0.0, 0.0, 0.0
+            return 0.0, 0.0, 0.0, 0.0, 0
         r = max(range(dp), key=lambda j: fl[j] + ix[j] + tok[j]) if dp > 1 else 0
-        return T, tok[r], fl[r], ix[r]
+        return T, tok[r], fl[r], ix[r], n + 1
 
     def breakdown(self, T: float, B: int, ctx_sum: float, B_total: int) -> Dict[str, Any]:
         """Components [s] of one step with ``T`` fresh prefill tokens (one prompt, no cached
@@ -349,7 +377,7 @@ class StepModel:
 
         terms: Dict[str, float] = {}
         hidden: Dict[str, float] = {}
-        _, T_rank, att, idx = self._prefill_attn([(T, 0.0, 0)] if T > 0 else [])
+        _, T_rank, att, idx, _ = self._prefill_attn([(T, 0.0, 0)] if T > 0 else [])
         s = self.step(T, att, B, ctx_sum, B_total, T_rank=T_rank, idx_fl=idx)
         total = self.evaluate(s, terms, hidden)
         out: Dict[str, Any] = {"total": total, "terms": terms, "hidden": {k: v for k, v in hidden.items() if v > 0}}
@@ -376,10 +404,10 @@ class StepModel:
     def mixed_step(self, chunks: Iterable[Tuple[float, float]], B: int, ctx_sum: float, B_total: int) -> float:
         """Aggregated-mode step: prefill chunks (tokens, prior[, rank]) plus ``B`` decode seqs
         (largest group)."""
-        T, T_rank, att, idx = self._prefill_attn(chunks)
+        T, T_rank, att, idx, n = self._prefill_attn(chunks)
         if T <= 0:
             return self.decode_step(B, ctx_sum, B_total)
-        return self.evaluate(self.step(T, att, B, ctx_sum, B_total, T_rank=T_rank, idx_fl=idx))
+        return self.evaluate(self.step(T, att, B, ctx_sum, B_total, T_rank=T_rank, idx_fl=idx, n_prompts=n))
 
     @property
     def tokens_per_decode_step(self) -> float:

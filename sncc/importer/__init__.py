@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from sncc.diagnostics import codes
 from sncc.diagnostics.model import Diagnostic, diag
 from sncc.importer.shell import Word, read_script
-from sncc.importer.vllm_command import (CONTAINER_RUNNERS, VLLM_IMAGE, Option, Problem, container_env, engine_argv, image_tag,
+from sncc.importer.vllm_command import (CONTAINER_RUNNERS, VLLM_IMAGE, Option, Problem, container_env,
+                                       container_env_files, engine_argv, env_file_assignments, image_tag,
                                         parse_args)
 from sncc.importer.writer import UNRESOLVED, Value, plan_text
 from sncc.source import SourceFile
@@ -242,6 +243,18 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
     argv = main[2] if main else []
     # `NAME=v vllm serve …` and `docker run -e NAME=v … vllm/vllm-openai …` set the engine's environment
     inline = [(msrc, n, w) for n, w in main[1].inline_env + tuple(container_env(main[1]))] if main else []
+    # `docker run --env-file F`: F's assignments, located in F (docker applies them before any -e)
+    env_file_probs: list[Problem] = []
+    for fw in (container_env_files(main[1]) if main else []):
+        got = _read_config(fw.text, os.path.dirname(msrc.name), reader) if not fw.unresolved else None
+        if got is None:
+            env_file_probs.append(Problem("unresolved", (fw.start, fw.end),
+                                          f"`--env-file {fw.text}`: " + (fw.unresolved or "no such file next to the script"),
+                                          "pass the env file's variables as `-e NAME=value`, or put the file next "
+                                          "to the script", msrc.name))
+            continue
+        srcs[got.name] = got
+        inline = [(got, n, w) for n, w in env_file_assignments(got.text)] + inline
     names = [n for _, n, _ in exports + inline]
 
     image = main is not None and VLLM_IMAGE.match(main[3].text) is not None   # vLLM's CUDA image: vLLM on NVIDIA
@@ -283,6 +296,7 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
             diags.append(diag(codes.IMPORT_MORE_COMMANDS, "a further engine command, not a node of the first one's "
                               "data-parallel instance: not merged into the plan (the first command is imported)",
                               src.span(prog.start, c.words[-1].end)))
+    probs += env_file_probs
     prob_src = {msrc.name: msrc}
     yaml_opts: list[Option] = []
     config_srcs = list(configs)

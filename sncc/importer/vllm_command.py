@@ -95,8 +95,8 @@ ENV_OPTIONS = ("-e", "--env")
 def container_env(cmd: Command) -> list[tuple[str, Word]]:
     """The ``(NAME, value word)`` pairs a ``docker run … vllm/vllm-openai`` command sets with ``-e`` /
     ``--env`` before the image, in order; ``[]`` for any other command.  ``-e NAME`` with no value
-    passes the host's value through: its word is unresolved, with that reason.  ``--env-file`` is
-    not read (a separate file the script does not hold)."""
+    passes the host's value through: its word is unresolved, with that reason.  ``--env-file`` names
+    a separate file: :func:`container_env_files` gives its words, :func:`env_file_assignments` reads it."""
     ws = list(cmd.words)
     if _container_argv(ws) is None:
         return []
@@ -118,6 +118,55 @@ def container_env(cmd: Command) -> list[tuple[str, Word]]:
                 out.append((name, Word("", item.start, item.end,
                                        f"`-e {name}` passes the host's `{name}` into the container")))
         i += 1
+    return out
+
+
+def container_env_files(cmd: Command) -> list[Word]:
+    """The path words of a ``docker run … vllm/vllm-openai`` command's ``--env-file PATH`` /
+    ``--env-file=PATH`` options before the image, in order; ``[]`` for any other command."""
+    ws = list(cmd.words)
+    if _container_argv(ws) is None:
+        return []
+    out: list[Word] = []
+    i = 2
+    while i < len(ws) and not VLLM_IMAGE.match(ws[i].text):
+        w = ws[i]
+        if w.text == "--env-file" and i + 1 < len(ws):
+            out.append(ws[i + 1])
+            i += 1
+        elif w.text.startswith("--env-file="):
+            path = w.text.partition("=")[2]
+            out.append(Word(path, w.end - len(path), w.end, w.unresolved))
+        i += 1
+    return out
+
+
+def env_file_assignments(text: str) -> list[tuple[str, Word]]:
+    """``(NAME, value word)`` of a ``docker run --env-file`` file, in order, each word at its offsets
+    in ``text``.  Docker's format: one ``NAME=value`` per line, the value verbatim to the end of the
+    line (no quote removal, no expansion); blank lines and lines starting with ``#`` are skipped; a
+    line ``NAME`` alone passes the host's value through (an unresolved word with that reason)
+    (https://docs.docker.com/reference/cli/docker/container/run/#env)."""
+    out: list[tuple[str, Word]] = []
+    pos = 0
+    for line in text.splitlines(keepends=True):
+        start = pos
+        pos += len(line)
+        body = line.rstrip("\r\n")
+        lead = len(body) - len(body.lstrip())
+        stripped = body.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        name, eq, val = body[lead:].partition("=")
+        name = name.strip()
+        if not name:
+            continue
+        if eq:
+            v0 = start + lead + len(body[lead:]) - len(val)
+            out.append((name, Word(val, v0, v0 + len(val))))
+        else:
+            out.append((name, Word("", start + lead, start + len(body),
+                                   f"`{name}` alone in an env file passes the host's `{name}` into the container")))
     return out
 
 

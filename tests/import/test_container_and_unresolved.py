@@ -74,3 +74,26 @@ def test_a_host_variable_passed_into_the_container_is_never_written(tmp_path):
     assert "HF_TOKEN" not in res.text
     (d,) = [d for d in res.diagnostics if d.code.code == "SN8005"]
     assert "host" in d.message and "HF_TOKEN" in d.message
+
+
+def test_an_env_file_next_to_the_script_becomes_the_plans_env(tmp_path):
+    """`docker run --env-file F`: F's `NAME=value` lines (comments and blank lines skipped, values
+    verbatim, Docker's `docker container run --env` reference) become the plan's env, each
+    diagnostic located in F; a missing file is an unresolved SN8005 on its path."""
+    (tmp_path / "vllm.env").write_text("# engine settings\nVLLM_LOGGING_LEVEL=DEBUG\n\nVLLM_FROBNICATE=1\n"
+                                       "VLLM_USE_V1\n", encoding="utf-8")
+    script = ('docker run --gpus all --env-file vllm.env -e VLLM_RPC_TIMEOUT=20000 vllm/vllm-openai:v0.11.0 '
+              '--model Qwen/Qwen3-32B -tp 4 --max-model-len 8192\n')
+    res = _imp(tmp_path, script, system="hgx-h100")
+    env = res.text[res.text.index("env {"):]
+    assert 'VLLM_LOGGING_LEVEL = "DEBUG"' in env and 'VLLM_RPC_TIMEOUT = "20000"' in env
+    assert "VLLM_USE_V1" not in res.text          # the host's value: never written
+    envf = str(tmp_path / "vllm.env")
+    src = res.sources[envf]
+    where = {(d.code.code, d.span.file, src.line_col(d.span.start)[0])
+             for d in res.diagnostics if d.code.code in ("SN8002", "SN8005")}
+    assert where == {("SN8002", envf, 4), ("SN8005", envf, 5)}, res.diagnostics
+    assert not [d for d in compile_text(res.text).diagnostics if d.is_error]
+    missing = _imp(tmp_path, script.replace("vllm.env", "absent.env"), system="hgx-h100")
+    (d,) = [d for d in missing.diagnostics if d.code.code == "SN8005"]
+    assert "--env-file absent.env" in d.message and "VLLM_LOGGING_LEVEL" not in missing.text

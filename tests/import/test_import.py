@@ -298,3 +298,25 @@ def test_trust_remote_code_round_trips(tmp_path):
     comp = compile_text(res.text)
     assert comp.plan is not None and comp.plan.model.trust_remote_code is True
     assert comp.facts.trust_remote_code is True
+
+
+NCCL_SCRIPT = """\
+# an H200 launch with the NCCL tuning variables NVIDIA's NCCL user guide documents
+export NCCL_DEBUG=INFO
+export NCCL_P2P_LEVEL=NVL
+export NCCL_IB_GID_INDEX=3
+export NCCL_CUMEM_ENABLE=0
+export NCCL_FROBNICATE=1
+vllm serve Qwen/Qwen3-32B --tensor-parallel-size 8 --max-model-len 8192
+"""
+
+
+def test_documented_nccl_variables_are_known_and_others_are_not(tmp_path):
+    # NCCL reads these (https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html): they
+    # are runtime variables, not SN8002; a name NCCL does not document still is
+    p = tmp_path / "h200.sh"
+    p.write_text(NCCL_SCRIPT, encoding="utf-8")
+    res = import_files([str(p)], system="hgx-h200", engine="vllm", engine_version="0.11.0")
+    src = res.sources[str(p)]
+    unread = {src.line_col(d.span.start)[0] for d in res.diagnostics if d.code.code == "SN8002"}
+    assert unread == {6}, [d.message for d in res.diagnostics]

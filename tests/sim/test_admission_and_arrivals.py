@@ -464,3 +464,12 @@ def test_a_rate_under_a_concurrency_cap_starts_requests_at_the_rate_and_never_ex
     assert peak <= 40
     closed = Simulation(dc.replace(base, workload=dc.replace(wl, rate=None)), prepare(base)).run()
     assert max(closed["reqs"].t_arr[:40]) == 0.0
+
+
+# ============================================================ 4. where the engine TTFT starts
+def test_disaggregated_engine_ttft_excludes_the_proxy_queue():
+    """Disaggregated, the proxy holds the queue (seed 000 reads OmniProxy's server-side TTFT): the
+    engine figure starts at dispatch to a prefill instance."""
+    r = simulate(seed000_spec(7, requests=600), series=False)
+    assert r.queue_s["mean"] > 0.0
+    assert r.ttft_s["mean"] < r.client_ttft_s["mean"] - 0.5 * r.queue_s["mean"]

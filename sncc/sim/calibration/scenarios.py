@@ -53,7 +53,11 @@ def seed000_spec(prefill_instances: int = 7, requests: int = 3000, concurrency: 
                   input=LengthDist("lognormal", mean=input_mean, max=16384),
                   output=LengthDist("lognormal", mean=output_mean, max=32768),
                   max_tokens=32768, seed=seed)
-    feats = Features(micro_batch=2, graph_mode=True, superkernel=True, mtp=None, omni_attn_compress_ratio=0.5)
+    # Omni-Infer splits only prefill steps of two prompts or more (its adapter's micro_batch_steps)
+    from sncc.cost.from_facts import micro_batch_steps
+    from sncc.engines.registry import adapter_for
+    feats = Features(micro_batch=2, micro_batch_steps=micro_batch_steps(adapter_for("omni-infer")),
+                     graph_mode=True, superkernel=True, mtp=None, omni_attn_compress_ratio=0.5)
     return SimSpec(model=catalog.model("deepseek-r1"), chip=chip, links=tuple(sysm.links),
                    # the seed writes kv_cache.dtype = int8, which Omni-Infer release_v0.3.0 ignores (SN4041):
                    # its servers run the model's BF16 KV, as the plan's facts say (Facts.kv_dtype_run)
@@ -81,7 +85,10 @@ def cloudmatrix_decode_model(isl: int, osl: int, batch_per_npu: int, profile: st
                    devices_per_node=sysm.devices_per_node, quant="w8a8", kv_dtype="int8",
                    kv_bytes_per_token=C8_MLA_KV_BYTES_PER_TOKEN, profile="ascend-a3",
                    roles=(("decode", role),),
-                   features=Features(micro_batch=2, graph_mode=True, superkernel=False, mtp=(1, 0.7)),
+                   # CloudMatrix-Infer pipelines decode in two micro-batches (its paper's
+                   # microbatch-based decode pipeline, domain-facts §6.1): every step overlaps
+                   features=Features(micro_batch=2, micro_batch_steps="all", graph_mode=True,
+                                     superkernel=False, mtp=(1, 0.7)),
                    workload=Workload(requests=1, input=LengthDist(), output=LengthDist()))
     sm = StepModel(spec, "decode", role, load_profile(profile), model_shape(spec.model), C8_MLA_KV_BYTES_PER_TOKEN)
     # EP320: 256 routed experts on 320 dies -> 1 expert per die (shared/redundant on the rest)
