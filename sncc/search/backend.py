@@ -217,6 +217,9 @@ class LocalBackend(Backend):
             pool.terminate_workers()   # terminates each worker, then shuts the executor down
         else:
             pool.shutdown(wait=False, cancel_futures=True)
+            # a spawn-context executor starts workers on demand (Python 3.11 _adjust_process_count):
+            # one started between the first look and the shutdown is in the table only now
+            procs += [p for p in (getattr(pool, "_processes", None) or {}).values() if p not in procs]
             for proc in procs:
                 if proc.is_alive():
                     proc.terminate()
