@@ -245,6 +245,7 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
     inline = [(msrc, n, w) for n, w in main[1].inline_env + tuple(container_env(main[1]))] if main else []
     # `docker run --env-file F`: F's assignments, located in F (docker applies them before any -e)
     env_file_probs: list[Problem] = []
+    from_files: list = []
     for fw in (container_env_files(main[1]) if main else []):
         got = _read_config(fw.text, os.path.dirname(msrc.name), reader) if not fw.unresolved else None
         if got is None:
@@ -254,7 +255,9 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
                                           "to the script", msrc.name))
             continue
         srcs[got.name] = got
-        inline = [(got, n, w) for n, w in env_file_assignments(got.text)] + inline
+        from_files += [(got, n, w) for n, w in env_file_assignments(got.text)]
+    # in order: a later file overrides an earlier one, and any -e overrides them all (the last wins)
+    inline = from_files + inline
     names = [n for _, n, _ in exports + inline]
 
     image = main is not None and VLLM_IMAGE.match(main[3].text) is not None   # vLLM's CUDA image: vLLM on NVIDIA

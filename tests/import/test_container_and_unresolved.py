@@ -97,3 +97,13 @@ def test_an_env_file_next_to_the_script_becomes_the_plans_env(tmp_path):
     missing = _imp(tmp_path, script.replace("vllm.env", "absent.env"), system="hgx-h100")
     (d,) = [d for d in missing.diagnostics if d.code.code == "SN8005"]
     assert "--env-file absent.env" in d.message and "VLLM_LOGGING_LEVEL" not in missing.text
+
+
+def test_a_later_env_file_overrides_an_earlier_one_and_e_overrides_both(tmp_path):
+    (tmp_path / "a.env").write_text("VLLM_LOGGING_LEVEL=INFO\nVLLM_RPC_TIMEOUT=1\n", encoding="utf-8")
+    (tmp_path / "b.env").write_text("VLLM_LOGGING_LEVEL=DEBUG\n", encoding="utf-8")
+    res = _imp(tmp_path, "docker run --env-file a.env --env-file=b.env -e VLLM_RPC_TIMEOUT=20000 "
+                         "vllm/vllm-openai:v0.11.0 --model Qwen/Qwen3-32B -tp 4 --max-model-len 8192\n",
+               system="hgx-h100")
+    env = res.text[res.text.index("env {"):]
+    assert 'VLLM_LOGGING_LEVEL = "DEBUG"' in env and 'VLLM_RPC_TIMEOUT = "20000"' in env, res.text
