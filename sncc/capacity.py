@@ -293,7 +293,7 @@ def device_memory(arch, quant: str | None, kv_dtype: str, tp: int, dp: int, pp: 
                   kv_bytes_per_token: float | None = None,
                   weight_bytes=None, vendor: str = "ascend",
                   reserve_note: str = "", outside: "OutsideBudget | None" = None,
-                  ep_size: int | None = None) -> MemoryBreakdown:
+                  ep_size: int | None = None, kv_token_gain: float = 1.0) -> MemoryBreakdown:
     """Memory of one device of a role — the arithmetic of the one memory model.
 
     ``redundant_experts`` is the instance's total of extra expert slots; ``expert_parallel`` says
@@ -305,7 +305,9 @@ def device_memory(arch, quant: str | None, kv_dtype: str, tp: int, dp: int, pp: 
     ``hccl_mb`` is HCCL_BUFFSIZE [MB] (:func:`hccl_buffsize_mb`, Ascend only); ``vendor`` picks
     HCCL or NCCL buffers (:func:`comm_buffer_bytes`); ``weight_bytes`` see
     :func:`weights_per_device`; ``outside`` the memory the device needs beyond the engine's budget
-    (:func:`outside_budget`).  A hybrid linear-attention model's per-sequence state
+    (:func:`outside_budget`); ``kv_token_gain`` (>= 1) the tokens the pool holds per token of a
+    uniform layout (OmniAttn's full layers: :attr:`sncc.facts.model.OmniAttnLayout.full_layer_token_gain`),
+    which divides the bytes per token.  A hybrid linear-attention model's per-sequence state
     (:func:`sncc.catalog.arch.linear_state_bytes_per_seq`, model dtype BF16) is sharded with its
     heads over ``tp`` and its layers over ``pp`` (``MemoryBreakdown.state_per_seq``).  Raises ValueError when ``tp`` does not split the KV heads and
     KeyError for an unknown KV dtype or quantization."""
@@ -317,7 +319,7 @@ def device_memory(arch, quant: str | None, kv_dtype: str, tp: int, dp: int, pp: 
     kv_tok = kv_bytes_per_token_per_device(arch, kv_dtype, tp, include_mtp=mtp)
     if kv_bytes_per_token is not None:
         kv_tok *= kv_bytes_per_token / _kv_all(arch, kv_dtype, include_mtp=mtp)
-    kv_tok /= pp
+    kv_tok /= pp * max(1.0, kv_token_gain)
     if ep_size is None:
         ep_size = tp * dp if (moe and expert_parallel) else 1
     comm, kind = comm_buffer_bytes(vendor, tp, ep_size, pp, hccl_mb)
@@ -406,7 +408,9 @@ def role_memory(plan, facts, role_name: str, role=None) -> MemoryBreakdown | Non
     Decode and serve roles hold ``max_num_seqs`` sequences at ``max_model_len``; a prefill role
     holds the prompts of one step: ``max(max_num_batched_tokens, max input)`` tokens per DP rank.
     KV bytes per token are those of the dtype the engine runs (``Facts.kv_dtype_run``: the plan's
-    ``kv_cache.dtype`` unless the engine ignores it, e.g. Omni-Infer release_v0.3.0's INT8).
+    ``kv_cache.dtype`` unless the engine ignores it, e.g. Omni-Infer release_v0.3.0's INT8), over
+    OmniAttn's full-layer gain when it runs on the role (``RoleFacts.omni_attn``: its compressed
+    layers keep a few blocks, so each token costs less of the pool).
     ``kv_budget`` is the KV pool the simulator gives the role."""
     arch, chip = facts.arch, facts.chip
     rf = facts.roles.get(role_name)
@@ -442,6 +446,7 @@ def role_memory(plan, facts, role_name: str, role=None) -> MemoryBreakdown | Non
                              mtp=mtp, expert_parallel=rf.expert_parallel, ep_size=ep_size,
                              weight_bytes=getattr(facts, "weight_bytes_per_param", None) or None,
                              vendor=facts.vendor or str(getattr(chip, "vendor", "")), reserve_note=res.note,
-                             outside=out)
+                             outside=out,
+                             kv_token_gain=rf.omni_attn.full_layer_token_gain if rf.omni_attn is not None else 1.0)
     except (ValueError, KeyError):
         return None  # tp does not split the KV heads (SN3004) or the dtype is unknown: reported elsewhere

@@ -26,9 +26,9 @@ sliding window is a per-request constant that the catalog leaves out of the per-
 is read here at the same entry size.
 
 OmniAttn (Omni-Infer, MLA only): a fraction ``omni_layers`` of the layers is compressed and
-keeps the first M + last N tokens of each request (``kept`` tokens, profile
-``omni_attn.kept_tokens``); those layers read and attend ``min(c, kept)`` tokens, the other
-layers the whole context (omni-infer omni/accelerators/cache/README.md).
+keeps a sink block and the most recent blocks of each request (``kept`` tokens: the role's
+:class:`sncc.facts.model.OmniAttnLayout`, from Omni-Infer's ``kv_cache_interface.py``); those
+layers read and attend ``min(c, kept)`` tokens, the other layers the whole context.
 
 Heads are split over attention TP; MLA/DSV4 KV is replicated across TP, GQA KV split by KV
 heads (domain-facts §5.2): :func:`kv_share_per_device`.  Softmax runs inside the fused
@@ -111,6 +111,21 @@ class AttentionCost:
     def has_indexer(self) -> bool:
         """True for the families with a lightning indexer (``mla-dsa``, ``dsv4`` with CSA layers)."""
         return self.shape.family == "mla-dsa" or (self.shape.family == "dsv4" and bool(self.shape.n_csa))
+
+    @property
+    def indexer_tp_split(self) -> bool:
+        """True when the lightning indexer's heads are split over attention TP, False when every
+        TP rank computes the whole indexer for its DP group's queries.
+
+        DeepSeek-V3.2 (``mla-dsa``): replicated.  vLLM's ``Indexer``
+        (vllm/model_executor/models/deepseek_v2.py) builds ``wq_b`` and ``weights_proj`` as
+        ``ReplicatedLinear`` over all 64 heads; vllm-ascend v0.23.0 reuses that module
+        (vllm_ascend/ops/mla.py, vllm_ascend/attention/sfa_v1.py: ``self.wq_b =
+        self.indexer.wq_b``) and shards tokens over TP only under ``enable_dsa_cp``; SGLang's
+        NSA indexer likewise keeps ``n_local_heads = n_heads``.  DeepSeek-V4 (``dsv4``): split,
+        as vllm-ascend v0.23.0 builds its indexer ``wq_b`` as ``ColumnParallelLinear`` without
+        ``enable_dsa_cp`` (vllm_ascend/models/deepseek_v4.py)."""
+        return self.shape.family != "mla-dsa"
 
     # ----------------------------------------------------------------- storage
     def stored_bytes_per_token(self) -> float:

@@ -241,6 +241,7 @@ def role_specs(plan, facts) -> tuple:
             hccl_buffsize_mb=hccl_buffsize_mb({"HCCL_BUFFSIZE": raw} if raw is not None else {},
                                               plan_is_moe_ep(facts)),
             memory=mem, dp_lockstep=rf.dp_lockstep, all2all_backend=rf.all2all_backend,
+            omni_attn=rf.omni_attn,
         )))
     return tuple(out)
 
@@ -273,8 +274,6 @@ def features(plan, facts, applied: set) -> Features:
         mtp=(sp.draft_tokens, sp.acceptance) if sp else None,
         draft_cost=draft_cost_of(sp) if sp else None,
         draft_kind="eagle" if sp is not None and sp.method in ("eagle", "eagle3") else "mtp",
-        omni_attn_compress_ratio=(opt.omni_attn.compress_ratio
-                                  if opt and opt.omni_attn and "omni_attn" in applied else None),
         prefix_cache_hit_rate=opt.prefix_cache_hit if opt else 0.0,
     )
 

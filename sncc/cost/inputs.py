@@ -58,6 +58,10 @@ class RoleSpec:
         all2all_backend: the EP dispatch/combine implementation the engine runs
             (:attr:`sncc.facts.model.RoleFacts.all2all_backend`, e.g. vLLM's
             ``allgather_reducescatter``); None = the profile's all-to-all kernels (DeepEP-style).
+        omni_attn: OmniAttn's KV layout on this role (:class:`sncc.facts.model.OmniAttnLayout`,
+            ``RoleFacts.omni_attn``): its compressed layers read at most
+            ``kept_tokens(block_size)`` tokens of context, and its full layers' pool holds
+            ``full_layer_token_gain`` times the tokens; None = every layer keeps all the context.
     """
 
     instances: int
@@ -80,6 +84,7 @@ class RoleSpec:
     memory: Any = None
     dp_lockstep: bool = True
     all2all_backend: Optional[str] = None
+    omni_attn: Any = None
 
     @property
     def expert_devices(self) -> int:
@@ -119,8 +124,6 @@ class Features:
         draft_kind: what drafts when ``draft_cost`` is None: ``mtp`` (the model's MTP module, one
             decoder layer of the target, MoE included) or ``eagle`` (an EAGLE head: one dense
             BF16 decoder layer at the target's hidden size).
-        omni_attn_compress_ratio: OmniAttn: fraction of layers compressed (plan
-            ``omni_attn { compress_ratio }``); those layers read ``min(ctx, kept_tokens)``.
         prefix_cache_hit_rate: fraction of prompt tokens served from the prefix cache.
     """
 
@@ -131,7 +134,6 @@ class Features:
     mtp: Optional[Tuple[int, float]] = None
     draft_cost: Optional[float] = None
     draft_kind: str = "mtp"
-    omni_attn_compress_ratio: Optional[float] = None
     prefix_cache_hit_rate: float = 0.0
 
 

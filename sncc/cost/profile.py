@@ -137,7 +137,6 @@ CONSTANTS: Dict[str, str] = {
     "kv_transfer.per_descriptor_s": "seconds",
     "kv_transfer.layerwise": "bool",
     "mtp.draft_layer_cost_factor": "nonnegative",
-    "omni_attn.kept_tokens": "tokens",
     "workload.lognormal_cv_input": "nonnegative",
     "workload.lognormal_cv_output": "nonnegative",
     "policy.graph_gears": "graph_gears",

@@ -122,9 +122,11 @@ class StepModel:
         self.draft = f.mtp[0] if f.mtp else 0
         self.draft_cost = f.draft_cost
         self.draft_kind = getattr(f, "draft_kind", "mtp")
-        omni = f.omni_attn_compress_ratio or 0.0
-        self.attn = ca.attention_cost(shape, kv_tok_bytes, omni_layers=omni,
-                                      omni_kept=p.get("omni_attn.kept_tokens") if omni else 0.0)
+        # OmniAttn (RoleSpec.omni_attn): its compressed layers keep a few blocks of each request
+        omni = getattr(role, "omni_attn", None)
+        self.attn = ca.attention_cost(shape, kv_tok_bytes,
+                                      omni_layers=omni.compressed_fraction if omni is not None else 0.0,
+                                      omni_kept=omni.kept_tokens(role.block_size) if omni is not None else 0.0)
         act_q = activation_quantized(compute_dtype)
         self.vec_elems = vector_elements(shape, act_q)
         self.vec_elems_total = sum(self.vec_elems.values())

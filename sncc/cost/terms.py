@@ -82,11 +82,14 @@ def attention_indexer(m, s) -> float:
     layers: every query scores every (compressed) context entry, ``2 x heads x head_dim`` FLOPs
     each, at the 8-bit cube rate (FP8, INT8 on A2/A3) and ``compute.eta_c_indexer`` — prefill
     chunks of the busiest rank plus the decode queries (their key reads are in
-    ``attention.decode``)."""
-    fl = s.idx_fl / m.tp if s.idx_fl else 0.0
+    ``attention.decode``).  Its heads are split over attention TP only where the engines build them
+    so (:attr:`~sncc.cost.attention.AttentionCost.indexer_tp_split`: DeepSeek-V3.2's indexer is
+    replicated on every TP rank)."""
+    split = m.tp if m.attn.indexer_tp_split else 1
+    fl = s.idx_fl / split if s.idx_fl else 0.0
     if s.B > 0 and m.attn.has_indexer:
         _, _, ix1 = m.attn.decode(s.ctx_avg)
-        fl += s.B * s.q * ix1 / m.tp
+        fl += s.B * s.q * ix1 / split
     if fl <= 0:
         return 0.0
     return roofline(fl / m.shape.n_layers, 0.0, m.peak_idx, m.bw, m.eta_c_indexer, m.eta_m, m.t0)

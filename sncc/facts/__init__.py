@@ -14,9 +14,9 @@ computed in the module of its kind, with a note saying how; consumers read it, n
 
 from __future__ import annotations
 
-from sncc.facts.model import EnvValue, EplbFacts, Facts, RoleFacts, SpeculativeFacts
+from sncc.facts.model import EnvValue, EplbFacts, Facts, OmniAttnLayout, RoleFacts, SpeculativeFacts
 
-__all__ = ["EnvValue", "EplbFacts", "Facts", "RoleFacts", "SpeculativeFacts", "derive"]
+__all__ = ["EnvValue", "EplbFacts", "Facts", "OmniAttnLayout", "RoleFacts", "SpeculativeFacts", "derive"]
 
 
 def derive(plan, base_dir: str | None = None) -> Facts:
@@ -39,6 +39,7 @@ def derive(plan, base_dir: str | None = None) -> Facts:
     # a role's facts derived from a key the builder rejected are poisoned: no check cascades from them
     f.roles = {name: derive_watched(role_facts, plan, name, role, f.arch, util) for name, role in plan.roles()}
     _derive_all2all(plan, f)
+    _derive_omni_attn(plan, f)
     from sncc.facts.draft import draft_checkpoints
     from sncc.facts.weights import weight_bytes_per_param
 
@@ -57,6 +58,47 @@ def _derive_kv_dtype_run(plan, f: Facts) -> None:
     except UnknownEngine:
         return
     f.kv_dtype_run, f.kv_dtype_run_note = adapter.kv_dtype_run(plan.kv_cache.dtype)
+
+
+def omni_attn_layout(adapter) -> OmniAttnLayout | None:
+    """OmniAttn's KV layout on the engine of ``adapter`` (its pins.toml ``[omni_attn]``
+    ``sink_blocks``, ``recent_blocks``, ``beta``, ``pattern_*``), or None when the engine has no
+    OmniAttn."""
+    if adapter is None or not adapter.supports_component("omni_attn"):
+        return None
+    data = adapter.data.get("omni_attn", {})
+    if "pattern_layers" not in data:
+        return None
+    return OmniAttnLayout(int(data["pattern_compressed_layers"]), int(data["pattern_layers"]),
+                          int(data["sink_blocks"]), int(data["recent_blocks"]), float(data["beta"]),
+                          str(data.get("layout_source", "")))
+
+
+def _derive_omni_attn(plan, f: Facts) -> None:
+    """Set :attr:`RoleFacts.omni_attn` on the roles OmniAttn runs on: the plan writes
+    ``optimize { omni_attn }``, the engine has the component and the role is a KV consumer
+    (Omni-Infer ``platform.py``: ``kv_transfer_config is None or kv_role == 'kv_consumer'``);
+    the layout is the adapter's ``[omni_attn]`` data."""
+    from dataclasses import replace
+
+    from sncc.engines.registry import UnknownEngine, adapter_for
+
+    opt = getattr(plan, "optimize", None)
+    if opt is None or opt.omni_attn is None:
+        return
+    try:
+        adapter = adapter_for(plan.engine.kind)
+    except UnknownEngine:
+        return
+    layout = omni_attn_layout(adapter)
+    if layout is None:
+        return
+    for name, rf in list(f.roles.items()):
+        if isinstance(rf, RoleFacts) and rf.kv_role != "kv_producer":
+            f.roles[name] = replace(rf, omni_attn=layout, notes={
+                **rf.notes, "omni_attn": (f"OmniAttn: {layout.compressed_layers} of {layout.layers} layers keep "
+                                          f"{layout.sink_blocks} + {layout.recent_blocks} blocks per request; full "
+                                          f"layers hold {layout.full_layer_token_gain:.2f}x the tokens")})
 
 
 def _derive_all2all(plan, f: Facts) -> None:

@@ -51,6 +51,40 @@ class SpeculativeFacts:
 
 
 @dataclass(frozen=True)
+class OmniAttnLayout:
+    """The KV layout Omni-Infer's OmniAttn runs on a role (the engine adapter's ``[omni_attn]``
+    data: its release's ``kv_cache_interface.py`` constants, ``source``).
+
+    ``compressed_layers`` of ``layers`` (the default ``PATTERN``) keep ``sink_blocks +
+    recent_blocks`` KV blocks per request; the pool gives a compressed layer ``beta`` of the
+    uniform block count and a full layer ``1 + (1 - beta) x compressed / (full + 1)`` times it."""
+
+    compressed_layers: int
+    layers: int
+    sink_blocks: int
+    recent_blocks: int
+    beta: float
+    source: str
+
+    @property
+    def compressed_fraction(self) -> float:
+        """Fraction of the layers that are compressed (0..1)."""
+        return self.compressed_layers / self.layers if self.layers else 0.0
+
+    def kept_tokens(self, block_size: int) -> int:
+        """Tokens of context a compressed layer keeps per request [tokens]:
+        ``(sink_blocks + recent_blocks) x block_size``."""
+        return (self.sink_blocks + self.recent_blocks) * int(block_size)
+
+    @property
+    def full_layer_token_gain(self) -> float:
+        """Tokens a full layer's pool holds relative to a uniform layout (>= 1):
+        ``1 + (1 - beta) x compressed / (full + 1)`` (``get_kv_cache_config_omni_type``)."""
+        full = self.layers - self.compressed_layers
+        return 1.0 + (1.0 - self.beta) * self.compressed_layers / (full + 1)
+
+
+@dataclass(frozen=True)
 class EplbFacts:
     """Redundant experts and expert-load balancing in force for one role.
 
@@ -113,6 +147,9 @@ class RoleFacts:
     #: (:func:`sncc.facts.roles.all2all_backend`); None without expert parallelism or when the engine
     #: has no such choice (vllm-ascend and Omni-Infer run their own fused MoE communication)
     all2all_backend: Optional[str] = None
+    #: OmniAttn's KV layout when it runs on this role (:class:`OmniAttnLayout`; Omni-Infer with
+    #: ``optimize { omni_attn }``, on a KV consumer: a decode role or a role without KV transfer)
+    omni_attn: Optional[OmniAttnLayout] = None
 
     @property
     def routed_slots(self) -> int:

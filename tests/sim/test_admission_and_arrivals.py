@@ -120,6 +120,20 @@ def test_reserve_max_tokens_names_the_reservation():
     assert "reserved output tokens (max_tokens; kv_admission reserve-max-tokens)" in str(e.value)
 
 
+def test_unadmittable_crosses_a_process_pool():
+    # the calibration fit computes its Jacobian in forked workers: an Unadmittable raised there
+    # must unpickle in the parent (keyword-only arguments broke the pool's result thread)
+    import pickle
+
+    spec = seed000_spec(7, requests=20)
+    spec = dc.replace(spec, workload=dc.replace(spec.workload, max_tokens=10_000_000))
+    with pytest.raises(Unadmittable) as e:
+        simulate(spec, series=False)
+    back = pickle.loads(pickle.dumps(e.value))
+    assert (back.count, back.role, back.extra_tokens, back.notes) == (20, "decode", 10_000_000, e.value.notes)
+    assert str(back) == str(e.value)
+
+
 #: R1 on 8 A2 devices at a 64k context: one sequence at full context does not fit (SN4004)
 R1_A2_TIGHT = R1_A2.replace("nodes = 4", "nodes = 1").replace(
     "serve { instances = 2  devices = 16  tp = 4  ep = 4", "serve { instances = 1  devices = 8  tp = 1  ep = 8").replace(

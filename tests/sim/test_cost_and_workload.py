@@ -73,6 +73,26 @@ def test_dsv4_window_csa_hca_reads():
     assert by < 0.2 * v32.decode(c)[0]
 
 
+def test_v32_indexer_is_replicated_over_tp_and_v4_split():
+    # vLLM's Indexer builds wq_b / weights_proj as ReplicatedLinear (vllm-ascend v0.23.0 reuses it);
+    # vllm-ascend's DeepSeek-V4 indexer wq_b is ColumnParallelLinear without enable_dsa_cp
+    from types import SimpleNamespace
+
+    from sncc.cost.terms import attention_indexer
+
+    v32, _ = _attn("deepseek-v3.2", "fp8")
+    v4, _ = _attn("deepseek-v4-flash", "fp8")
+    assert not v32.indexer_tp_split and v4.indexer_tp_split
+    step = SimpleNamespace(idx_fl=1e12, B=4, q=2, ctx_avg=64_000)
+
+    def cost(a, tp):
+        m = SimpleNamespace(tp=tp, attn=a, shape=a.shape, peak_idx=1e15, bw=1e12, eta_c_indexer=1.0, eta_m=1.0, t0=0.0)
+        return attention_indexer(m, step)
+
+    assert cost(v32, 16) == pytest.approx(cost(v32, 1))           # every TP rank scores every key
+    assert cost(v4, 4) == pytest.approx(cost(v4, 1) / 4)
+
+
 def test_omni_attn_only_on_compressed_layers():
     full, m = _attn("deepseek-r1", "int8")
     half, _ = _attn("deepseek-r1", "int8", omni_layers=0.5, omni_kept=2048)

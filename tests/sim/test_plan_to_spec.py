@@ -187,7 +187,13 @@ def test_omni_infer_on_ascend_keeps_its_optimisations():
     comp = _compile(os.path.join(ROOT, "examples", "deepseek-r1-a3-7p1d.sn"))
     spec = _spec(comp)
     f = spec.features
-    assert f.micro_batch == 2 and f.superkernel and f.omni_attn_compress_ratio == 0.5
+    assert f.micro_batch == 2 and f.superkernel
+    # OmniAttn runs on the decode role (the KV consumer) with Omni-Infer's layout, not the plan's
+    # compress_ratio (which no key writes): 30 of 62 layers keep 1 + 3 blocks of 128 tokens
+    dec, pre = spec.role("decode"), spec.role("prefill")
+    assert pre.omni_attn is None
+    assert dec.omni_attn.compressed_fraction == pytest.approx(30 / 62)
+    assert dec.omni_attn.kept_tokens(dec.block_size) == 4 * dec.block_size
     # omni_placement { redundant_experts = 2 } per device, over each instance's EP group
     assert spec.role("decode").redundant_experts == 2 * 64 and spec.role("prefill").redundant_experts == 2 * 16
 

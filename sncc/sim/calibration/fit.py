@@ -733,6 +733,18 @@ def fit(base: str, keys: Sequence[str], points: Sequence[Point], *, max_evals: i
             # prediction; a residual above every one at the start steers the solver away
             return np.full(n_values, penalty[0])
 
+    def _moves(j: int) -> bool:
+        """True when moving constant ``j`` 10 % inside its bounds changes a prediction (a zero
+        Jacobian column can also come from a solution that sits on the bound)."""
+        x = np.array(x_best, dtype=float)
+        x[j] = x[j] - 0.1 if x[j] - 0.1 >= lb[j] else x[j] + 0.1
+        try:
+            P._CUSTOM[tmp_id] = raw0
+            return bool(np.any(resid(x) != resid(x_best)))
+        finally:
+            P._CUSTOM.pop(tmp_id, None)
+            P._load_raw.cache_clear()
+
     try:
         try:
             r0 = logres(predict(x0))
@@ -762,7 +774,7 @@ def fit(base: str, keys: Sequence[str], points: Sequence[Point], *, max_evals: i
         P._CUSTOM.pop(tmp_id, None)
         P._load_raw.cache_clear()
     best = "; ".join(f"{r.name} {100 * r.residual:+.1f}%" for r in rows)
-    dead = [k for j, k in enumerate(keys) if not np.any(sol.jac[:, j])]
+    dead = [k for j, k in enumerate(keys) if not np.any(sol.jac[:, j]) and not _moves(j)]
     if dead:
         raise CalibrationError(
             f"{pre}{', '.join(dead)} moves none of the measured values ({', '.join(measured)}) of these plans; "

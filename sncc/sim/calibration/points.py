@@ -173,6 +173,11 @@ def _result_metric(res: Any, metric: str, window: str) -> float:
     raise ManifestError(f"metric {metric} is not a plan metric")
 
 
+#: metrics an unrunnable trial predicts far below the measurement (throughputs); the others
+#: (latencies) far above it
+UNADMITTABLE_LOW = frozenset({"qpm", "output_tokens_per_s", "tok_s_per_npu", "prefill_tok_s_per_npu"})
+
+
 def predict(point: Point, profile: str, cache: Optional[Dict[Any, Any]] = None) -> Dict[str, float]:
     """The point's metrics predicted with ``profile`` (an id or an in-memory trial profile).
 
@@ -187,12 +192,18 @@ def predict(point: Point, profile: str, cache: Optional[Dict[Any, Any]] = None) 
                                           point.scenario["batch_per_npu"], profile=profile)
             return {k: m[k] for k in ("tpot_ms", "tok_s_per_npu")}
         return {"prefill_tok_s_per_npu": S.cloudmatrix_prefill_tok_s_per_npu(profile=profile)}
+    from sncc.sim.engine.des import Unadmittable
     from sncc.sim.engine.run import simulate_spec
 
     key = (point.plan, profile)
     res = cache.get(key) if cache is not None else None
     if res is None:
-        res = simulate_spec(replace(point.spec, profile=profile), series=False)
+        try:
+            res = simulate_spec(replace(point.spec, profile=profile), series=False)
+        except Unadmittable:
+            # trial constants (a fitted reserve) that leave a request no room: the deployment
+            # cannot run, which the fit must see as far off, not as a crash
+            return {m: point.measured[m] * (1e-3 if m in UNADMITTABLE_LOW else 1e3) for m in point.measured}
         if cache is not None:
             cache[key] = res
     return {m: _result_metric(res, m, point.window) for m in point.measured}

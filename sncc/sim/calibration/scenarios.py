@@ -46,18 +46,20 @@ def seed000_spec(prefill_instances: int = 7, requests: int = 3000, concurrency: 
     prefill = RoleSpec(instances=prefill_instances, devices=16, tp=8, dp=2,
                        max_num_batched_tokens=32768, chunk_size=16384, max_num_seqs=16,
                        graph_mode=False, redundant_experts=2 * 16)
+    # optimize { omni_attn }: OmniAttn runs on the decode role (KV consumer) with its release's layout
+    from sncc.engines.registry import adapter_for
+    from sncc.facts import omni_attn_layout
     decode = RoleSpec(instances=1, devices=decode_devices, tp=1, dp=decode_devices,
                       max_num_batched_tokens=48, max_num_seqs=48, graph_mode=True,
-                      redundant_experts=2 * decode_devices)
+                      redundant_experts=2 * decode_devices, omni_attn=omni_attn_layout(adapter_for("omni-infer")))
     wl = Workload(requests=requests, concurrency=concurrency,
                   input=LengthDist("lognormal", mean=input_mean, max=16384),
                   output=LengthDist("lognormal", mean=output_mean, max=32768),
                   max_tokens=32768, seed=seed)
     # Omni-Infer splits only prefill steps of two prompts or more (its adapter's micro_batch_steps)
     from sncc.cost.from_facts import micro_batch_steps
-    from sncc.engines.registry import adapter_for
     feats = Features(micro_batch=2, micro_batch_steps=micro_batch_steps(adapter_for("omni-infer")),
-                     graph_mode=True, superkernel=True, mtp=None, omni_attn_compress_ratio=0.5)
+                     graph_mode=True, superkernel=True, mtp=None)
     return SimSpec(model=catalog.model("deepseek-r1"), chip=chip, links=tuple(sysm.links),
                    # the seed writes kv_cache.dtype = int8, which Omni-Infer release_v0.3.0 ignores (SN4041):
                    # its servers run the model's BF16 KV, as the plan's facts say (Facts.kv_dtype_run)

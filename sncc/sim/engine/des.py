@@ -79,6 +79,13 @@ def step_budget(role: Any) -> tuple:
     return per_rank * max(1, role.dp), chunk
 
 
+def _unadmittable(head: str, fields: dict, notes: list) -> "Unadmittable":
+    """Rebuild an :class:`Unadmittable` from its pickled parts (``__reduce__``)."""
+    exc = Unadmittable(head, **fields)
+    exc.notes.extend(notes)
+    return exc
+
+
 class Unadmittable(ValueError):
     """Requests that no KV pool of the deployment can ever hold: the run cannot complete.
 
@@ -107,6 +114,13 @@ class Unadmittable(ValueError):
         self.prompt_tokens, self.extra_tokens = prompt_tokens, extra_tokens
         self.pool_blocks, self.block_size, self.role = pool_blocks, block_size, role
         self.notes: List[str] = []
+
+    def __reduce__(self):
+        # keyword-only arguments: rebuild through a helper so the error crosses a process pool
+        return (_unadmittable, (self.head, dict(count=self.count, requests=self.requests, first=self.first,
+                                                prompt_tokens=self.prompt_tokens, extra_tokens=self.extra_tokens,
+                                                pool_blocks=self.pool_blocks, block_size=self.block_size,
+                                                role=self.role), list(self.notes)))
 
     @property
     def pool_tokens(self) -> int:

@@ -39,7 +39,8 @@ def role_memory(spec: Any, role_name: str, role: Any, *, mtp: bool, quant: str,
         hbm_bytes=int(spec.chip.hbm_bytes), utilization=getattr(role, "memory_utilization", None) or 0.9,
         reserve_bytes=res.bytes, hccl_mb=hccl, context=1, seqs=1, redundant_experts=role.redundant_experts,
         mtp=mtp, expert_parallel=role.expert_parallel, kv_bytes_per_token=spec.kv_bytes_per_token,
-        weight_bytes=weight_bytes, vendor=str(getattr(spec.chip, "vendor", "ascend")).lower(), reserve_note=res.note)
+        weight_bytes=weight_bytes, vendor=str(getattr(spec.chip, "vendor", "ascend")).lower(), reserve_note=res.note,
+        kv_token_gain=role.omni_attn.full_layer_token_gain if getattr(role, "omni_attn", None) is not None else 1.0)
 
 
 def kv_budget_bytes_per_device(spec: Any, role_name: str, role: Any, *, mtp: bool, quant: str,
