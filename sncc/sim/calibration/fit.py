@@ -739,9 +739,8 @@ def fit(base: str, keys: Sequence[str], points: Sequence[Point], *, max_evals: i
         x = np.array(x_best, dtype=float)
         x[j] = x[j] - 0.1 if x[j] - 0.1 >= lb[j] else x[j] + 0.1
         try:
-            P._CUSTOM[tmp_id] = raw0
             return bool(np.any(resid(x) != resid(x_best)))
-        finally:
+        finally:                   # predict() registered the trial profile again
             P._CUSTOM.pop(tmp_id, None)
             P._load_raw.cache_clear()
 
