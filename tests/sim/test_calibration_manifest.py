@@ -33,8 +33,11 @@ def test_a_client_rate_needs_a_closed_loop_plan(tmp_path):
 
 def test_a_trial_that_cannot_admit_a_request_is_far_off_not_a_crash():
     # a fit may try a reserve that leaves one request no room (Unadmittable): the point then
-    # predicts throughputs 1000x low and latencies 1000x high, a large residual for the fit
+    # predicts throughputs far low and latencies far high (sncc calibrate's UNSERVABLE_RESIDUAL)
     import dataclasses as dc
+    import math
+
+    from sncc.sim.calibration.fit import UNSERVABLE_RESIDUAL
 
     from sncc.sim.calibration.points import Point, predict
     from sncc.sim.calibration.scenarios import seed000_spec
@@ -43,4 +46,5 @@ def test_a_trial_that_cannot_admit_a_request_is_far_off_not_a_crash():
     spec = dc.replace(spec, workload=dc.replace(spec.workload, max_tokens=10_000_000))
     p = Point(id="x", group="g", role="fit", window="steady", measured={"qpm": 600.0, "tpot_ms": 47.0}, spec=spec)
     got = predict(p, "ascend-a3")
-    assert got == {"qpm": pytest.approx(0.6), "tpot_ms": pytest.approx(47_000.0)}
+    off = math.exp(UNSERVABLE_RESIDUAL)
+    assert got == {"qpm": pytest.approx(600.0 / off), "tpot_ms": pytest.approx(47.0 * off)}

@@ -18,6 +18,8 @@ client reports it), ``steady`` over the steady-state window (:class:`sncc.sim.en
 """
 from __future__ import annotations
 
+import math
+
 import os
 import sys
 from dataclasses import dataclass, field, replace
@@ -173,8 +175,8 @@ def _result_metric(res: Any, metric: str, window: str) -> float:
     raise ManifestError(f"metric {metric} is not a plan metric")
 
 
-#: metrics an unrunnable trial predicts far below the measurement (throughputs); the others
-#: (latencies) far above it
+#: metrics an unrunnable trial predicts far below the measurement (throughputs: a floor then still
+#: counts it); the others (latencies) far above it, by ``sncc calibrate``'s UNSERVABLE_RESIDUAL
 UNADMITTABLE_LOW = frozenset({"qpm", "output_tokens_per_s", "tok_s_per_npu", "prefill_tok_s_per_npu"})
 
 
@@ -203,7 +205,10 @@ def predict(point: Point, profile: str, cache: Optional[Dict[Any, Any]] = None) 
         except Unadmittable:
             # trial constants (a fitted reserve) that leave a request no room: the deployment
             # cannot run, which the fit must see as far off, not as a crash
-            return {m: point.measured[m] * (1e-3 if m in UNADMITTABLE_LOW else 1e3) for m in point.measured}
+            from sncc.sim.calibration.fit import UNSERVABLE_RESIDUAL
+
+            off = math.exp(UNSERVABLE_RESIDUAL)
+            return {m: point.measured[m] * (1.0 / off if m in UNADMITTABLE_LOW else off) for m in point.measured}
         if cache is not None:
             cache[key] = res
     return {m: _result_metric(res, m, point.window) for m in point.measured}
