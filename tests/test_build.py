@@ -79,7 +79,7 @@ def test_simulate_seed_000_json(tmp_path):
     assert ttft_v["observed"] < 2.0
     d6 = j6["saturated"]
     assert abs(d6["qpm"] / sat["qpm"] - 1) <= 0.05
-    assert d6["ttft_s"] >= sat["ttft_s"]
+    assert abs(d6["ttft_s"] / sat["ttft_s"] - 1) <= 0.10   # neither prefill pool near saturation
 
 
 def test_build_refuses_output_folder_holding_the_plan(tmp_path, monkeypatch):

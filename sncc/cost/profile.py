@@ -139,6 +139,7 @@ CONSTANTS: Dict[str, str] = {
     "mtp.draft_layer_cost_factor": "nonnegative",
     "workload.lognormal_cv_input": "nonnegative",
     "workload.lognormal_cv_output": "nonnegative",
+    "workload.acceptance_logit_sd": "nonnegative",
     "policy.graph_gears": "graph_gears",
 }
 

@@ -295,7 +295,7 @@ class StepModel:
     def launch_s(self, s: Step) -> float:
         """Launch overhead of step ``s`` [s] (see :func:`sncc.cost.terms.launch`)."""
         if s.eager:
-            return self._launch_eager
+            return self._launch_graph
         return self._launch_graph * self._sk if self.superkernel else self._launch_graph
 
     def evaluate(self, s: Step, parts: Optional[Dict[str, float]] = None,
@@ -322,12 +322,16 @@ class StepModel:
         n = (sh.n_dense, sh.n_moe)
         hide = self.hide_fraction(s)
         exposed = [comm[i] - min(comm[i], hide * comp[i]) for i in (0, 1)]
-        total = step_total + sum(n[i] * (comp[i] + exposed[i]) for i in (0, 1))
+        device = sum(n[i] * (comp[i] + exposed[i]) for i in (0, 1))
+        # an eager step's kernels are dispatched by the host while the device runs the ones queued
+        # before them: the device waits only for the dispatch it outruns (sncc.cost.terms.launch)
+        dispatch = max(0.0, self._launch_eager - device) if s.eager else 0.0
+        total = step_total + device + dispatch
         if parts is not None:
             ratio = [exposed[i] / comm[i] if comm[i] else 0.0 for i in (0, 1)]
             for (name, _, scope, is_comm), v in zip(_TABLE, vals):
                 if scope == _STEP:
-                    parts[name] = v
+                    parts[name] = v + (dispatch if name == "launch" else 0.0)
                     continue
                 kinds = (0, 1) if scope == _ALL else (scope - 1,)
                 parts[name] = sum(v * n[i] * (ratio[i] if is_comm else 1.0) for i in kinds)

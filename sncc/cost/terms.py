@@ -230,11 +230,17 @@ def draft_tokens(m, s) -> float:
 
 
 def launch(m, s) -> float:
-    """Launch of one step: the graph replay (``overhead.decode_graph_step_s``) or, when the role
-    runs eager, the step holds prefill tokens outside the captured graphs (prefill-only steps, and
-    mixed steps of roles that capture decode-only graphs) or its batch is above every captured
-    size, per-layer kernel launches (``overhead.eager_launch_per_layer_s x layers``); SuperKernel
-    fusion scales the graph replay."""
+    """Launch of one step: every step pays ``overhead.decode_graph_step_s`` (the fitted per-step
+    cost of a graph replay, most of it host-side: scheduling, input preparation, sampling, which an
+    eager step pays as well).  A step that runs eager (the role runs eager, the step holds prefill
+    tokens outside the captured graphs — prefill-only steps, and mixed steps of roles that capture
+    decode-only graphs — or its batch is above every captured size) has its kernels dispatched one
+    by one by the host (``overhead.eager_launch_per_layer_s x layers``) while the device runs those
+    already queued, so it adds only the dispatch time the device outruns:
+    ``max(0, dispatch - device time)`` (:meth:`sncc.cost.step.StepModel.evaluate`; vllm-ascend#7723
+    measures this shape: eager decode of one request stays near 165-171 ms from 256k to 768k
+    tokens of context while the graph step grows from 56 to 191 ms, and meets it at 1M).  Capturing
+    a step never makes it slower.  SuperKernel fusion scales the graph replay."""
     return m.launch_s(s)
 
 

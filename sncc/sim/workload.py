@@ -84,3 +84,42 @@ def sample_lengths(dist: Any, n: int, rng: random.Random, default_cv: float) -> 
             out.append(int(round(x)))
         return out
     raise ValueError(f"unknown length distribution kind {kind!r}")
+
+
+#: offset of the acceptance stream from the workload seed, so that drawing acceptances leaves the
+#: length draws (and every earlier result) unchanged
+ACCEPTANCE_SEED_OFFSET = 104_729
+
+
+def request_tokens_per_step(mtp: Optional[tuple], n: int, logit_sd: float, seed: int) -> List[float]:
+    """Per-request output tokens per decode step [tokens], ``n`` values.
+
+    Speculative acceptance is a property of the text, so it differs from request to request
+    (EAGLE-style drafts are accepted more on some prompts than on others).  Request ``i``'s
+    per-draft acceptance is ``α_i = σ(logit(α) + s · z_i)`` (logit-normal: the plan's ``α`` is the
+    median request's, ``s`` = ``logit_sd``, the profile's ``workload.acceptance_logit_sd``), and it
+    gains :func:`sncc.facts.speculative.expected_tokens` (α_i, k) tokens per step.
+
+    ``z_i`` are stratified standard normal quantiles, ``Φ⁻¹((j + 0.5) / n)`` with ``j`` a
+    permutation of ``0 .. n-1`` drawn by ``random.Random(seed + ACCEPTANCE_SEED_OFFSET)``: any
+    ``n`` requests hold the whole spread (a short run is not luckier or unluckier than a long one),
+    the seed decides which request gets which quantile, and the values move smoothly with ``s``
+    (the calibration fit differentiates through them).  With an odd ``n`` one request gets the median.
+
+    ``mtp`` is ``(k drafts, α)`` or None (no speculative decoding: 1.0 each).  ``α`` of 0 or 1, or
+    ``s <= 0``, gives every request the same E(α, k).  Raises ValueError from ``expected_tokens``
+    for α outside [0, 1].
+    """
+    from statistics import NormalDist
+
+    from sncc.facts.speculative import expected_tokens
+    if not mtp:
+        return [1.0] * n
+    k, a = int(mtp[0]), float(mtp[1])
+    if logit_sd <= 0 or a <= 0.0 or a >= 1.0 or k <= 0 or n <= 0:
+        return [expected_tokens(a, k)] * n
+    order = list(range(n))
+    random.Random(seed + ACCEPTANCE_SEED_OFFSET).shuffle(order)
+    inv = NormalDist().inv_cdf
+    centre = math.log(a / (1.0 - a))
+    return [expected_tokens(1.0 / (1.0 + math.exp(-(centre + logit_sd * inv((j + 0.5) / n)))), k) for j in order]

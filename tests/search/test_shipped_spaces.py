@@ -97,14 +97,17 @@ def test_ttft_agrees_within_a_factor_two(rows):
 def test_the_seeds_7p1d_ranks_near_the_top_of_its_11_nodes(results):
     comp, res = results["examples/search/deepseek-r1-a3-11-nodes.sn"]
     assert res.base.label() == "P 7×tp8 dp2 ep + D 1×tp1 dp64 ep b48"
-    # the seed's own layout is event-simulated and ranks among the simulated shortlist (its TTFT is
-    # met; its TPOT interval straddles the target; its QPM is predicted 12 % under the measured 608,
-    # below the space's 600, so layouts with more decode devices rank above it)
+    # the seed's own layout is event-simulated and ranks in the upper half (its TTFT is met; its TPOT
+    # interval straddles the target).  Prefill runs at CloudMatrix-Infer's measured rate (issue 11's
+    # decision), at which 7 prefill instances are more than the seed's load needs: the best layouts
+    # move devices from prefill to decode, so layouts with fewer prefill instances rank above it
     base = next(r for r in res.ranked if r.candidate.key() == res.base.key())
-    simulated = [r for r in res.ranked if r.source == "simulate"]
-    assert base.source == "simulate" and res.rank_of(res.base) <= len(simulated)
+    assert base.source == "simulate" and res.rank_of(res.base) <= len(res.ranked) // 2
     assert dict(base.slo)["engine_ttft < 2 s"] == "met"
-    assert res.ranked[0].status in ("met", "uncertain") and res.ranked[0].candidate.devices <= 176
+    best = res.ranked[0]
+    assert best.status in ("met", "uncertain") and best.candidate.devices <= 176
+    prefill = {c.layout.role: c.instances for c in best.candidate.roles}["prefill"]
+    assert prefill < 7 and best.metrics["tokens_per_s_per_device"] > base.metrics["tokens_per_s_per_device"]
 
 
 def test_the_h200_search_finds_met_layouts_of_both_modes(results):

@@ -105,8 +105,8 @@ def test_one_prefill_instance_egress_is_shared(tmp_path):
     second step (8 x 4096 = the 32k budget) and finish together.  Its egress (16 devices x
     BW x eta) is twice one transfer's rate (8 TP senders); a 64-die decode ingress is not
     the bottleneck, so the last transfer takes 8/2 = 4 single-transfer byte-times."""
-    # a link 4x the tiny one: one transfer (~0.85 s) ends before the second step's prefill does
-    c, xfer, t_pdone = _transfers(_spec(_profile(tmp_path, False, 4 * TINY_ETA), 1, 9, 64, "pull"))
+    # a link 8x the tiny one: one transfer (~0.43 s) ends before the second step's prefill (~0.72 s)
+    c, xfer, t_pdone = _transfers(_spec(_profile(tmp_path, False, 8 * TINY_ETA), 1, 9, 64, "pull"))
     second = [x for x, t in zip(xfer, t_pdone) if t == max(t_pdone)]
     assert len(second) == 8 and xfer[0] < min(second) + 1e-12
     assert t_pdone[0] + xfer[0] < max(t_pdone)     # the first transfer left the channel idle

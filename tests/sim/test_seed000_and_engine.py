@@ -48,9 +48,10 @@ def test_seed000_7p1d_tpot_within_15pct(seed_runs):
 def test_seed000_6p1d_vs_7p1d(seed_runs):
     s7, s6 = seed_runs[7].saturated, seed_runs[6].saturated
     assert abs(s6["qpm"] / s7["qpm"] - 1.0) <= 0.05
-    # one prefill instance fewer never shortens TTFT; the seed's 2.6x (6P1D, reported, not
-    # fitted) is the contradiction bench/prefill_contradiction.py records
-    assert s6["ttft_s"] >= s7["ttft_s"]
+    # at CloudMatrix-Infer's prefill rate neither prefill pool is near saturation: one instance
+    # fewer leaves the engine TTFT within 10 %, not the seed's 2.6x (6P1D, reported, not fitted),
+    # which is the contradiction bench/prefill_contradiction.py records
+    assert abs(s6["ttft_s"] / s7["ttft_s"] - 1.0) <= 0.10
 
 
 def test_seed000_other_seeds_stay_in_band():
@@ -214,9 +215,10 @@ def test_goodput_search_brackets_the_slo():
 def test_cheapest_changes_fix_6p1d_with_a_prefill_instance():
     from sncc.sim.whatif import cheapest_changes
 
-    # one prefill instance: predicted client TTFT over the 2 s target (requests queue in front of the
-    # one prefill instance), and the what-ifs try to fix it
-    spec = seed000_spec(1, requests=1500)
+    # one prefill instance and 12k-token prompts (at CloudMatrix-Infer's prefill rate one instance
+    # keeps up with the seed's 3.5k): predicted client TTFT over the 2 s target (requests queue in
+    # front of the one prefill instance), and the what-ifs try to fix it
+    spec = seed000_spec(1, requests=1500, input_mean=12000)
     res = simulate(spec, series=False)
     from sncc.sim.engine.metrics import violated
     assert any(violated(s, v) and s.metric == "ttft" for s, v in zip(spec.slos, res.slo))

@@ -20,11 +20,16 @@ SIX_P = EXAMPLES / "deepseek-r1-a3-6p1d.sn"
 
 
 def one_p(tmp_path):
-    """The 6P1D example with one prefill instance: TTFT far over its 2 s SLO (what-ifs run)."""
+    """The 6P1D example with one prefill instance and 12k-token prompts (at CloudMatrix-Infer's
+    prefill rate one instance keeps up with the seed's 3.5k): TTFT far over its 2 s SLO (what-ifs
+    run)."""
     p = tmp_path / "deepseek-r1-a3-1p1d.sn"
     six = SIX_P.read_text()
     text = re.sub(r"(prefill \{\s*instances = )6\b", r"\g<1>1", six, count=1)
     assert text != six, "the 6P1D example's prefill instances were not found"
+    longer = text.replace("input { mean = 3.5k  max = 16k }", "input { mean = 12k  max = 16k }")
+    assert longer != text, "the 6P1D example's input lengths were not found"
+    text = longer
     p.write_text(text.replace('plan "deepseek-r1-a3-6p1d"', 'plan "deepseek-r1-a3-1p1d"'))
     return p
 

@@ -36,6 +36,11 @@ Disaggregated plans (``prefill`` + ``decode`` roles)::
 Aggregated plans (``serve`` role): each instance runs mixed steps (all running
 decodes + prefill chunks of waiting requests under the token budget).
 
+Speculative decoding: request ``i`` gains ``ctx.tokens_per_step[i]`` tokens per decode step (its
+own acceptance, :func:`sncc.sim.workload.request_tokens_per_step`), so it finishes after
+``ceil((output - 1) / tokens_per_step[i])`` steps; the ranks' context and block growth use the
+mean over requests (``tokens_per_step`` below).
+
 KV admission ``on-demand`` (vLLM's block manager): a DP rank admits a request when its free
 blocks, after the blocks its running sequences have grown into, hold the prompt + 1 token;
 otherwise the request waits (the proxy, or the instance's waiting queue, holds it: the
@@ -169,7 +174,7 @@ class _Reqs:
     """Struct-of-arrays request table (times in seconds, lengths in tokens)."""
 
     __slots__ = ("prompt", "out", "t_arr", "t_disp", "t_first", "t_done", "blocks", "rank", "inst",
-                 "done_prompt", "cached", "t_pdone", "t_kv", "kv_wait", "gen", "fin", "prank")
+                 "done_prompt", "cached", "t_pdone", "t_kv", "kv_wait", "gen", "fin", "prank", "tps")
 
     def __init__(self, prompts: List[int], outs: List[int]):
         n = len(prompts)
@@ -190,6 +195,7 @@ class _Reqs:
         self.gen = [0] * n          # tokens generated before a preemption (on-demand) [tokens]
         self.fin = [-1] * n         # decode step at which the live heap entry finishes
         self.prank = [-1] * n       # DP rank of its prefill instance that prefills it (disaggregated)
+        self.tps = [1.0] * n        # its output tokens per decode step (speculative acceptance) [tokens]
 
 
 class _DecodeInst:
@@ -485,7 +491,7 @@ class Simulation:
                 i = order.pop()
                 if R.fin[i] < 0 or R.rank[i] != r:
                     continue            # finished or already preempted
-                done = int(self.tps * (step - self._start_of[i]))
+                done = int(R.tps[i] * (step - self._start_of[i]))
                 d.running[r] -= 1
                 d.nseq[r] -= 1
                 d.free_blocks[r] += R.blocks[i]
@@ -501,6 +507,20 @@ class Simulation:
                 self.preemptions += 1
                 requeue(i)
         d.total = sum(d.running)
+
+    def _per_request_tps(self, model: Any) -> None:
+        """Each request's tokens per decode step (``ctx.tokens_per_step``, from
+        :func:`sncc.sim.workload.request_tokens_per_step`; a hand-built context without it: the
+        model's mean for all).  Finish steps and preempted progress use the request's own value;
+        the ranks' context and block growth use the mean over requests (``self.tps``)."""
+        own = getattr(self.c, "tokens_per_step", None)
+        n = len(self.R.prompt)
+        if own is None or len(own) != n:
+            self.tps = model.tokens_per_decode_step
+            self.R.tps = [self.tps] * n
+        else:
+            self.R.tps = list(own)
+            self.tps = sum(own) / n if n else model.tokens_per_decode_step
 
     # ================================================================ disaggregated
     def _init_disagg(self) -> None:
@@ -518,7 +538,7 @@ class Simulation:
         self.p_step_time = [0.0] * pr.instances
         self.d = [_DecodeInst(de.dp, c.decode_blocks) for _ in range(de.instances)]
         self.d_maxseq = de.max_num_seqs
-        self.tps = c.decode_model.tokens_per_decode_step
+        self._per_request_tps(c.decode_model)
         self.push_mode = self.spec.prefill_dispatch == "push"
         self._start_of = [0] * len(self.R.prompt)
         kv = c.kv
@@ -701,7 +721,6 @@ class Simulation:
         d = self.d[di]
         R = self.R
         step = d.step
-        tps = self.tps
         if d.pending:
             od = self.on_demand
             for i in d.pending:
@@ -710,7 +729,7 @@ class Simulation:
                 d.sum_prompt[r] += R.prompt[i]
                 d.sum_start[r] += step
                 self._start_of[i] = step
-                fin = step + int(math.ceil((R.out[i] - 1 - R.gen[i]) / tps - 1e-9))
+                fin = step + int(math.ceil((R.out[i] - 1 - R.gen[i]) / R.tps[i] - 1e-9))
                 R.fin[i] = fin
                 heapq.heappush(d.heap, (fin, i))
                 if od:
@@ -825,7 +844,7 @@ class Simulation:
         self.s_load = [0] * s.instances
         self.d = [_DecodeInst(s.dp, c.serve_blocks) for _ in range(s.instances)]
         self.d_maxseq = s.max_num_seqs
-        self.tps = c.serve_model.tokens_per_decode_step
+        self._per_request_tps(c.serve_model)
         self.s_step_fin: List[List[int]] = [[] for _ in range(s.instances)]
         self._start_of = [0] * len(self.R.prompt)
 
@@ -937,7 +956,6 @@ class Simulation:
         now = self.now
         step = d.step + d.span - 1      # the last step of the run-ahead span
         d.span = 1
-        tps = self.tps
         for i in self._pop_finished(d, step):
             self.s_load[k] -= 1
             self._complete(i)
@@ -957,7 +975,7 @@ class Simulation:
             d.sum_prompt[r] += R.prompt[i]
             d.sum_start[r] += nxt
             self._start_of[i] = nxt
-            f = nxt + int(math.ceil((R.out[i] - 1 - R.gen[i]) / tps - 1e-9)) - 1
+            f = nxt + int(math.ceil((R.out[i] - 1 - R.gen[i]) / R.tps[i] - 1e-9)) - 1
             R.fin[i] = f
             heapq.heappush(d.heap, (f, i))
             if self.on_demand:

@@ -14,7 +14,7 @@ from sncc.cost.step import StepModel
 from sncc.sim.engine.des import Simulation, Unadmittable
 from sncc.sim.engine.memory import blocks_for, role_memory
 from sncc.sim.engine.metrics import SimResult, _window, build_result
-from sncc.sim.workload import sample_lengths
+from sncc.sim.workload import request_tokens_per_step, sample_lengths
 
 
 def conversation_prompts(messages: list, outputs: list, turns: int, hit: float, cap, rng) -> tuple:
@@ -154,6 +154,10 @@ def prepare(spec: Any) -> Any:
         blk = c.serve.block_size
         total_dev = c.serve.instances * c.serve.devices
 
+    # each request's own speculative acceptance (sncc.sim.workload.request_tokens_per_step)
+    decoder = c.decode_model if spec.disaggregated else c.serve_model
+    c.tokens_per_step = request_tokens_per_step(decoder.mtp, len(c.prompts),
+                                                float(prof.get("workload.acceptance_logit_sd")), wl.seed)
     prompts = c.prompts
     if spec.kv_admission == "reserve-max-tokens":
         c.reserve_blocks = lambda i: blocks_for(prompts[i] + max_tokens, blk)

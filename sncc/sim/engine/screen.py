@@ -84,9 +84,20 @@ def screen(spec: Any) -> ScreenResult:
     blk = role.block_size
     per_req = mp + (max_tokens if spec.kv_admission == "reserve-max-tokens" else mo)
     per_blocks = -(-int(per_req) // blk)
-    seqs_group = max(1, min(role.max_num_seqs, blocks // max(1, per_blocks)))
+    # requests a rank's pool holds: a whole number of equal reservations, or, when lengths vary,
+    # the pool over the mean reservation less half a one (the unused remainder of a pool packed
+    # with reservations of varying size is on average half of one)
+    held = c.prompts if spec.kv_admission == "reserve-max-tokens" else [p + o for p, o in zip(c.prompts, c.outputs)]
+    if len(set(held)) > 1:
+        fit = blocks / max(1.0, per_req / blk) - 0.5
+    else:
+        fit = blocks // max(1, per_blocks)
+    seqs_group = max(1, min(role.max_num_seqs, fit))
     slots = seqs_group * role.dp * role.instances
-    tps = dm.tokens_per_decode_step
+    # each request decodes at its own tokens per step (sncc.sim.workload.request_tokens_per_step):
+    # the mean request needs (mo - 1) * mean(1 / tps_i) steps, so the harmonic mean stands for them
+    own = getattr(c, "tokens_per_step", None)
+    tps = len(own) / sum(1.0 / t for t in own) if own else dm.tokens_per_decode_step
     ctx = mp + mo / 2
     steps = max(0.0, (mo - 1) / tps)
     chunk = min(prole.chunk_size or prole.max_num_batched_tokens, prole.max_num_batched_tokens)
