@@ -63,6 +63,8 @@ FIT = {
     # the spread of speculative acceptance between requests (sncc.sim.workload.request_tokens_per_step):
     # 0.01 = every request accepts alike; 1.5 puts the 10th-90th percentile of a 0.7 median at 0.27-0.95
     "workload.acceptance_logit_sd": (0.01, 1.5),
+    # the fixed cost of one serial draft forward (sncc.cost.terms.draft_tokens)
+    "mtp.draft_forward_s": (1e-5, 0.02),
     RESERVE: (3.0e9, 25.0e9),
 }
 

@@ -137,6 +137,7 @@ CONSTANTS: Dict[str, str] = {
     "kv_transfer.per_descriptor_s": "seconds",
     "kv_transfer.layerwise": "bool",
     "mtp.draft_layer_cost_factor": "nonnegative",
+    "mtp.draft_forward_s": "seconds",
     "workload.lognormal_cv_input": "nonnegative",
     "workload.lognormal_cv_output": "nonnegative",
     "workload.acceptance_logit_sd": "nonnegative",

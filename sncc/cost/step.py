@@ -159,6 +159,7 @@ class StepModel:
         self.disp_bytes = 1.0 if compute_dtype in ("int8", "fp8") else 2.0
         self.comb_bytes = 2.0
         self.p_draft_layer_factor = p.get("mtp.draft_layer_cost_factor")
+        self.draft_forward_s = p.get("mtp.draft_forward_s")
         self.prefill_step_s = p.get("overhead.prefill_step_s")
         self._launch_graph = p.get("overhead.decode_graph_step_s")
         self._launch_eager = p.get("overhead.eager_launch_per_layer_s") * shape.n_layers

@@ -217,16 +217,19 @@ def draft_tokens(m, s) -> float:
     MTP / EAGLE (no plan ``draft_cost``): ``k`` sequential forwards of one decoder layer at the
     decode batch (one token per sequence: the MTP module, or an EAGLE head,
     :meth:`~sncc.cost.step.StepModel.single_token_layer`) x ``mtp.draft_layer_cost_factor``,
-    each followed by the LM head over the batch.  A separate draft model (``draft_cost``): ``k`` x
-    ``draft_cost`` x the target's decode step of these sequences, launch included (the SN7002
-    check's ``1 + k x draft_cost``)."""
+    each followed by the LM head over the batch and each paying ``mtp.draft_forward_s``, the fixed
+    cost of one more forward and its sampling (vLLM's ``SpecDecodeBaseProposer.propose`` runs one
+    forward of the drafter, then ``num_speculative_tokens - 1`` more in a serial loop, sampling
+    after each; vllm-ascend's MTP proposer and SGLang's EAGLE worker draft step by step too).  A
+    separate draft model (``draft_cost``): ``k`` x ``draft_cost`` x the target's decode step of
+    these sequences, launch included (the SN7002 check's ``1 + k x draft_cost``)."""
     if s.B <= 0 or not m.draft or not s.with_draft:
         return 0.0
     if m.draft_cost is not None:
         return m.draft * m.draft_cost * m.verify_step_without_draft(s)
     one = m.single_token_layer(s)
     head = lm_head(m, m.single_token_step(s))
-    return m.draft * (m.p_draft_layer_factor * one + head)
+    return m.draft * (m.p_draft_layer_factor * one + head + m.draft_forward_s)
 
 
 def launch(m, s) -> float:

@@ -256,14 +256,14 @@ def test_h200_serving_uncertainty_is_folded_into_the_kept_residuals(tmp_path):
     assert note is None and m == 0.0
 
 
-def _faster_tpot(plan: Path = PLAN, requests: int = 800) -> float:
-    """A TPOT 10 % below what the shipped profile predicts for ``plan`` [ms]: a fit to it must
-    shorten the decode step's fixed cost."""
+def _faster_tpot(plan: Path = PLAN, requests: int = 800, factor: float = 0.9) -> float:
+    """A TPOT ``factor`` x what the shipped profile predicts for ``plan`` [ms] (10 % below by
+    default): a fit to it must shorten the decode step."""
     from sncc.sim.calibration.fit import _spec_of
     from sncc.sim.engine.run import simulate_spec
 
     r = simulate_spec(_spec_of(str(plan), "ascend-a3", requests), series=False)
-    return 0.9 * (r.saturated["tpot_ms"] if r.saturated else r.tpot_ms["mean"])
+    return factor * (r.saturated["tpot_ms"] if r.saturated else r.tpot_ms["mean"])
 
 
 def test_relative_base_profile_and_a_real_fit_write_a_valid_profile(tmp_path, monkeypatch):
@@ -435,9 +435,11 @@ def test_keys_read_in_runs_are_listed(monkeypatch):
 
 def test_calibrate_refits_and_simulate_uses_the_profile(tmp_path):
     meas = tmp_path / "meas.toml"
-    # a faster decode than the shipped profile predicts (15 % below its TPOT)
-    target = _faster_tpot()
-    meas.write_text(f'profile = "ascend-a3"\nfit = ["overhead.decode_graph_step_s"]\n'
+    # a faster decode than the shipped profile predicts (5 % below its TPOT)
+    target = _faster_tpot(factor=0.95)
+    # (the HBM efficiency: the seed's decode step is mostly weight and KV reads; its fixed per-step
+    # cost is a few percent of it)
+    meas.write_text(f'profile = "ascend-a3"\nfit = ["compute.eta_m"]\n'
                     f'[[point]]\nplan = "{PLAN}"\ntpot_ms = {target:.3f}\nrequests = 800\n')
     out = tmp_path / "fitted.toml"
     r = CliRunner().invoke(main, ["calibrate", str(meas), "-o", str(out)])
@@ -449,9 +451,9 @@ def test_calibrate_refits_and_simulate_uses_the_profile(tmp_path):
     except ImportError:  # Python 3.10
         import tomli as tomllib
     d = tomllib.loads(text)
-    step = d["overhead"]["decode_graph_step_s"]
-    assert step["value"] < load_profile("ascend-a3").get("overhead.decode_graph_step_s")
-    assert "fitted by `sncc calibrate meas.toml`" in step["fitted"] and "source" not in step
+    eta = d["compute"]["eta_m"]
+    assert eta["value"] > load_profile("ascend-a3").get("compute.eta_m")
+    assert "fitted by `sncc calibrate meas.toml`" in eta["fitted"]
     assert d["calibration"]["residuals"]["value"]["tpot"]
     r2 = CliRunner().invoke(main, ["simulate", "--format", "json", "--profile", str(out), str(PLAN)])
     assert r2.exit_code in (0, 1), r2.output

@@ -258,6 +258,31 @@ def test_speculative_verify_scales_with_1_plus_k_and_draft_cost():
     assert half["total"] == pytest.approx(ng["total"] * 1.5, rel=1e-9)
 
 
+def test_each_serial_draft_forward_pays_its_fixed_cost():
+    """MTP / EAGLE draft k tokens in k serial forwards (vLLM SpecDecodeBaseProposer.propose): each
+    adds ``mtp.draft_forward_s`` to the step; a separate draft model's ``draft_cost`` already
+    counts a whole target step per token, launch included, so it adds none."""
+    from sncc.cost import terms
+
+    base = seed000_spec(7, requests=10)
+
+    def draft_ms(mtp, draft_cost=None, per_forward=None):
+        f = dc.replace(base.features, mtp=mtp, draft_cost=draft_cost)
+        m = prepare(dc.replace(base, features=f)).decode_model
+        if per_forward is not None:
+            m.draft_forward_s = per_forward
+        s = m.step(0.0, 0.0, 32, 32 * 4096, 32 * 64)
+        return terms.draft_tokens(m, s) * 1e3, m.draft_forward_s * 1e3
+
+    one, fwd = draft_ms((1, 0.7))
+    three, _ = draft_ms((3, 0.7))
+    assert fwd > 0
+    assert draft_ms((3, 0.7), per_forward=0.0)[0] == pytest.approx(three - 3 * fwd)
+    assert three == pytest.approx(3 * one)
+    sep, _ = draft_ms((3, 0.7), draft_cost=0.1)
+    assert sep == pytest.approx(draft_ms((3, 0.7), draft_cost=0.1, per_forward=0.0)[0])
+
+
 # ------------------------------------------------------------------ workloads
 def _arrival_cv(spec):
     from sncc.sim.engine.des import Simulation
