@@ -61,7 +61,7 @@ FIT = {
     "comm.ep_alpha_low_latency_s": (1e-6, 1.2e-4),
     "comm.allreduce_alpha_s": (1e-6, 2e-4),
     # the spread of speculative acceptance between requests (sncc.sim.workload.request_tokens_per_step):
-    # 0.01 = every request accepts alike; 1.5 puts the 10th-90th percentile of a 0.7 median at 0.27-0.95
+    # 0.01 = every request accepts alike; 1.5 puts the 10th-90th percentile of a 0.7 median at 0.25-0.94
     "workload.acceptance_logit_sd": (0.01, 1.5),
     # the fixed cost of one serial draft forward (sncc.cost.terms.draft_tokens)
     "mtp.draft_forward_s": (1e-5, 0.02),

@@ -89,3 +89,15 @@ def test_the_screen_prices_the_mean_request_with_the_harmonic_mean(monkeypatch):
     harmonic = len(own) / sum(1.0 / t for t in own)
     assert harmonic < expected_tokens(0.7, 3)
     assert tpot[0.8] > tpot[0.0]
+
+
+def test_every_profile_carries_the_fitted_spread():
+    """The spread is a property of the text, not of the chip: the H200 profile (no speculative
+    calibration point) states the A3 fit's value, and a refit that moves it must move both."""
+    from sncc.cost.profile import load_profile
+
+    key = "workload.acceptance_logit_sd"
+    a3 = load_profile("ascend-a3").get(key)
+    assert a3 > 0
+    for other in ("nvidia-h200", "ascend-a2", "ascend-950"):
+        assert load_profile(other).get(key) == a3, other
