@@ -26,6 +26,7 @@ from typing import Any, Optional
 
 from sncc.search.candidate import Candidate, RoleChoice, candidate_facts, candidate_plan
 from sncc.search.space import Layout
+from sncc.sim.workload import mean_request_tokens_per_step
 
 #: prefill load ceiling of the screen (``0.98 * lam_p``, :mod:`sncc.sim.engine.screen`)
 RHO_MAX = 0.98
@@ -182,7 +183,9 @@ def price_layout(ctx: PricingContext, layout: Layout) -> LayoutPrice:
             mix = max(0.0, model.mixed_step([(1.0, 0.0)], s0, s0 * ctx_tokens, s0 * role.dp)
                       - model.decode_step(s0, s0 * ctx_tokens, s0 * role.dp))
     return LayoutPrice(layout, a_s=a, b_s=b, t1_s=t1_s, kv_s=kv, seqs=tuple(seqs), step_s=tuple(steps),
-                       mix_s=mix, tokens_per_step=float(model.tokens_per_decode_step),
+                       mix_s=mix,
+                       tokens_per_step=mean_request_tokens_per_step(getattr(c, "tokens_per_step", None),
+                                                                    float(model.tokens_per_decode_step)),
                        batches=tuple(ctx.batches) if layout.role != "prefill" else ())
 
 

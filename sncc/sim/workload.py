@@ -123,3 +123,12 @@ def request_tokens_per_step(mtp: Optional[tuple], n: int, logit_sd: float, seed:
     inv = NormalDist().inv_cdf
     centre = math.log(a / (1.0 - a))
     return [expected_tokens(1.0 / (1.0 + math.exp(-(centre + logit_sd * inv((j + 0.5) / n)))), k) for j in order]
+
+
+def mean_request_tokens_per_step(per_request: Optional[List[float]], default: float) -> float:
+    """Tokens per decode step [tokens] that stand for the mean request of ``per_request`` (from
+    :func:`request_tokens_per_step`): their harmonic mean, since the mean request decodes
+    ``(output - 1) x mean(1 / tps_i)`` steps; ``default`` (the model's E(α, k)) when there are none."""
+    if not per_request:
+        return default
+    return len(per_request) / sum(1.0 / t for t in per_request)

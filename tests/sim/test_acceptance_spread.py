@@ -13,7 +13,7 @@ from sncc.sim.calibration.scenarios import seed000_spec
 from sncc.sim.engine.des import Simulation
 from sncc.sim.engine.run import prepare
 from sncc.sim.spec import LengthDist
-from sncc.sim.workload import request_tokens_per_step
+from sncc.sim.workload import mean_request_tokens_per_step, request_tokens_per_step
 
 
 def test_no_speculation_or_no_spread_gives_one_value():
@@ -73,8 +73,9 @@ def test_a_one_wave_run_ends_on_its_least_accepting_request():
 
 
 def test_the_screen_prices_the_mean_request_with_the_harmonic_mean(monkeypatch):
-    """The analytic screen's TPOT is the step time over the harmonic mean of the requests' tokens
-    per step: the mean request's (output - 1) x mean(1 / tps_i) steps, as the event simulation runs."""
+    """The analytic screen's (and the search pricing's) TPOT is the step time over the harmonic mean
+    of the requests' tokens per step: the mean request's (output - 1) x mean(1 / tps_i) steps, as the
+    event simulation runs."""
     from sncc.sim.engine import run as run_mod
     from sncc.sim.engine.screen import screen
 
@@ -86,7 +87,9 @@ def test_the_screen_prices_the_mean_request_with_the_harmonic_mean(monkeypatch):
                             lambda mtp, n, _sd, seed, sd=sd: request_tokens_per_step(mtp, n, sd, seed))
         tpot[sd] = screen(spec).tpot_ms
     own = request_tokens_per_step((3, 0.7), 400, 0.8, spec.workload.seed)
-    harmonic = len(own) / sum(1.0 / t for t in own)
+    harmonic = mean_request_tokens_per_step(own, 0.0)
+    assert mean_request_tokens_per_step([1.0, 3.0], 9.0) == pytest.approx(1.5)   # 2 / (1 + 1/3)
+    assert mean_request_tokens_per_step(None, 2.5) == 2.5 == mean_request_tokens_per_step([], 2.5)
     assert harmonic < expected_tokens(0.7, 3)
     assert tpot[0.8] > tpot[0.0]
 

@@ -38,6 +38,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Dict
 
 from sncc.sim.engine.run import prepare
+from sncc.sim.workload import mean_request_tokens_per_step
 
 
 @dataclass(frozen=True)
@@ -94,10 +95,8 @@ def screen(spec: Any) -> ScreenResult:
         fit = blocks // max(1, per_blocks)
     seqs_group = max(1, min(role.max_num_seqs, fit))
     slots = seqs_group * role.dp * role.instances
-    # each request decodes at its own tokens per step (sncc.sim.workload.request_tokens_per_step):
-    # the mean request needs (mo - 1) * mean(1 / tps_i) steps, so the harmonic mean stands for them
-    own = getattr(c, "tokens_per_step", None)
-    tps = len(own) / sum(1.0 / t for t in own) if own else dm.tokens_per_decode_step
+    # each request decodes at its own tokens per step (sncc.sim.workload.request_tokens_per_step)
+    tps = mean_request_tokens_per_step(getattr(c, "tokens_per_step", None), dm.tokens_per_decode_step)
     ctx = mp + mo / 2
     steps = max(0.0, (mo - 1) / tps)
     chunk = min(prole.chunk_size or prole.max_num_batched_tokens, prole.max_num_batched_tokens)
