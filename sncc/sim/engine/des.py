@@ -39,7 +39,7 @@ decodes + prefill chunks of waiting requests under the token budget).
 Speculative decoding: request ``i`` gains ``ctx.tokens_per_step[i]`` tokens per decode step (its
 own acceptance, :func:`sncc.sim.workload.request_tokens_per_step`), so it finishes after
 ``ceil((output - 1) / tokens_per_step[i])`` steps; the ranks' context and block growth use the
-mean over requests (``tokens_per_step`` below).
+running set's time-averaged rate, the harmonic mean over requests (``_per_request_tps``).
 
 KV admission ``on-demand`` (vLLM's block manager): a DP rank admits a request when its free
 blocks, after the blocks its running sequences have grown into, hold the prompt + 1 token;
@@ -67,6 +67,7 @@ from typing import Any, Dict, List
 
 from sncc.cost.kv_transfer import channel_finish
 from sncc.sim.engine.events import Event
+from sncc.sim.workload import mean_request_tokens_per_step
 
 #: event kinds bound once (the loop pushes hundreds of thousands of events)
 ARRIVAL, STEP_DONE, KV_ARRIVED, DECODE_DONE, FOLLOW_UP = Event
@@ -512,7 +513,9 @@ class Simulation:
         """Each request's tokens per decode step (``ctx.tokens_per_step``, from
         :func:`sncc.sim.workload.request_tokens_per_step`; a hand-built context without it: the
         model's mean for all).  Finish steps and preempted progress use the request's own value;
-        the ranks' context and block growth use the mean over requests (``self.tps``)."""
+        the ranks' context and block growth use ``self.tps``, the harmonic mean: a request stays
+        running for a time proportional to ``1 / tps_i``, so the running set's time-averaged tokens
+        per step is ``n / sum(1 / tps_i)`` (:func:`sncc.sim.workload.mean_request_tokens_per_step`)."""
         own = getattr(self.c, "tokens_per_step", None)
         n = len(self.R.prompt)
         if own is None or len(own) != n:
@@ -520,7 +523,7 @@ class Simulation:
             self.R.tps = [self.tps] * n
         else:
             self.R.tps = list(own)
-            self.tps = sum(own) / n if n else model.tokens_per_decode_step
+            self.tps = mean_request_tokens_per_step(own, model.tokens_per_decode_step)
 
     # ================================================================ disaggregated
     def _init_disagg(self) -> None:
