@@ -47,8 +47,8 @@ RESERVE = "reserve.omni-infer.decode"
 #: constants fitted to the calibration set, with their bounds (efficiencies in (0, 1])
 FIT = {
     "compute.eta_m": (0.2, 1.0),
-    "compute.eta_c_gemm_prefill": (0.1, 1.0),
-    "compute.eta_c_gemm_decode": (0.05, 1.0),
+    "compute.eta_c_gemm_dense": (0.1, 1.0),
+    "compute.eta_c_gemm_grouped": (0.05, 1.0),
     "compute.eta_c_attn_prefill": (0.05, 1.0),
     "compute.eta_c_attn_decode": (0.05, 1.0),
     "compute.eta_c_indexer": (0.01, 1.0),

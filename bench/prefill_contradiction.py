@@ -1,8 +1,11 @@
 """Evidence for the seed-000 / CloudMatrix-Infer prefill contradiction (issue 3).
 
 Sweeps the two prefill constants of the ``ascend-a3`` profile that the seed-000 TTFT
-figures are sensitive to — ``compute.eta_c_gemm_prefill`` (prefill GEMM efficiency) and
-``overhead.prefill_step_s`` (fixed cost per prefill step) — and prints, for every cell:
+figures are sensitive to — the GEMM efficiency of the prefill role (``compute.eta_c_gemm_dense``
+and ``compute.eta_c_gemm_grouped`` set together: the profile's GEMM efficiencies are the kernels',
+shared by both phases, so the sweep sets them on the prefill role's step model only and leaves the
+decode role at the profile's) and ``overhead.prefill_step_s`` (fixed cost per prefill step) — and
+prints, for every cell:
 
 * seed 000 7P1D and 6P1D steady-state TTFT [s] and QPM (published: 1.93 s / 608 QPM and
   ~5 s / 613 QPM);
@@ -19,7 +22,6 @@ import copy
 import itertools
 import sys
 import time
-from dataclasses import replace
 
 from sncc.cost import profile as P
 from sncc.sim.engine.run import simulate_spec as simulate
@@ -32,17 +34,31 @@ TOL = 0.10
 
 
 def _cell(eta: float, step_s: float) -> dict:
-    """Seed 7P/6P and CloudMatrix prefill figures with the two constants overridden."""
+    """Seed 7P/6P and CloudMatrix prefill figures with the prefill role's two constants overridden."""
+    from sncc.sim.engine import run as RUN
+
     raw = copy.deepcopy(P._load_raw("ascend-a3"))
-    raw["compute"]["eta_c_gemm_prefill"]["value"] = eta
+    for key in ("eta_c_gemm_dense", "eta_c_gemm_grouped"):
+        raw["compute"][key]["value"] = eta
     raw["overhead"]["prefill_step_s"]["value"] = step_s
     pid = f"__prefill_grid_{eta}_{step_s}"
     P._CUSTOM[pid] = raw
+    prepare = RUN.prepare
+
+    def prefill_only(spec):
+        c = prepare(spec)
+        pm = c.prefill_model
+        pm.eta_c_dense = pm.eta_c_grouped = eta
+        pm.prefill_step_s = step_s
+        return c
+
+    RUN.prepare = prefill_only
     try:
-        s7 = simulate(replace(seed000_spec(7), profile=pid), series=False).saturated
-        s6 = simulate(replace(seed000_spec(6), profile=pid), series=False).saturated
+        s7 = simulate(seed000_spec(7), series=False).saturated
+        s6 = simulate(seed000_spec(6), series=False).saturated
         cm = cloudmatrix_prefill_tok_s_per_npu(profile=pid)
     finally:
+        RUN.prepare = prepare
         P._CUSTOM.pop(pid, None)
         P._load_raw.cache_clear()
     return {"ttft7": s7["ttft_s"], "qpm7": s7["qpm"], "ttft6": s6["ttft_s"], "qpm6": s6["qpm"], "cm": cm}

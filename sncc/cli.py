@@ -242,6 +242,17 @@ def _unreadable(e: ReadFailure):
                 help="give the path of a plan file (`.sn`), or `-` to read one from stdin")
 
 
+def _unreadable_exit(e: ReadFailure, fmt: str) -> None:
+    """A plan file that cannot be read (simulate, search): SN1060 in the command's format, as
+    ``sncc check`` reports it (the JSON document also carries ``error``, as when sncc cannot run),
+    then exit 2."""
+    if fmt == "json":
+        _echo_json(_json_doc([_unreadable(e)], {}, 1, error=str(e)))
+    else:
+        _emit_diagnostics([_unreadable(e)], {}, 1, fmt, sys.stdout.isatty())
+    sys.exit(EXIT_FAILURE)
+
+
 def _unique_paths(plans: tuple[str, ...]) -> list[str]:
     """``plans`` without repeats: a file named twice (``E E``, ``E ./E``, a symlink to it)
     is checked once, under the first name given; ``-`` (stdin) is kept once."""
@@ -343,7 +354,9 @@ def _build_one(plan: str, out_dir: Path, force: bool, fmt: str, check_only: bool
     try:
         comp, src, extra = _compile(plan)
     except ReadFailure as e:
-        click.echo(f"sncc: error: {e}", err=True)
+        from sncc.diagnostics import render_text
+
+        click.echo(render_text.render([_unreadable(e)], {}, 1, color=sys.stderr.isatty()), nl=False, err=True)
         run["error"] = str(e)
         return EXIT_FAILURE
     diags, sources = _diagnostics(comp, src, extra)
@@ -419,7 +432,7 @@ def simulate(plan: str, fmt: str, seed: int, profile: str | None, goodput: bool,
     try:
         comp, src, extra = _compile(plan)
     except ReadFailure as e:
-        _fail(str(e), fmt)
+        _unreadable_exit(e, fmt)
     diags, sources = _diagnostics(comp, src, extra)
     diags = diags + _no_plan(comp, src, diags, "simulate")
     if comp is None or any(d.is_error for d in diags):
@@ -433,9 +446,12 @@ def simulate(plan: str, fmt: str, seed: int, profile: str | None, goodput: bool,
             line, col = src.line_col(d.span.start)
             return f" at {d.span.file}:{line}:{col}"
         where = "; ".join(f"{d.code.code} {d.code.name}{_at(d)}" for d in diags[:3]) + ("; ..." if len(diags) > 3 else "")
-        n = len(diags)
-        click.echo(f"sncc simulate: note: the plan has {n} warning{'s' if n != 1 else ''} ({where}); "
-                   f"`sncc check {plan}` prints {'them' if n != 1 else 'it'}", err=True)
+        n_warn = sum(1 for d in diags if d.severity == "warning")
+        n_other = len(diags) - n_warn
+        counted = " and ".join(p for p in (f"{n_warn} warning{'s' if n_warn != 1 else ''}" if n_warn else "",
+                                            f"{n_other} note{'s' if n_other != 1 else ''}" if n_other else "") if p)
+        click.echo(f"sncc simulate: note: the plan has {counted} ({where}); "
+                   f"`sncc check {plan}` prints {'them' if len(diags) != 1 else 'it'}", err=True)
     from sncc.sim.command import CommandError, simulate_plan
 
     try:

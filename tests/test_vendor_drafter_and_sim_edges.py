@@ -249,3 +249,15 @@ def test_simulator_runs_batches_above_the_captured_sizes_eager():
         assert gears == captured_sizes(comp.plan, comp.facts.roles["serve"])
         tpot[key] = simulate(spec, series=False).tpot_ms["mean"]
     assert tpot["default"] > 1.3 * tpot["listed"], tpot
+
+
+def test_search_refuses_the_same_chip_with_the_same_diagnostic(tmp_path):
+    """`sncc search` printed a bare `sncc: error: cannot simulate chip ...` (exit 2): now the
+    located SN4080 simulate prints, exit 1."""
+    from click.testing import CliRunner
+
+    from sncc.cli import main
+
+    res = CliRunner().invoke(main, ["search", str(_write(tmp_path, BR15))])
+    assert res.exit_code == 1, res.output
+    assert "error[SN4080]" in res.output and "--> " in res.output and "Traceback" not in res.output

@@ -113,8 +113,8 @@ KINDS: Dict[str, str] = {
 #: runs plans with a tracking profile and fails when the simulator reads a key missing here.
 CONSTANTS: Dict[str, str] = {
     "compute.eta_m": "efficiency",
-    "compute.eta_c_gemm_prefill": "efficiency",
-    "compute.eta_c_gemm_decode": "efficiency",
+    "compute.eta_c_gemm_dense": "efficiency",
+    "compute.eta_c_gemm_grouped": "efficiency",
     "compute.eta_c_attn_prefill": "efficiency",
     "compute.eta_c_attn_decode": "efficiency",
     "compute.eta_c_indexer": "efficiency",

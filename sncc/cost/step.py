@@ -44,10 +44,10 @@ class Step:
     the instance (EP traffic); ``vec_tok`` tokens whose elementwise work one device does;
     ``prefill`` whether the step holds prefill tokens, ``n_prompts`` how many prompts' chunks;
     ``eager`` whether it runs without graphs;
-    ``eta_c`` the GEMM efficiency of the step's phase; ``with_draft`` whether drafting is costed."""
+    ``with_draft`` whether drafting is costed."""
 
     __slots__ = ("T", "T_rank", "att_fl", "idx_fl", "B", "ctx_avg", "B_total", "q", "dec_tok", "tok_g", "tok_total", "vec_tok",
-                 "prefill", "n_prompts", "eager", "eta_c", "with_draft")
+                 "prefill", "n_prompts", "eager", "with_draft")
 
 
 #: scope codes of :data:`TERMS` (see the terms module docstring)
@@ -132,8 +132,10 @@ class StepModel:
         self.vec_elems_total = sum(self.vec_elems.values())
         self.vec_s_per_elem = vector_seconds_per_element(self.bw, p.get("compute.eta_vector"))
         self.eta_m = p.get("compute.eta_m")
-        self.eta_c_prefill = p.get("compute.eta_c_gemm_prefill")
-        self.eta_c_decode = p.get("compute.eta_c_gemm_decode")
+        # GEMM efficiency is the kernel's, not the phase's: dense matmuls (projections, dense FFN,
+        # shared experts, LM head) and the routed experts' grouped matmul (sncc.cost.terms)
+        self.eta_c_dense = p.get("compute.eta_c_gemm_dense")
+        self.eta_c_grouped = p.get("compute.eta_c_gemm_grouped")
         self.eta_c_attn_prefill = p.get("compute.eta_c_attn_prefill")
         self.eta_c_attn_decode = p.get("compute.eta_c_attn_decode")
         self.eta_c_indexer = p.get("compute.eta_c_indexer")
@@ -221,7 +223,6 @@ class StepModel:
         s.prefill = prefill
         s.n_prompts = (n_prompts if n_prompts is not None else 1) if prefill else 0
         s.eager = eager
-        s.eta_c = self.eta_c_prefill if prefill else self.eta_c_decode
         s.with_draft = with_draft
         return s
 
@@ -238,7 +239,6 @@ class StepModel:
         d.prefill = False
         d.n_prompts = 0
         d.eager = s.eager
-        d.eta_c = self.eta_c_decode
         d.with_draft = False
         return d
 
@@ -272,7 +272,7 @@ class StepModel:
             sh = self.shape
             inter = sh.dense_inter or 3 * sh.hidden
             params = (sh.attn_params + 3.0 * sh.hidden * inter) / self.tp
-            comp = roofline(2.0 * d.tok_g * params, params * 2.0, self.peak_a, self.bw, self.eta_c_decode,
+            comp = roofline(2.0 * d.tok_g * params, params * 2.0, self.peak_a, self.bw, self.eta_c_dense,
                             self.eta_m, self.t0) + attention_core_decode(self, d)
             comm = 2.0 * tp_allreduce(self, d)       # after the attention and after the FFN
             return comp + comm - min(comm, self.hide_fraction(d) * comp)

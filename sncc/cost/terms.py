@@ -19,6 +19,11 @@ tokens) and returns seconds.  ``scope`` says what the value covers:
 the report the term adds to (``attention``, ``ffn``, ``vector``, ``comm``, ``lm_head``, ``draft``,
 ``launch``, ``overhead``).
 
+GEMM efficiency is the kernel's, in every phase: dense matmuls (projections, dense FFN, shared
+experts, LM head, an EAGLE draft layer) run at ``compute.eta_c_gemm_dense`` (``m.eta_c_dense``),
+the routed experts' grouped matmul at ``compute.eta_c_gemm_grouped`` (``m.eta_c_grouped``); a
+prefill token and a decode token through the same kernel cost the same FLOPs at the same rate.
+
 Ascend/NVIDIA differences live in the chip (peaks, bandwidth, links) and in the profile's
 constants (efficiencies, measured EP tables, overheads), never in branches here.
 """
@@ -52,7 +57,7 @@ def attention_projections(m, s) -> float:
     """Q/K/V/O (MLA: q_a, q_b, kv_a, kv_b, o) projections of one layer: ``2 x tokens x params / tp``
     FLOPs against ``params / tp`` weights at the non-expert weight bytes."""
     p = m.shape.attn_params / m.tp
-    return roofline(2.0 * s.tok_g * p, p * m.wb_dense, m.peak_w, m.bw, s.eta_c, m.eta_m, m.t0)
+    return roofline(2.0 * s.tok_g * p, p * m.wb_dense, m.peak_w, m.bw, m.eta_c_dense, m.eta_m, m.t0)
 
 
 def attention_core_prefill(m, s) -> float:
@@ -99,7 +104,7 @@ def attention_indexer(m, s) -> float:
 def dense_ffn(m, s) -> float:
     """SwiGLU FFN of a dense layer, TP-split, at the dense FFN's weight bytes."""
     p = m.shape.dense_ffn_params / m.tp
-    return roofline(2.0 * s.tok_g * p, p * m.wb_ffn, m.peak_w, m.bw, s.eta_c, m.eta_m, m.t0)
+    return roofline(2.0 * s.tok_g * p, p * m.wb_ffn, m.peak_w, m.bw, m.eta_c_dense, m.eta_m, m.t0)
 
 
 def shared_experts(m, s) -> float:
@@ -107,7 +112,7 @@ def shared_experts(m, s) -> float:
     if not m.shape.shared_params:
         return 0.0
     p = m.shape.shared_params / m.tp
-    return roofline(2.0 * s.tok_g * p, p * m.wb_shared, m.peak_w, m.bw, s.eta_c, m.eta_m, m.t0)
+    return roofline(2.0 * s.tok_g * p, p * m.wb_shared, m.peak_w, m.bw, m.eta_c_dense, m.eta_m, m.t0)
 
 
 def routed_experts(m, s) -> float:
@@ -117,7 +122,8 @@ def routed_experts(m, s) -> float:
     ``tokens x top_k / EP x imbalance`` routed tokens it receives; its weight reads are the
     experts those tokens touch (balls into bins, simulator-modelling.md §3.3).  Without expert
     parallelism (TP-sharded experts) every device holds ``1/(tp x dp)`` of every expert and
-    computes that share of every routed token of its DP group."""
+    computes that share of every routed token of its DP group.  Both run the grouped matmul at
+    ``compute.eta_c_gemm_grouped``."""
     sh = m.shape
     if not sh.n_experts:
         return 0.0
@@ -125,11 +131,11 @@ def routed_experts(m, s) -> float:
         routed_tok = s.tok_total * sh.top_k / m.ep_size * m.imb
         touched = m.e_loc * experts_touched_fraction(s.tok_total, sh.n_experts, sh.top_k)
         return roofline(2.0 * routed_tok * sh.expert_params, touched * sh.expert_params * m.wb_expert,
-                        m.peak_w, m.bw, s.eta_c, m.eta_m, m.t0)
+                        m.peak_w, m.bw, m.eta_c_grouped, m.eta_m, m.t0)
     share = 1.0 / m.ep_shard
     touched = sh.n_experts * experts_touched_fraction(s.tok_g, sh.n_experts, sh.top_k) * share
     return roofline(2.0 * s.tok_g * sh.top_k * sh.expert_params * share, touched * sh.expert_params * m.wb_expert,
-                    m.peak_w, m.bw, s.eta_c, m.eta_m, m.t0)
+                    m.peak_w, m.bw, m.eta_c_grouped, m.eta_m, m.t0)
 
 
 def expert_dequant(m, s) -> float:
@@ -208,7 +214,7 @@ def lm_head(m, s) -> float:
         return 0.0
     sh = m.shape
     return roofline(2.0 * s.dec_tok * sh.hidden * sh.vocab / m.tp, sh.hidden * sh.vocab * m.wb_head / m.tp,
-                    m.peak_a, m.bw, s.eta_c, m.eta_m, m.t0)
+                    m.peak_a, m.bw, m.eta_c_dense, m.eta_m, m.t0)
 
 
 def draft_tokens(m, s) -> float:

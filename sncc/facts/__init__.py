@@ -26,8 +26,6 @@ def derive(plan, base_dir: str | None = None) -> Facts:
     that wrote it) when given.
     """
     from sncc.facts.catalog_facts import resolve_catalog
-    from sncc.facts.roles import role_facts
-    from sncc.plan.model import derive_watched
 
     from sncc.catalog.engine_defaults import engine_defaults
 
@@ -35,17 +33,29 @@ def derive(plan, base_dir: str | None = None) -> Facts:
     _derive_kv_dtype_run(plan, f)
     row = engine_defaults().get("expert_placement", {}).get(plan.engine.kind)
     f.even_expert_split = bool(row["even_split"]) if row is not None else None
-    util = plan.hardware.memory_utilization
-    # a role's facts derived from a key the builder rejected are poisoned: no check cascades from them
-    f.roles = {name: derive_watched(role_facts, plan, name, role, f.arch, util) for name, role in plan.roles()}
-    _derive_all2all(plan, f)
-    _derive_omni_attn(plan, f)
+    derive_roles(plan, f)
     from sncc.facts.draft import draft_checkpoints
     from sncc.facts.weights import weight_bytes_per_param
 
     f.draft_checkpoints = draft_checkpoints(plan, f.roles, base_dir, f.diagnostics)
     f.weight_bytes_per_param, f.weight_bytes_note = weight_bytes_per_param(f)
     return f
+
+
+def derive_roles(plan, f: Facts) -> None:
+    """Set :attr:`Facts.roles` of ``plan``: each role's :func:`~sncc.facts.roles.role_facts`, then
+    what depends on the plan as a whole (the all-to-all backend, OmniAttn's layout).  ``derive``
+    calls it once; a search candidate, which changes only the roles, calls it again on a copy of
+    the base facts (:func:`sncc.search.candidate.candidate_facts`), so a candidate is simulated
+    with what its own build would derive."""
+    from sncc.facts.roles import role_facts
+    from sncc.plan.model import derive_watched
+
+    util = plan.hardware.memory_utilization
+    # a role's facts derived from a key the builder rejected are poisoned: no check cascades from them
+    f.roles = {name: derive_watched(role_facts, plan, name, role, f.arch, util) for name, role in plan.roles()}
+    _derive_all2all(plan, f)
+    _derive_omni_attn(plan, f)
 
 
 def _derive_kv_dtype_run(plan, f: Facts) -> None:

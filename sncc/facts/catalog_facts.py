@@ -62,6 +62,14 @@ def resolve_catalog(plan: Plan, base_dir: str | None = None) -> Facts:
         r.vendor = "nvidia" if getattr(r.chip, "vendor", "") == "nvidia" else "ascend"
     if hw.devices is not None:
         r.devices_available, r.devices_span = hw.devices, hw.span_of("devices")
+        if hw.nodes is not None and per_node and hw.devices > hw.nodes * per_node:
+            what = f"system `{r.system.id}`" if r.system is not None else f"chip `{r.chip.id}`"
+            r.diagnostics.append(diag(codes.INVALID_VALUE,
+                                      f"`devices = {hw.devices}` is more than `nodes = {hw.nodes}` of {what} "
+                                      f"hold ({hw.nodes} x {per_node} devices per node = {hw.nodes * per_node})",
+                                      hw.span_of("devices"), related=[Related(hw.span_of("nodes"), "nodes given here")],
+                                      help=f"give `nodes = {-(-hw.devices // per_node)}`, or at most "
+                                           f"`devices = {hw.nodes * per_node}`"))
     elif hw.nodes is not None and per_node:
         r.devices_available, r.devices_span = hw.nodes * per_node, hw.span_of("nodes")
     # --- model architecture ------------------------------------------------
@@ -125,6 +133,7 @@ def resolve_catalog(plan: Plan, base_dir: str | None = None) -> Facts:
     gw = plan.gateway
     r.max_tokens = gw.max_tokens if gw is not None and gw.max_tokens is not None else wl.output.max
     r.served_name = mdl.served_name or mdl.id
+    r.model_ref, r.model_ref_note = model_ref(mdl.weights, mdl.id, r.quant)
     if mdl.trust_remote_code is not None:
         r.trust_remote_code = mdl.trust_remote_code
     else:   # the catalog entry decides even when config.json gave the shape (the tokenizer is what needs it)
@@ -148,3 +157,31 @@ def _compare_with_catalog(r: Facts, mdl) -> None:
                                   f"({entry.name}); sizes come from the config.json",
                                   mdl.span_of("weights"), related=[Related(mdl.span_of("id"), f"model `{mdl.id}`")],
                                   help=f"point `weights` at a {entry.name} checkpoint, or name the model the weights hold"))
+
+
+def model_ref(weights: str | None, model_id: str, quant: str | None = None) -> tuple[str, str]:
+    """(what the engine loads, how it was chosen) for a plan's ``model "ID" { weights = ... }``.
+
+    ``weights`` when given; else ``model_id`` when it is a Hugging Face repository id (``org/name``);
+    else the catalog model's repository, the first ``org/name`` of its aliases
+    (``sncc/catalog/data/models.toml``): a catalog id such as ``qwen3-32b`` is no repository, and
+    ``vllm serve qwen3-32b`` fails to start; else ``model_id`` as written.  The note says so when
+    the plan's ``quant`` is not the repository checkpoint's dtype (a W8A8 plan needs its quantized
+    weights)."""
+    if weights:
+        return weights, "plan model.weights"
+    if "/" in model_id:
+        return model_id, "the model name as written (a Hugging Face repository id)"
+    try:
+        arch = catalog.model(model_id)
+    except KeyError:
+        return model_id, "the model name as written"
+    repo = next((a for a in getattr(arch, "aliases", ()) or () if "/" in a), None)
+    if repo is None:
+        return model_id, "the model name as written (the catalog lists no repository for it)"
+    note = f"the Hugging Face repository of catalog model `{arch.id}` (no `weights` in the plan)"
+    ckpt = getattr(arch, "checkpoint_dtype", None)
+    if quant and ckpt and quant != ckpt:
+        note += (f"; it holds the {ckpt} checkpoint, not {quant}: set `weights` to the {quant} weights "
+                 "the servers should load")
+    return repo, note

@@ -208,6 +208,12 @@ places routed experts statically and needs them to split evenly over the EP grou
     max_model_len_origin: str = "workload"
     max_tokens: int = 0
     served_name: str = ""
+    #: what the engine loads (``vllm serve MODEL``, the benchmark's ``--tokenizer``): ``weights``
+    #: when the plan gives it, else the model name as written when it is a Hugging Face repository
+    #: id (``org/name``), else the catalog model's repository (its first ``org/name`` alias), else
+    #: the name as written; ``model_ref_note`` says which (:func:`sncc.facts.catalog_facts.model_ref`)
+    model_ref: str = ""
+    model_ref_note: str = ""
     #: the model's code must run in the engine (``--trust-remote-code``): the catalog entry of the
     #: plan's model id says so with its source (:attr:`sncc.catalog.ModelArch.trust_remote_code`)
     trust_remote_code: bool = False

@@ -175,7 +175,7 @@ def role_facts(plan: Plan, name: str, role: Role, arch, hw_utilization: float) -
     else:
         mu = hw_utilization
         notes["memory_utilization"] = ("hardware.memory_utilization" if not plan.hardware.is_default("memory_utilization")
-                                       else "sncc default (vllm-ascend docs use 0.9)")
+                                       else "sncc default (`hardware.memory_utilization`)")
     if role.graph_mode is not None:
         gm, notes["graph_mode"] = role.graph_mode, f"{name}.graph_mode = {str(role.graph_mode).lower()}"
     else:

@@ -379,10 +379,13 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
         mid, mnote = model_text or "unknown", ""
         for cand in _model_candidates(model_text):
             try:
-                mid = catalog.model(cand).id
+                arch = catalog.model(cand)
             except (KeyError, LookupError):
                 continue
-            mnote = f"catalog model for `{model_text}`" + (", " + _origin(srcs.get(model_opt.file, msrc), model_opt.key[0])
+            # a repository id the catalog lists (`Qwen/Qwen3-32B`) stays as written: it is what the
+            # script's engine loads and, without --served-model-name, the name its clients send
+            mid = model_text if cand == model_text and "/" in model_text else arch.id
+            mnote = (f"catalog model `{arch.id}`" if mid != arch.id else f"catalog model for `{model_text}`") + (", " + _origin(srcs.get(model_opt.file, msrc), model_opt.key[0])
                                                             if model_opt else "")
             break
         else:

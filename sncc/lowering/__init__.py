@@ -89,6 +89,7 @@ def lower(plan, resolved, plan_file: str | None = None) -> Deployment:
         "vllm": ctx.pin.vllm, "vendor": ctx.vendor,
         "system": getattr(system, "id", None), "chip": getattr(chip, "id", None), "cann": plan.hardware.cann,
         "devices_per_node": ctx.per_node, "nodes": nodes_total, "model": plan.model.id,
+        "model_loaded": {"path": resolved.model_ref or plan.model.id, "note": resolved.model_ref_note or None},
         "quantization": resolved.quant, "kv_cache_dtype": resolved.kv_dtype, "sncc_version": sncc.__version__,
     }
     unread = unread_plan_env(ctx)
@@ -98,7 +99,7 @@ def lower(plan, resolved, plan_file: str | None = None) -> Deployment:
     if ready is not None:
         facts["ready_timeout"] = {"seconds": int(ready[1]), "variable": ready[0], "note": ready[2]}
     dep = Deployment(name=plan.name, engine=ctx.adapter.kind, engine_version=ctx.pin.version, pin_note=ctx.pin_note,
-                     vllm_version=ctx.pin.vllm, vendor=ctx.vendor, model_path=plan.model.weights or plan.model.id,
+                     vllm_version=ctx.pin.vllm, vendor=ctx.vendor, model_path=resolved.model_ref or plan.model.weights or plan.model.id,
                      served_name=resolved.served_name or plan.model.id, disaggregated=plan.disaggregated,
                      roles=roles_t, nodes=tuple(nodes), common_env=common_env(ctx, nodes_total, conn), proxy=proxy,
                      bench=bench_spec(ctx, roles_t, proxy, plan_file), client=client_settings(ctx),

@@ -76,7 +76,7 @@ def bench_spec(ctx: LowerCtx, roles: tuple[RoleDeployment, ...], proxy: ProxySpe
         notes.append(f"single-turn requests: vllm bench serve does not replay {wl.turns}-turn conversations")
     flags = [Arg("backend", "vllm"), Arg("endpoint", "/v1/completions"),
              Arg("model", ctx.resolved.served_name or plan.model.id, "the served model name"),
-             Arg("tokenizer", plan.model.weights or plan.model.id, "the tokenizer of the weights"),
+             Arg("tokenizer", ctx.resolved.model_ref or plan.model.weights or plan.model.id, "the tokenizer of the weights"),
              *([Arg("trust-remote-code", True, "the tokenizer is the checkpoint's own code (catalog)")]
                if ctx.resolved.trust_remote_code else []),
              Arg("dataset-name", "random"),

@@ -112,7 +112,9 @@ def role_args(ctx: LowerCtx, rs: RoleFacts) -> list[Arg]:
         out.append(Arg("enable-expert-parallel", True, rs.notes.get("expert_parallel", "")))
     if not rs.graph_mode:
         out.append(Arg("enforce-eager", True, rs.notes.get("graph_mode", "")))
-    out.append(Arg("block-size", plan.kv_cache.block_size, "plan kv_cache.block_size"))
+    out.append(Arg("block-size", plan.kv_cache.block_size,
+                   "plan kv_cache.block_size" if not plan.kv_cache.is_default("block_size")
+                   else "sncc default (`kv_cache.block_size`: vllm-ascend's default; vLLM on CUDA defaults to 16)"))
     out.append(Arg("gpu-memory-utilization", num(float(rs.memory_utilization)), rs.notes.get("memory_utilization", "")))
     kv = resolved.kv_dtype
     out.append(Arg("kv-cache-dtype", "fp8" if kv == "fp8" else "auto", f"plan kv_cache.dtype resolves to {kv}"))

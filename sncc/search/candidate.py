@@ -108,11 +108,10 @@ def candidate_plan(plan: Any, cand: Candidate, moe: bool = True):
 
 def candidate_facts(plan: Any, base_facts: Any):
     """Facts of a candidate ``plan`` derived from the base compilation's ``base_facts``: the
-    catalog, checkpoint, lengths and weight bytes are shared; role facts are derived again
-    (:func:`sncc.facts.roles.role_facts`)."""
-    from sncc.facts.roles import role_facts
-    from sncc.plan.model import derive_watched
+    catalog, checkpoint, lengths and weight bytes are shared; role facts, and what depends on the
+    roles (all-to-all backend, OmniAttn layout), are derived again (:func:`sncc.facts.derive_roles`)."""
+    from sncc.facts import derive_roles
 
-    util = plan.hardware.memory_utilization
-    roles = {name: derive_watched(role_facts, plan, name, role, base_facts.arch, util) for name, role in plan.roles()}
-    return dataclasses.replace(base_facts, roles=roles, diagnostics=list(base_facts.diagnostics))
+    f = dataclasses.replace(base_facts, roles={}, diagnostics=list(base_facts.diagnostics))
+    derive_roles(plan, f)
+    return f

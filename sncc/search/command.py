@@ -69,12 +69,23 @@ def search_command(plan: str, fmt: str, write_dir: Optional[str], plot: Optional
     try:
         comp, src, extra = cli._compile(plan)
     except cli.ReadFailure as e:
-        cli._fail(str(e), fmt)
+        cli._unreadable_exit(e, fmt)
     diags, sources = cli._diagnostics(comp, src, extra)
     diags = diags + cli._no_plan(comp, src, diags, "search")
     if comp is None or any(d.is_error for d in diags):
         cli._emit_diagnostics(diags, sources, 1, fmt, sys.stdout.isatty())
         sys.exit(cli.EXIT_PROBLEMS)
+    from sncc.sim.from_plan import MissingChipFact, spec_from_plan
+
+    try:                               # a chip the simulator cannot cost: the plan's problem (SN4080)
+        spec_from_plan(comp.plan, comp.facts)
+    except MissingChipFact as e:
+        from sncc.sim.command import missing_chip_fact_diagnostic
+
+        cli._emit_diagnostics([missing_chip_fact_diagnostic(comp.plan, e)], sources, 1, fmt, sys.stdout.isatty())
+        sys.exit(cli.EXIT_PROBLEMS)
+    except Exception:  # noqa: BLE001 -- anything else is the search's to report, candidate by candidate
+        pass
     overrides = {k: v for k, v in lists.items() if v is not None}
     overrides.update({k: v for k, v in (("devices", devices), ("fixed", fixed), ("mode", mode), ("top", top),
                                         ("expert_parallel", expert_parallel), ("speculative", speculative))

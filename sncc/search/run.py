@@ -174,7 +174,8 @@ def simulate_candidate(ctx: CandidateContext, cand: Candidate) -> dict:
 
     out["ttft_s"] = pct("ttft_s", "ttft_s")
     out["tpot_ms"] = pct("tpot_ms", "tpot_ms")
-    tps = out["qpm"] / 60.0 * ctx.mo
+    # the figures `sncc simulate` prints for the same plan: the steady window's, else the run's
+    tps = float(sat.get("output_tokens_per_s", r.output_tokens_per_s))
     out["tokens_per_s"] = tps
     out["tokens_per_s_per_device"] = tps / max(1, cand.devices)
     tpot = out["tpot_ms"].get("mean") or 0.0

@@ -112,13 +112,8 @@ def simulate_plan(comp: Any, *, seed: int = 0, fmt: str = "text", profile: Optio
     try:
         spec = spec_from_plan(comp.plan, comp.resolved, seed=seed, profile=profile)
     except MissingChipFact as e:       # an absent catalog fact: a located diagnostic (SN4080)
-        from sncc.diagnostics import codes
-        hw = comp.plan.hardware
-        span = hw.span_of("chip") or hw.span_of("system") or hw.block_span
-        return plan_problem(codes.CHIP_FACTS_MISSING, f"cannot simulate chip `{e.chip}`: the catalog has no "
-                            f"sourced value for {', '.join(e.missing)}", span, notes=(str(e),),
-                            help_=f"add the fact with its source to [chips.{e.chip}] in sncc/catalog/data/chips.toml, "
-                                 "or plan for a chip the catalog describes")
+        d = missing_chip_fact_diagnostic(comp.plan, e)
+        return plan_problem(d.code, d.message, d.span, notes=d.notes, help_=d.help)
     try:
         load_profile(spec.profile)
     except ProfileError as e:
@@ -219,3 +214,18 @@ def calibrate(measurements: str, out: str) -> str:
     lines.append("")
     lines.append(f"wrote {out}; use it with `sncc simulate --profile {out} PLAN`")
     return "\n".join(lines) + "\n"
+
+
+def missing_chip_fact_diagnostic(plan: Any, e: Any) -> Any:
+    """SN4080 at the plan's ``hardware`` chip (or system) for :class:`sncc.sim.from_plan.MissingChipFact`
+    ``e``: the catalog lacks a sourced fact the simulator needs (``sncc simulate`` and
+    ``sncc search`` refuse the plan with it, exit 1)."""
+    from sncc.diagnostics import codes
+    from sncc.diagnostics.model import diag
+
+    hw = plan.hardware
+    span = hw.span_of("chip") or hw.span_of("system") or hw.block_span
+    return diag(codes.CHIP_FACTS_MISSING, f"cannot simulate chip `{e.chip}`: the catalog has no sourced value for "
+                f"{', '.join(e.missing)}", span, notes=(str(e),),
+                help=f"add the fact with its source to [chips.{e.chip}] in sncc/catalog/data/chips.toml, "
+                     "or plan for a chip the catalog describes")

@@ -1,6 +1,6 @@
 """`sncc check` on a plan it cannot read (missing file, directory, FIFO): in every format the
 file is a located error (SN1060) — JSON `valid: false`, a GitHub `::error file=…`, a SARIF
-result — and the exit code is 2, as `build` and `simulate` already do."""
+result — and the exit code is 2; `build`, `simulate` and `search` report it alike."""
 
 from __future__ import annotations
 
@@ -69,3 +69,17 @@ def test_one_unreadable_among_readable(tmp_path, root):
     doc = json.loads(r.stdout)
     assert doc["summary"]["files"] == 2 and doc["summary"]["valid"] is False
     assert [d["code"] for d in doc["diagnostics"] if d["severity"] == "error"] == ["SN1060"]
+
+
+@pytest.mark.parametrize("command", [["simulate"], ["search"], ["build", "-o", "{out}"]])
+def test_the_other_commands_report_the_same_located_error(unreadable, command, tmp_path):
+    """simulate, search and build printed a bare `sncc: error: ... is a directory`: now the same
+    SN1060 as check (simulate's JSON is the diagnostics document, `valid: false`), exit 2."""
+    args = [a.replace("{out}", str(tmp_path / "out")) for a in command]
+    r = CliRunner().invoke(main, [*args, str(unreadable)])
+    assert r.exit_code == 2, r.output
+    assert "error[SN1060]" in r.output and "Traceback" not in r.output
+    if command == ["simulate"]:
+        r = CliRunner().invoke(main, ["simulate", "--format", "json", str(unreadable)])
+        doc = json.loads(r.stdout)
+        assert doc["summary"]["valid"] is False and doc["diagnostics"][0]["code"] == "SN1060"

@@ -267,7 +267,7 @@ def test_an_unrelated_second_command_is_named_not_merged(tmp_path):
     res = import_files([str(p)], engine_version="0.11.0", system="hgx-h100")
     more = [d for d in res.diagnostics if d.code.code == "SN8010"]
     assert len(more) == 1 and res.sources[str(p)].line_col(more[0].span.start) == (2, 1)
-    assert 'model "qwen3-32b"' in res.text
+    assert 'model "Qwen/Qwen3-32B"' in res.text   # the repository id as the script wrote it
 
 
 GOLDEN = pathlib.Path(__file__).parent / "golden"
@@ -320,3 +320,15 @@ def test_documented_nccl_variables_are_known_and_others_are_not(tmp_path):
     src = res.sources[str(p)]
     unread = {src.line_col(d.span.start)[0] for d in res.diagnostics if d.code.code == "SN8002"}
     assert unread == {6}, [d.message for d in res.diagnostics]
+
+
+def test_a_repository_id_survives_import_and_build(tmp_path):
+    """`vllm serve Qwen/Qwen3-32B` imported and built again loads the same repository and keeps the
+    name clients send (vLLM's default --served-model-name is the model argument); the import wrote
+    the catalog id and the build launched `vllm serve qwen3-32b`, which is no repository."""
+    p = tmp_path / "run.sh"
+    p.write_text("vllm serve Qwen/Qwen3-32B --tensor-parallel-size 2 --max-model-len 8192\n", encoding="utf-8")
+    res = import_files([str(p)], engine_version="0.11.0", system="hgx-h100")
+    assert 'model "Qwen/Qwen3-32B"' in res.text
+    dep = compile_text(res.text, "run.sn").deployment
+    assert dep.model_path == "Qwen/Qwen3-32B" and dep.served_name == "Qwen/Qwen3-32B"

@@ -199,7 +199,9 @@ def test_chunked_prefill_interference_in_aggregated_serving():
 
 
 def test_prefix_cache_cuts_prefill_but_not_the_kv_transfer():
-    base = seed000_spec(7, requests=1200)
+    # 12k-token prompts: the seed's eager prefill of a 3.5k prompt is bound by the host's kernel
+    # dispatch (61 layers x overhead.eager_launch_per_layer_s), which a cached prefix does not shorten
+    base = seed000_spec(7, requests=1200, input_mean=12000)
     hit = dc.replace(base, features=dc.replace(base.features, prefix_cache_hit_rate=0.6))
     a, b = simulate(base, series=False), simulate(hit, series=False)
     ta, tb = a.binds["time_shares"], b.binds["time_shares"]
@@ -281,6 +283,35 @@ def test_each_serial_draft_forward_pays_its_fixed_cost():
     assert three == pytest.approx(3 * one)
     sep, _ = draft_ms((3, 0.7), draft_cost=0.1)
     assert sep == pytest.approx(draft_ms((3, 0.7), draft_cost=0.1, per_forward=0.0)[0])
+
+
+def test_gemm_efficiency_is_the_kernels_in_both_phases():
+    """Dense matmuls run at ``compute.eta_c_gemm_dense`` and the routed experts' grouped matmul at
+    ``compute.eta_c_gemm_grouped``, in a prefill step and a decode step alike: halving one
+    efficiency slows only its own terms, in either phase."""
+    from sncc.cost import terms
+
+    base = seed000_spec(7, requests=10)
+    c = prepare(base)
+    for m, step in ((c.prefill_model, lambda m: m.step(8192.0, 0.0, 0, 0.0, 0, T_rank=8192.0)),
+                    (c.decode_model, lambda m: m.step(0.0, 0.0, 48, 48 * 4096, 48 * 64))):
+        s = step(m)
+        before = {t.name: t.fn(m, s) for t in terms.TERMS}
+        m.eta_c_grouped /= 2.0
+        grouped = {t.name: t.fn(m, s) for t in terms.TERMS}
+        m.eta_c_grouped *= 2.0
+        m.eta_c_dense /= 2.0
+        dense = {t.name: t.fn(m, s) for t in terms.TERMS}
+        m.eta_c_dense *= 2.0
+        assert {k for k in before if grouped[k] != before[k]} == {"moe.routed"}
+        assert grouped["moe.routed"] > before["moe.routed"]
+        assert dense["moe.routed"] == before["moe.routed"]     # (the decode's dense GEMMs read weights: memory-bound)
+    # the prefill step is compute-bound: its dense projections take twice as long at half the rate
+    m = c.prefill_model
+    s = m.step(8192.0, 0.0, 0, 0.0, 0, T_rank=8192.0)
+    t0 = terms.attention_projections(m, s)
+    m.eta_c_dense /= 2.0
+    assert terms.attention_projections(m, s) == pytest.approx(2.0 * t0)
 
 
 # ------------------------------------------------------------------ workloads

@@ -86,7 +86,7 @@ def test_recorded_h200_residuals_match_the_kernel_model():
 def test_kernel_residuals_follow_the_profile_constants():
     """A changed efficiency moves the residual by the roofline's arithmetic (not a stored number)."""
     raw = copy.deepcopy(P._load_raw("nvidia-h200"))
-    raw["compute"]["eta_c_gemm_prefill"]["value"] = 0.7
+    raw["compute"]["eta_c_gemm_dense"]["value"] = 0.7
     raw["compute"]["eta_m"]["value"] = 0.8
     pid = "__test_h200_kernel"
     P._CUSTOM[pid] = raw

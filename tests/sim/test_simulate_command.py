@@ -387,3 +387,23 @@ def test_plot_of_one_token_outputs_has_no_empty_negative_panels(tmp_path, captur
     assert not a4.get_lines() and not a4.patches
     texts = " ".join(t.get_text() for t in captured[-1].texts)
     assert "tpot < 10 ms" in texts
+
+
+# ------------------------------------------------------------------ 6. one throughput for simulate and search
+def test_steady_output_tokens_per_s_is_the_windows_qpm_times_its_mean_output(tmp_path):
+    """The steady column of output tokens/s (and the search's ranking figure) is the window's
+    completion rate times its requests' mean output; an output-tokens SLO is judged on it, as QPM."""
+    from sncc.sim.engine.run import simulate_spec
+
+    spec = spec_of(small(tmp_path, slo="output_tokens_per_s >= 1"))
+    r = simulate_spec(spec, series=False)
+    sat = r.saturated
+    assert sat, "the closed loop of 160 requests at 16 has a steady window"
+    assert sat["output_tokens_per_s"] > 0
+    assert math.isclose(sat["output_tokens_per_s_per_device"], sat["output_tokens_per_s"] / 2)
+    assert r.steady("output_tokens_per_s", "mean") == sat["output_tokens_per_s"]
+    (v,) = r.slo
+    assert v.window == "steady" and math.isclose(v.observed, sat["output_tokens_per_s"])
+    out = run("simulate", small(tmp_path, slo="output_tokens_per_s >= 1", name="s2.sn")).output
+    row = next(line for line in out.splitlines() if line.startswith("output tokens/s per device"))
+    assert len(row.split()) == 6, row        # whole run and steady state

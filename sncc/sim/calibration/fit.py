@@ -142,7 +142,7 @@ def kernel_residual_rows(profile: str = "nvidia-h200") -> List[Row]:
     * ``"gemm"``: ``m``, ``n``, ``k`` [elements], ``quant`` (quant.toml id: weight bytes and
       compute dtype), ``measured_flop_per_s``.  Predicted time = the simulator's weight-GEMM cost
       (``sncc.cost.step``: ``roofline(2·m·k·n FLOPs, k·n·weight_bytes B, peak, HBM BW,
-      compute.eta_c_gemm_prefill, compute.eta_m, compute.op_t0_s)``, m tokens through a k×n
+      compute.eta_c_gemm_dense, compute.eta_m, compute.op_t0_s)``, m tokens through a k×n
       weight); measured time = ``2·m·n·k / measured_flop_per_s``.
     * ``"copy"``: ``bytes`` [B] copied device to device, ``measured_bytes_per_s`` counting read +
       write.  Predicted time = the simulator's memory cost ``roofline(0, 2·bytes, …,
@@ -173,7 +173,7 @@ def kernel_residual_rows(profile: str = "nvidia-h200") -> List[Row]:
         if kind == "gemm":
             q = catalog.quant(pt["quant"])
             peak = peak_for(chip, q.compute_dtype)
-            eta_c = prof.get("compute.eta_c_gemm_prefill")
+            eta_c = prof.get("compute.eta_c_gemm_dense")
             m, n, k = (float(pt[x]) for x in ("m", "n", "k"))
             flops, nbytes = 2.0 * m * n * k, k * n * float(q.weight_bytes)
             measured = flops / float(pt["measured_flop_per_s"])
@@ -235,10 +235,10 @@ METRIC_UNITS: Dict[str, str] = {"ttft_s": "seconds", "tpot_ms": "milliseconds", 
 #: A constant whose base value is 0 is left out (the fit scales constants by factors of their base
 #: value); any other constant is fitted only when ``fit = [...]`` names it.
 METRIC_CONSTANTS: Dict[str, Tuple[str, ...]] = {
-    "ttft_s": ("compute.eta_c_gemm_prefill", "overhead.prefill_step_s"),
+    "ttft_s": ("compute.eta_c_gemm_dense", "overhead.prefill_step_s"),
     "tpot_ms": ("compute.eta_m", "compute.eta_c_attn_decode", "overhead.decode_graph_step_s"),
     "qpm": ("compute.eta_m", "overhead.decode_graph_step_s"),
-    "client_ttft_s": ("compute.eta_c_gemm_prefill", "overhead.prefill_step_s"),
+    "client_ttft_s": ("compute.eta_c_gemm_dense", "overhead.prefill_step_s"),
     "run_tpot_ms": ("compute.eta_m", "compute.eta_c_attn_decode", "overhead.decode_graph_step_s"),
     "run_qpm": ("compute.eta_m", "overhead.decode_graph_step_s"),
     "output_tokens_per_s": ("compute.eta_m", "overhead.decode_graph_step_s"),

@@ -136,16 +136,17 @@ class SimResult:
         return d
 
     def steady(self, metric: str, stat: str) -> Optional[float]:
-        """``metric`` (ttft/tpot/e2e/queue/client_ttft/qpm/tokens_per_s_per_user) ``stat`` over
-        the steady window in SLO units (seconds, QPM, tokens/s), or None when there is no
-        steady window (tokens_per_s_per_user: the mean of 1/TPOT over the window's requests)."""
+        """``metric`` (ttft/tpot/e2e/queue/client_ttft/qpm/tokens_per_s_per_user/output_tokens_per_s)
+        ``stat`` over the steady window in SLO units (seconds, QPM, tokens/s), or None when there is
+        no steady window (tokens_per_s_per_user: the mean of 1/TPOT over the window's requests;
+        output_tokens_per_s: the window's QPM / 60 x its requests' mean output tokens)."""
         sat = self.saturated
         if not sat:
             return None
         if metric == "qpm":
             return sat["qpm"]
-        if metric == "tokens_per_s_per_user":
-            return sat.get("tokens_per_s_per_user")
+        if metric in ("tokens_per_s_per_user", "output_tokens_per_s"):
+            return sat.get(metric)
         key = {"ttft": "ttft_s", "tpot": "tpot_ms", "e2e": "e2e_s", "queue": "queue_s",
                "client_ttft": "client_ttft_s"}[metric]
         v = sat["percentiles"][key][stat]
@@ -294,11 +295,14 @@ def build_result(R: Any, devices: int, slos: Sequence[Any], fitted: Dict[str, An
             q = lambda ids: sum(R.t_disp[i] - R.t_arr[i] for i in ids) / len(ids)  # noqa: E731
             growth = (q(byarr[-k:]) - q(byarr[:k])) / (b - a)
         wu = [1.0 / x for x in wt if x > 0]
+        # the window's completion rate times its requests' mean output: what `sncc search` ranks by
+        tok_s = qpm / 60.0 * sum(R.out[i] for i in win) / len(win)
         res.saturated = {
             "window": rule, "queue_growth": growth, "start_s": a, "end_s": b, "requests": float(len(win)), "qpm": qpm,
             "ttft_s": pct["ttft_s"]["mean"], "tpot_ms": pct["tpot_ms"]["mean"],
             "e2e_s": pct["e2e_s"]["mean"], "queue_s": pct["queue_s"]["mean"], "percentiles": pct,
             "tokens_per_s_per_user": sum(wu) / len(wu) if wu else float("nan"),
+            "output_tokens_per_s": tok_s, "output_tokens_per_s_per_device": tok_s / max(1, devices),
         }
     idx = win or done
     res._samples = ([R.t_first[i] - R.t_disp[i] for i in idx],
@@ -365,7 +369,7 @@ def evaluate_slo(res: SimResult, s: Any, residuals: Optional[Dict[str, Sequence[
     obs = None
     window = "run"
     engine = None
-    if res.saturated and m in ("ttft", "tpot", "e2e", "qpm", "tokens_per_s_per_user"):
+    if res.saturated and m in ("ttft", "tpot", "e2e", "qpm", "tokens_per_s_per_user", "output_tokens_per_s"):
         obs = res.steady("client_ttft" if (m == "ttft" and client_ttft) else m, stat)
         window = "steady"
         if obs is not None and obs != obs:     # e.g. no multi-token output in the window

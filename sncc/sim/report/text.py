@@ -107,8 +107,9 @@ def render_text(result, plan, extra: dict | None = None, *, color: bool = False)
     sat = d.get("saturated") or {}
     t = _table("throughput", "", "whole run", "steady state" if sat else "")
     t.add_row("QPM", fmt(d["qpm"]), fmt(sat.get("qpm")) if sat else "")
-    t.add_row("output tokens/s", fmt(d["output_tokens_per_s"]), "")
-    t.add_row("output tokens/s per device", fmt(d["output_tokens_per_s_per_device"]), "")
+    t.add_row("output tokens/s", fmt(d["output_tokens_per_s"]), fmt(sat.get("output_tokens_per_s")) if sat else "")
+    t.add_row("output tokens/s per device", fmt(d["output_tokens_per_s_per_device"]),
+              fmt(sat.get("output_tokens_per_s_per_device")) if sat else "")
     t.add_row("tokens/s per user (mean)", fmt(d["tokens_per_s_per_user"].get("mean")),
               fmt(sat.get("tokens_per_s_per_user")) if sat else "")
     p(t)
