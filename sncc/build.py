@@ -41,7 +41,8 @@ BUILD_BLOCKING = frozenset({
 class BuildRun:
     """What one ``build`` of one plan did.
 
-    ``status``: ``written``, ``up-to-date``, ``stale``, ``errors`` (the plan has errors) or
+    ``status``: ``written``, ``up-to-date`` (``--check``, or a build whose folder already holds
+    exactly these files: nothing rewritten), ``stale``, ``errors`` (the plan has errors) or
     ``failed`` (sncc could not run: unreadable file, output-folder problem, internal error);
     ``diags`` are the diagnostics to show (after suppressions), ``blocked`` the suppressed ones
     that still stop the build, ``written`` the paths written, ``stale`` why ``--check`` failed,
@@ -150,14 +151,19 @@ def build_one(comp, src, diags: list, sources: dict, out_dir: Path, *, force: bo
         run.error = (f"refusing to replace {out_dir}: it holds the input {clash} "
                      "(the output folder is replaced as a whole; choose a folder of its own)")
         return run
-    from sncc.emit.writer import OutputError, write_outputs
+    from sncc.emit.stale import stale_reasons
+    from sncc.emit.writer import OutputError, remove_leftovers, write_outputs
 
-    try:
-        written = write_outputs(files, out_dir, force=force, plan_source=src.text, facts=facts)
-    except OutputError as e:
-        run.error = str(e)
-        return run
-    run.status, run.exit_code, run.written = "written", EXIT_OK, [str(p) for p in written]
+    if stale_reasons(files, out_dir, src.text, facts):
+        try:
+            written = write_outputs(files, out_dir, force=force, plan_source=src.text, facts=facts)
+        except OutputError as e:
+            run.error = str(e)
+            return run
+        run.status, run.exit_code, run.written = "written", EXIT_OK, [str(p) for p in written]
+    else:   # the folder holds this build byte for byte (manifest included): nothing is rewritten
+        remove_leftovers(out_dir)
+        run.status, run.exit_code = "up-to-date", EXIT_OK
     run.nodes = start_summary(dep)
     run.required = required_variables(dep)
     run.proxy = "proxy.sh" if "proxy.sh" in files else None

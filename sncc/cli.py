@@ -385,13 +385,15 @@ def _build_one(plan: str, out_dir: Path, force: bool, fmt: str, check_only: bool
         say(f"sncc: {out_dir} is stale for {plan}: " + "; ".join(res.stale))
         say(f"  run `sncc build {plan} -o {out_dir}` to update it")
         return res.exit_code
-    if res.status == "up-to-date":
+    if res.status == "up-to-date" and check_only:
         say(f"{out_dir} is up to date with {plan}")
         return res.exit_code
     warnings = [d for d in res.diags if not d.is_error]
     if warnings and not as_json:
         _emit_diagnostics(warnings, sources, 1, "text", sys.stdout.isatty())
-    if as_json:
+    if res.status == "up-to-date":
+        say(f"{out_dir} is up to date with {plan}: nothing written")
+    elif as_json:
         for p in res.written:
             say(f"wrote {p}")
     else:

@@ -82,6 +82,16 @@ def catalog_table(kind: str):
             t.add_column(name, no_wrap=True)
         for r in catalog.vllm_ascend_releases():
             t.add_row(r.version, r.vllm, r.cann, r.torch, r.torch_npu)
+        from sncc.engines.registry import KINDS, adapter_for
+
+        pinned = []
+        for kind in KINDS:
+            a = adapter_for(kind)
+            pinned.append(f"{kind} " + ", ".join(p.version + (" (default)" if p.version == a.default_version else "")
+                                                 for p in a.pins))
+        t.caption = ("the vllm-ascend releases above are checked against (CANN, torch, torch_npu); launch files are "
+                     "written for the pinned releases: " + "; ".join(pinned) + " (another release: SN4040 and the "
+                     "nearest pin's files)")
     elif kind == "connectors":
         for name in ("connector", "class", "engines"):
             t.add_column(name, no_wrap=True)

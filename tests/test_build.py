@@ -31,6 +31,22 @@ def test_build_writes_valid_identical_outputs(tmp_path, monkeypatch):
         assert validate_output(n, text) == [], n
 
 
+def test_rebuilding_an_unchanged_plan_writes_nothing(tmp_path):
+    out = tmp_path / "out"
+    assert CliRunner().invoke(main, ["build", SEED, "-o", str(out)]).exit_code == 0
+    stamp = {p: p.stat().st_mtime_ns for p in out.rglob("*") if p.is_file()}
+    inode = out.stat().st_ino
+    r = CliRunner().invoke(main, ["build", SEED, "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    assert "is up to date" in r.output and "nothing written" in r.output and "wrote" not in r.output
+    assert out.stat().st_ino == inode                       # the folder was not exchanged
+    assert {p: p.stat().st_mtime_ns for p in out.rglob("*") if p.is_file()} == stamp
+    assert "start each node" in r.output                    # the start-up summary still prints
+    (out / "proxy.sh").write_text("edited\n")               # a changed file: the build writes again
+    r = CliRunner().invoke(main, ["build", SEED, "-o", str(out)])
+    assert r.exit_code == 0 and "wrote" in r.output and (out / "proxy.sh").read_text() != "edited\n"
+
+
 def test_build_refuses_plan_with_errors_and_keeps_folder(tmp_path):
     out = tmp_path / "out"
     assert CliRunner().invoke(main, ["build", SEED, "-o", str(out)]).exit_code == 0

@@ -380,6 +380,9 @@ class QuantFormat:
     #: dense FFN layers) when the format quantizes only the routed experts (W4A8, W4A16, INT4-MoE);
     #: None = ``weight_bytes`` everywhere (sncc.capacity.weight_bytes_by_group)
     moe_dense_weight_bytes: float | None = None
+    #: the engine quantizes a 16-bit checkpoint to this format as it loads it (vLLM's online
+    #: dynamic FP8), so a BF16 repository serves it; False = a pre-quantized checkpoint is needed
+    quantizes_at_load: bool = False
 
 
 @dataclass(frozen=True)
@@ -828,6 +831,7 @@ def quant_formats() -> Mapping[str, QuantFormat]:
             source=_sources(d, where),
             notes=d.get("notes", ""),
             moe_dense_weight_bytes=float(d["moe_dense_weight_bytes"]) if "moe_dense_weight_bytes" in d else None,
+            quantizes_at_load=bool(d.get("quantizes_at_load", False)),
         )
     return MappingProxyType(out)
 

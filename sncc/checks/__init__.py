@@ -37,6 +37,7 @@ CHECKS = (
     divisibility.check_moe_tp_shards,
     divisibility.check_spec_tokens_vs_tp,
     quantization.check_quant_matches_checkpoint,
+    quantization.check_loaded_checkpoint_format,
     quantization.check_quant_supported,
     quantization.check_kv_dtype_supported,
     versions.check_quant_release,

@@ -3,6 +3,7 @@ checkpoint's, and the chip runs the weight format and the KV-cache dtype."""
 
 from __future__ import annotations
 
+from sncc import catalog
 from sncc.diagnostics import codes
 from sncc.diagnostics.model import Edit, Fix, Related, diag
 
@@ -21,6 +22,30 @@ def check_quant_matches_checkpoint(plan, r):
                help=f"set `quant = {ck.quant}`, or point `weights` at a {mdl.quant} checkpoint",
                fixes=[Fix(f"set quant = {ck.quant}", (Edit(mdl.span_of("quant"), ck.quant),), "unsafe")],
                path=("model", "quant"))
+
+
+def check_loaded_checkpoint_format(plan, r):
+    """Without ``weights`` the servers load the catalog repository (``r.model_ref``); its
+    checkpoint dtype (``r.model_ref_dtype``, models.toml) must be the plan's ``quant`` (SN4022,
+    a warning: the operator may swap the path in at launch)."""
+    mdl = plan.model
+    have = r.model_ref_dtype
+    if have is None or mdl.quant is None or mdl.quant == have:
+        return
+    if have in ("bf16", "fp16"):
+        if mdl.quant in ("bf16", "fp16"):
+            return  # a 16-bit checkpoint served in the other 16-bit dtype is a `--dtype` cast
+        try:
+            if catalog.quant(mdl.quant).quantizes_at_load:
+                return  # the engine quantizes the 16-bit weights as it loads them (quant.toml)
+        except KeyError:
+            return      # an unknown format is reported by resolution
+    yield diag(codes.LOADED_CHECKPOINT_FORMAT,
+               f"no `weights`: the servers load `{r.model_ref}`, whose checkpoint is {have}, not `{mdl.quant}`",
+               mdl.span_of("quant"), related=[Related(mdl.span_of("id"), f"catalog model `{mdl.id}`: repository `{r.model_ref}`")],
+               help=f"set `weights` to the {mdl.quant} checkpoint the servers should load (for W8A8/W4A8 on Ascend, "
+                    "msModelSlim's output)",
+               path=("model", "weights"))
 
 
 def _chip_label(r) -> str:

@@ -578,6 +578,15 @@ SOFTWARE_SET_MISMATCH = _code(
     "9.0.0 fails profiling (vllm-ascend#15411). With `software { install_path }` the installed version files "
     "are read and compared with what the plan declares.",
     'hardware { cann = "8.3.RC2" }  software { hdk = "24.1.0" }', 'hardware { cann = "8.2.RC2" }  software { hdk = "24.1.0" }')
+LOADED_CHECKPOINT_FORMAT = _code(
+    "SN4022", "loaded-checkpoint-not-quant", "warning", "without `weights`, the servers load a repository whose checkpoint is not the plan's `quant`",
+    "A plan without `model { weights }` launches the catalog model's Hugging Face repository (`vllm serve "
+    "deepseek-ai/DeepSeek-V3`). That repository holds the publisher's checkpoint (FP8 for DeepSeek, BF16 for "
+    "Qwen3), not the W8A8 or W4A8 weights an Ascend plan quantizes to: vllm-ascend needs msModelSlim's "
+    "output (with `quant_model_description.json`) for those, and the original FP8 checkpoint fails on A2/A3 "
+    "(vllm-ascend#119, #3197). Point `weights` at the quantized checkpoint the servers should load; sncc "
+    "then reads its quantization (SN4001).",
+    'model "deepseek-v3" { quant = w8a8 }', 'model "deepseek-v3" { quant = w8a8  weights = "/models/DeepSeek-V3-w8a8" }')
 # --- SN5xxx scheduler and context -----------------------------------------
 CHUNK_EXCEEDS_BUDGET = _code(
     "SN5001", "chunk-exceeds-batch-tokens", "error", "chunked_prefill is larger than max_num_batched_tokens",

@@ -192,6 +192,17 @@ def _remove_stale(parent: Path, name: str) -> None:
             shutil.rmtree(e.path, ignore_errors=True)
 
 
+def remove_leftovers(out_dir: Path) -> None:
+    """Remove the temporary folders a killed build of ``out_dir`` left beside it (as
+    :func:`write_outputs` does first); for a build that finds ``out_dir`` current and writes
+    nothing.  Errors are ignored."""
+    try:
+        target = _target(Path(out_dir))
+    except OutputError:
+        return
+    _remove_stale(target.parent, target.name)
+
+
 def write_outputs(files: dict[str, str], out_dir: Path, *, force: bool = False,
                   plan_source: str | bytes | None = None, facts: dict | None = None) -> list[Path]:
     """Replace ``out_dir`` atomically with a folder holding ``files`` plus ``manifest.json``.

@@ -134,6 +134,7 @@ def resolve_catalog(plan: Plan, base_dir: str | None = None) -> Facts:
     r.max_tokens = gw.max_tokens if gw is not None and gw.max_tokens is not None else wl.output.max
     r.served_name = mdl.served_name or mdl.id
     r.model_ref, r.model_ref_note = model_ref(mdl.weights, mdl.id, r.quant)
+    r.model_ref_dtype = catalog_repo_dtype(mdl.weights, mdl.id)
     if mdl.trust_remote_code is not None:
         r.trust_remote_code = mdl.trust_remote_code
     else:   # the catalog entry decides even when config.json gave the shape (the tokenizer is what needs it)
@@ -159,29 +160,62 @@ def _compare_with_catalog(r: Facts, mdl) -> None:
                                   help=f"point `weights` at a {entry.name} checkpoint, or name the model the weights hold"))
 
 
+def _catalog_repo(model_id: str):
+    """(catalog entry, its repository for ``model_id``, whether that is the entry's first one,
+    whether the name chose it) or None.  An alias naming one variant (``kimi-k2-thinking``,
+    ``glm-4.7``) loads the repository whose name it is (``moonshotai/Kimi-K2-Thinking``,
+    ``zai-org/GLM-4.7``); the entry's own id, or an alias no repository is named after
+    (``qwen3-235b``), loads the entry's first ``org/name`` alias."""
+    try:
+        arch = catalog.model(model_id)
+    except KeyError:
+        return None
+    repos = [a for a in getattr(arch, "aliases", ()) or () if "/" in a]
+    if not repos:
+        return arch, None, False, False
+    key = model_id.strip().lower()
+    for i, repo in enumerate(repos):
+        if repo.split("/", 1)[1].lower() == key:
+            return arch, repo, i == 0, True
+    return arch, repos[0], True, key == arch.id.lower()
+
+
+def catalog_repo_dtype(weights: str | None, model_id: str) -> str | None:
+    """The checkpoint dtype (``fp8``, ``bf16``) of the repository the servers load when sncc
+    chose it: no ``weights``, ``model_id`` a catalog id, and the repository the entry's first
+    ``org/name`` alias (``models.toml`` ``checkpoint_dtype`` describes that one).  None when the
+    plan names the weights or a repository itself, or another variant's repository is loaded."""
+    if weights or "/" in model_id:
+        return None
+    found = _catalog_repo(model_id)
+    if found is None or not found[2]:
+        return None
+    return getattr(found[0], "checkpoint_dtype", None)
+
+
 def model_ref(weights: str | None, model_id: str, quant: str | None = None) -> tuple[str, str]:
     """(what the engine loads, how it was chosen) for a plan's ``model "ID" { weights = ... }``.
 
     ``weights`` when given; else ``model_id`` when it is a Hugging Face repository id (``org/name``);
-    else the catalog model's repository, the first ``org/name`` of its aliases
-    (``sncc/catalog/data/models.toml``): a catalog id such as ``qwen3-32b`` is no repository, and
-    ``vllm serve qwen3-32b`` fails to start; else ``model_id`` as written.  The note says so when
-    the plan's ``quant`` is not the repository checkpoint's dtype (a W8A8 plan needs its quantized
-    weights)."""
+    else the catalog model's repository (:func:`_catalog_repo`; ``sncc/catalog/data/models.toml``):
+    a catalog id such as ``qwen3-32b`` is no repository, and ``vllm serve qwen3-32b`` fails to
+    start; else ``model_id`` as written.  The plan's ``quant`` against the repository's checkpoint
+    is SN4022's (:func:`catalog_repo_dtype`)."""
     if weights:
         return weights, "plan model.weights"
     if "/" in model_id:
         return model_id, "the model name as written (a Hugging Face repository id)"
-    try:
-        arch = catalog.model(model_id)
-    except KeyError:
+    found = _catalog_repo(model_id)
+    if found is None:
         return model_id, "the model name as written"
-    repo = next((a for a in getattr(arch, "aliases", ()) or () if "/" in a), None)
+    arch, repo, _, named = found
     if repo is None:
         return model_id, "the model name as written (the catalog lists no repository for it)"
     note = f"the Hugging Face repository of catalog model `{arch.id}` (no `weights` in the plan)"
-    ckpt = getattr(arch, "checkpoint_dtype", None)
+    if not named:
+        note += (f"; no repository is named `{model_id}`: if that is another release than `{repo}`, "
+                 "set `weights` to its checkpoint")
+    ckpt = catalog_repo_dtype(None, model_id)
     if quant and ckpt and quant != ckpt:
-        note += (f"; it holds the {ckpt} checkpoint, not {quant}: set `weights` to the {quant} weights "
-                 "the servers should load")
+        note += f"; it holds the {ckpt} checkpoint, not {quant}"
     return repo, note

@@ -214,6 +214,9 @@ places routed experts statically and needs them to split evenly over the EP grou
     #: the name as written; ``model_ref_note`` says which (:func:`sncc.facts.catalog_facts.model_ref`)
     model_ref: str = ""
     model_ref_note: str = ""
+    #: the checkpoint dtype of the catalog repository ``model_ref`` names when sncc chose it (no
+    #: ``weights``), else None (:func:`sncc.facts.catalog_facts.catalog_repo_dtype`)
+    model_ref_dtype: str | None = None
     #: the model's code must run in the engine (``--trust-remote-code``): the catalog entry of the
     #: plan's model id says so with its source (:attr:`sncc.catalog.ModelArch.trust_remote_code`)
     trust_remote_code: bool = False
