@@ -2,7 +2,11 @@
 
 Events are engine steps, KV arrivals and request arrivals — never tokens.  A
 decode step costs O(log n) for the sequences that finish in it (a heap of
-finish-step indices) plus O(DP ranks) for the lockstep maximum.
+finish-step indices) plus O(DP ranks) for the lockstep maximum.  A decode instance's identical
+steps are one event up to its next finish, first token or on-demand overflow; a disaggregated
+decode instance is not cut by other instances' steps, only by what reaches it (a KV arrival, a
+reservation on it), at the first step boundary from then: stepping one step per event gives the
+same result (tests/sim/test_decode_run_ahead.py), with 3-4x the events on 3 decode instances.
 
 Disaggregated plans (``prefill`` + ``decode`` roles)::
 
@@ -63,7 +67,7 @@ from __future__ import annotations
 import heapq
 import math
 import random
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 from sncc.cost.kv_transfer import channel_finish
 from sncc.sim.engine.events import Event
@@ -203,7 +207,7 @@ class _DecodeInst:
     """One decode instance: DP ranks with KV pools, running sets, a finish heap."""
 
     __slots__ = ("free_blocks", "nseq", "sum_prompt", "sum_start", "pending", "new_this", "heap",
-                 "step", "busy", "total", "running", "cap", "order", "span")
+                 "step", "busy", "total", "running", "cap", "order", "span", "t0", "t_done", "gen", "B", "r")
 
     def __init__(self, ranks: int, blocks: int):
         self.cap = blocks * ranks
@@ -220,6 +224,9 @@ class _DecodeInst:
         self.total = 0
         self.order: List[List[int]] = [[] for _ in range(ranks)]   # start order (on-demand)
         self.span = 1           # decode steps the pending DECODE_DONE event covers (run-ahead)
+        self.t0 = self.t_done = 0.0     # start and end [s] of that run-ahead span
+        self.gen = 0            # generation of its DECODE_DONE event: a cut span's old event is stale
+        self.B = self.r = 0     # largest rank's batch and that rank, fixed for the span
 
 
 class Simulation:
@@ -478,7 +485,14 @@ class Simulation:
         """Blocks rank r's running sequences have grown into since they started (on-demand)."""
         if not self.on_demand or not d.running[r]:
             return 0.0
-        return self.tps * (d.running[r] * d.step - d.sum_start[r]) / self.blk
+        return self.tps * (d.running[r] * self._step_now(d) - d.sum_start[r]) / self.blk
+
+    def _step_now(self, d: "_DecodeInst") -> int:
+        """The step group ``d`` is in now: its span's first step plus the share of the span's
+        steps elapsed (the span's steps are near-equal: one context bucket or a few)."""
+        if d.busy and d.span > 1 and d.t_done > d.t0:
+            return d.step + min(d.span - 1, int(d.span * (self.now - d.t0) / (d.t_done - d.t0)))
+        return d.step
 
     def _preempt_overflow(self, d: "_DecodeInst", requeue) -> None:
         """On-demand: preempt the latest-started sequences of each overflowing rank."""
@@ -585,6 +599,8 @@ class Simulation:
         R.blocks[i] = need
         R.rank[i] = r
         R.inst[i] = di
+        if od:
+            self._cut_span(di)  # its on-demand overflow bound read the free blocks just taken
         return True
 
     def _blocked(self) -> None:
@@ -715,10 +731,13 @@ class Simulation:
 
     def _kv_arrive(self, i: int) -> None:
         self.R.t_kv[i] = self.now
-        d = self.d[self.R.inst[i]]
+        di = self.R.inst[i]
+        d = self.d[di]
         d.pending.append(i)
-        if not d.busy:
-            self._start_decode(self.R.inst[i])
+        if d.busy:
+            self._cut_span(di)  # the sequence joins at the first step boundary from now
+        else:
+            self._start_decode(di)
 
     def _start_decode(self, di: int) -> None:
         d = self.d[di]
@@ -756,29 +775,54 @@ class Simulation:
         run = d.running
         B = max(run)
         r = run.index(B)
-        d.span, t = self._run_ahead(d, B, r, self.c.decode_model)
+        d.span, t = self._run_ahead(d, B, r, self.c.decode_model, horizon=float("inf"))
+        d.B, d.r = B, r
+        d.t0, d.t_done = self.now, self.now + t
         d.busy = True
-        self._push(self.now + t, DECODE_DONE, di)
+        d.gen += 1
+        self._push(d.t_done, DECODE_DONE, di | (d.gen << 16))
 
-    def _run_ahead(self, d: "_DecodeInst", B: int, r: int, model: Any) -> tuple:
+    def _cut_span(self, di: int) -> None:
+        """End busy decode instance ``di``'s run-ahead span at the first step boundary at or after
+        now, where something outside its own steps changed it (a KV arrival, a reservation): the
+        span is recomputed from its start with that horizon, so its steps are the ones stepping one
+        at a time gives, and its DECODE_DONE event is replaced (the old one goes stale)."""
+        d = self.d[di]
+        if not d.busy or d.span <= 1 or d.t_done <= self.now:
+            return
+        j, t = self._run_ahead(d, d.B, d.r, self.c.decode_model, horizon=self.now, t0=d.t0, k_cap=d.span)
+        if j >= d.span:
+            return
+        d.span, d.t_done = j, d.t0 + t
+        d.gen += 1
+        self._push(d.t_done, DECODE_DONE, di | (d.gen << 16))
+
+    def _run_ahead(self, d: "_DecodeInst", B: int, r: int, model: Any, horizon: Optional[float] = None,
+                   t0: Optional[float] = None, k_cap: Optional[int] = None) -> tuple:
         """(steps, seconds) of the decode-only steps group ``d`` runs before anything but its own
         steps can change: the first step always, then as many more as pass before its next
         sequence finishes, before a first token must be stamped, before an on-demand rank's
         growing blocks would overflow (a preemption), and no later than the first step boundary
-        after the next event of the simulation.  Identical steps are costed once per 128-token
+        after ``horizon`` [s] (default: the next event of the simulation; a disaggregated decode
+        instance runs to its own bounds and is cut by :meth:`_cut_span`), counted from ``t0``
+        (default: now); ``k_cap`` replaces the step bound (a cut span keeps its own).  Identical steps are costed once per 128-token
         context bucket (:meth:`sncc.cost.step.StepModel.decode_step`), so a long decode at
         low concurrency costs a handful of events instead of one per token; the result is the
         same as stepping one at a time."""
         step = d.step
         tps = self.tps
         k_max = 1 if (d.new_this or not d.heap) else max(1, d.heap[0][0] - step + 1)
-        if self.on_demand and k_max > 1:
+        if k_cap is not None:
+            k_max = k_cap
+        elif self.on_demand and k_max > 1:
             blk = self.blk
             for rr, n in enumerate(d.running):
                 if n:
                     k_max = min(k_max, int((d.free_blocks[rr] * blk / tps + d.sum_start[rr]) / n) - step + 1)
             k_max = max(1, k_max)
-        limit = self.ev[0][0] - self.now if self.ev else float("inf")
+        if horizon is None:
+            horizon = self.ev[0][0] if self.ev else float("inf")
+        limit = horizon - (self.now if t0 is None else t0)
         total_seqs = d.total
         sp, ss = d.sum_prompt[r], d.sum_start[r]
         j, t_sum = 0, 0.0
@@ -818,8 +862,11 @@ class Simulation:
             done.append(i)
         return done
 
-    def _decode_done(self, di: int) -> None:
+    def _decode_done(self, a: int) -> None:
+        di = a & 0xFFFF
         d = self.d[di]
+        if a >> 16 != d.gen:
+            return                      # the event of a span cut short (:meth:`_cut_span`)
         R = self.R
         now = self.now
         for i in d.new_this:
