@@ -118,7 +118,26 @@ def summary_line(diags: list[Diagnostic], files: int) -> str:
     return ", ".join(parts) + f" in {fs}"
 
 
+#: info diagnostics of one code shown in full; the rest are counted in one line (errors and warnings
+#: are always shown).  A plan with thousands of unread ``env`` entries (SN4044) would otherwise print
+#: thousands of blocks; ``--format json`` / ``sarif`` carry every one.
+INFO_PER_CODE = 10
+
+
 def render(diags: list[Diagnostic], sources: dict[str, SourceFile], files: int, color: bool = False) -> str:
-    """All diagnostics, a blank line between each, then the summary line."""
-    blocks = [render_one(d, sources, color) for d in diags]
+    """The diagnostics, a blank line between each, then the summary line.  Errors and warnings are
+    all shown; of each info code the first :data:`INFO_PER_CODE`, then one line counting the rest."""
+    blocks: list[str] = []
+    shown: dict[str, int] = {}
+    for d in diags:
+        if d.severity == "info":
+            n = shown[d.code.code] = shown.get(d.code.code, 0) + 1
+            if n > INFO_PER_CODE:
+                continue
+        blocks.append(render_one(d, sources, color))
+    for code, n in shown.items():
+        if n > INFO_PER_CODE:
+            more = n - INFO_PER_CODE
+            blocks.append(f"{_style(f'info[{code}]', _SEV_COLOR['info'], color)}: {more:,} more like the above, not shown "
+                          "(--format json or sarif lists every diagnostic)")
     return "\n\n".join(blocks + [summary_line(diags, files)]) + "\n"

@@ -108,8 +108,8 @@ def check_hosts(plan, nodes: int) -> tuple[str, str] | None:
 
 def check_addresses(plan, nodes: int) -> str | None:
     """Why ``hosts.addresses`` cannot name the deployment's ``nodes`` nodes (fewer addresses than
-    nodes, a literal that is no address, or a literal given twice), or None when it can (or the
-    plan has none)."""
+    nodes, a literal that is no address, or a literal given twice, among the used nodes' or the
+    spare addresses past them), or None when it can (or the plan has none)."""
     addrs = addresses(plan)
     if not addrs:
         return None
@@ -117,7 +117,7 @@ def check_addresses(plan, nodes: int) -> str | None:
         return (f"`hosts.addresses` names {len(addrs)} node{'s' if len(addrs) != 1 else ''}, and the deployment "
                 f"uses {nodes}: node k is addresses[k], so give one address per node")
     seen: dict[str, int] = {}
-    for k, a in enumerate(addrs[:nodes]):
+    for k, a in enumerate(addrs):
         if getattr(a, "name", None) is not None:
             continue
         if not _ADDRESS.fullmatch(str(a)):

@@ -110,9 +110,21 @@ SLO_METRIC_STATS = {"ttft": m.SLO_STATS, "engine_ttft": m.SLO_STATS, "tpot": m.S
 class _Builder:
     def __init__(self) -> None:
         self.diags: list[Diagnostic] = []
+        self._where: list[str] = []             # dotted paths of the blocks being read
+        self._keys: list[str | None] = []       # the key being read in each of them
 
     def error(self, code, message, span, **kw) -> None:
+        """Record a diagnostic; its ``path`` defaults to the block and key being read (JSON's
+        ``path``: ``("decode", "tp")``, ``("model",)`` for the model block itself)."""
+        if "path" not in kw:
+            kw["path"] = self._path()
         self.diags.append(diag(code, message, span, **kw))
+
+    def _path(self) -> tuple[str, ...]:
+        where = self._where[-1] if self._where else ""
+        parts = [p for p in where.split(".") if p and p != "plan"]
+        key = self._keys[-1] if self._keys else None
+        return tuple(parts + [key] if key else parts)
 
     # --- values ---------------------------------------------------------
     def convert(self, kind: str, info, v: ast.Value, where: str, key: str, unit: str | None = None) -> Any:
@@ -374,6 +386,17 @@ class _Builder:
 
     # --- blocks -----------------------------------------------------------
     def block(self, cls: type[m.Node], b: ast.Block, where: str) -> tuple[dict, Meta]:
+        """(data, Meta) of block ``b`` read as ``cls`` (``where``: its dotted path, ``plan`` at the
+        top); errors are recorded, never raised."""
+        self._where.append(where)
+        self._keys.append(None)
+        try:
+            return self._block(cls, b, where)
+        finally:
+            self._where.pop()
+            self._keys.pop()
+
+    def _block(self, cls: type[m.Node], b: ast.Block, where: str) -> tuple[dict, Meta]:
         data: dict[str, Any] = {}
         meta = Meta(block_span=b.span, name_span=b.name_span)
         fields = cls.model_fields
@@ -401,6 +424,7 @@ class _Builder:
                 name, span = item.name, item.name_span
             else:
                 name, span = item.key.text, item.key.span
+            self._keys[-1] = name
             if name in seen:
                 self.error(codes.DUPLICATE_KEY, f"`{name}` is given twice in `{where}`", span,
                            related=[Related(seen[name], "first given here")], help="remove one of them")
@@ -765,7 +789,7 @@ def build_plan(module: ast.Module) -> tuple[m.Plan | None, list[Diagnostic]]:
                     name = loc[-1]
                     b.error(codes.MISSING_KEY, f"missing `{name}` in `{where}`",
                             where_meta.name_span or blk.name_span,
-                            help=_MISSING_HELP.get(str(name), f"add `{name} = ...`"))
+                            help=_MISSING_HELP.get(str(name), f"add `{name} = ...`"), path=loc)
                     continue
                 span = where_meta.values.get(fname) if fname else None
                 ctx = err.get("ctx") or {}
@@ -778,10 +802,11 @@ def build_plan(module: ast.Module) -> tuple[m.Plan | None, list[Diagnostic]]:
                     if ctx.get("le") == 1 and isinstance(got, (int, float)) and 1 < got <= 100:
                         help_ = f"a ratio is a fraction: did you mean `{got / 100:g}` (or `{got:g}%`)?"
                     b.error(codes.OUT_OF_RANGE, f"`{fname}` in `{where}` must be {bound}, found `{got}`",
-                            span or where_meta.name_span, notes=notes, help=help_)
+                            span or where_meta.name_span, notes=notes, help=help_, path=loc)
                 else:
                     msg = err["msg"].removeprefix("Value error, ")  # a model validator's own sentence
-                    b.error(codes.INVALID_VALUE, f"invalid `{fname}` in `{where}`: {msg}", span or where_meta.name_span)
+                    b.error(codes.INVALID_VALUE, f"invalid `{fname}` in `{where}`: {msg}", span or where_meta.name_span,
+                            path=loc)
                 if _drop(data, loc):
                     dropped.add(loc)
                     progressed = True

@@ -453,7 +453,10 @@ class Gateway(Node):
         scheme, sep, rest = v.partition("://")
         if not sep or scheme.lower() not in ("http", "https"):
             raise ValueError(f"`{v}` is not an http(s) URL: write it with its scheme, e.g. `https://{rest if sep else v}`")
-        if not rest.split("/", 1)[0] or any(c.isspace() for c in v):
+        if any(c.isspace() for c in v):
+            raise ValueError(f"`{v}` holds whitespace, which no URL does (RFC 3986): write the host without "
+                             "spaces, and a space in a path as `%20`")
+        if not rest.split("/", 1)[0]:
             raise ValueError(f"`{v}` names no host: write e.g. `{scheme}://localhost:8000/v1`")
         return v
 

@@ -76,6 +76,8 @@ def test_a_written_kv_port_is_the_base_and_a_default_one_follows_the_connector()
 @pytest.mark.parametrize("hosts, message, col", [
     ('hosts { addresses = ["10.0.0.1"] }', "names 1 node, and the deployment uses 2", 23),
     ('hosts { addresses = ["10.0.0.1", "10.0.0.1"] }', "gives `10.0.0.1` to node 0 and node 1", 23),
+    # a spare address past the used nodes is checked too: a repeated one is a typo waiting for a scale-up
+    ('hosts { addresses = ["10.0.0.1", "10.0.0.2", "10.0.0.1"] }', "gives `10.0.0.1` to node 0 and node 2", 23),
     ('hosts { addresses = ["10.0.0.1", "$(reboot)"] }', "is not an IP address or host name", 23),
     ('hosts { nic = "eth0;reboot" }', "is not a network interface name", 17),
 ])

@@ -50,3 +50,14 @@ def test_what_the_schemas_refuse_is_one_located_error(edit, bad):
     assert errs[0].span.start == text.index(bad)
     if "gateway" in edit:
         assert "http" in errs[0].message + (errs[0].help or "")
+
+
+@pytest.mark.parametrize("url, says", [
+    ("https://not a url", "whitespace"),
+    ("http://", "names no host"),
+    ("https:///v1", "names no host"),
+])
+def test_a_url_with_no_host_or_with_spaces_says_which(url, says):
+    _, diags = _diags(gateway=f'base_url = "{url}"')
+    errs = [d for d in diags if d.is_error]
+    assert len(errs) == 1 and says in errs[0].message, [(d.code.code, d.message) for d in diags]
