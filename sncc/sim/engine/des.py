@@ -805,10 +805,10 @@ class Simulation:
         growing blocks would overflow (a preemption), and no later than the first step boundary
         after ``horizon`` [s] (default: the next event of the simulation; a disaggregated decode
         instance runs to its own bounds and is cut by :meth:`_cut_span`), counted from ``t0``
-        (default: now); ``k_cap`` replaces the step bound (a cut span keeps its own).  Identical steps are costed once per 128-token
-        context bucket (:meth:`sncc.cost.step.StepModel.decode_step`), so a long decode at
-        low concurrency costs a handful of events instead of one per token; the result is the
-        same as stepping one at a time."""
+        (default: now); ``k_cap`` replaces the step bound (a cut span keeps its own).  Identical
+        steps are costed once per 128-token context bucket
+        (:meth:`sncc.cost.step.StepModel.decode_step`), so a long decode at low concurrency costs a
+        handful of events instead of one per token; the result is the same as stepping one at a time."""
         step = d.step
         tps = self.tps
         k_max = 1 if (d.new_this or not d.heap) else max(1, d.heap[0][0] - step + 1)
