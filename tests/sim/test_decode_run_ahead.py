@@ -1,10 +1,12 @@
-"""A disaggregated decode instance runs ahead to its own bounds and is cut where something reaches it.
+"""A decode (or aggregated serve) instance runs ahead to its own bounds and is cut where something
+reaches it.
 
 :meth:`sncc.sim.engine.des.Simulation._run_ahead` groups a decode instance's identical steps into
 one event.  Other instances' step ends do not reach it, so its span runs until its next finish,
 first token or on-demand overflow, and a KV arrival or a reservation on it cuts the span at the
-first step boundary from then (:meth:`Simulation._cut_span`).  The reference below steps every
-decode instance one step per event; the two must agree, with far fewer events for the run-ahead.
+first step boundary from then (:meth:`Simulation._cut_span`); an aggregated instance whose steps are
+decode only is cut by a request routed to it.  The reference below steps every instance one step
+per event; the two must agree, with far fewer events for the run-ahead.
 """
 
 from __future__ import annotations
@@ -35,8 +37,16 @@ PLAN = '''plan "run-ahead" {
 '''
 
 
-def _spec(max_num_seqs: int):
-    comp = compile_text(PLAN % max_num_seqs)
+#: the same model aggregated: 3 instances of 8 H200 (TP1 EP8), requests routed to the least loaded
+AGGREGATED = PLAN.replace(
+    "  prefill { instances = 2  devices = 8  tp = 8  max_num_batched_tokens = 16k  chunked_prefill = 16k }\n"
+    "  decode { instances = 3  devices = 8  tp = 1  ep = 8  max_num_seqs = %d }",
+    "  serve { instances = 3  devices = 8  tp = 1  ep = 8  max_num_seqs = %d  max_num_batched_tokens = 8k"
+    "  chunked_prefill = 8k }").replace("nodes = 5", "nodes = 3")
+
+
+def _spec(max_num_seqs: int, text: str = PLAN):
+    comp = compile_text(text % max_num_seqs)
     assert not [d for d in comp.diagnostics if d.is_error], [d.message for d in comp.diagnostics]
     return spec_from_plan(comp.plan, comp.resolved)
 
@@ -44,11 +54,16 @@ def _spec(max_num_seqs: int):
 def _run(spec, monkeypatch, one_step: bool):
     """(result, DECODE_DONE events handled)."""
     calls = [0]
-    orig_done, orig_ahead = des.Simulation._decode_done, des.Simulation._run_ahead
+    orig_done, orig_serve, orig_ahead = (des.Simulation._decode_done, des.Simulation._serve_done,
+                                         des.Simulation._run_ahead)
 
     def done(self, a):
         calls[0] += 1
         return orig_done(self, a)
+
+    def serve_done(self, a):
+        calls[0] += 1
+        return orig_serve(self, a)
 
     def ahead(self, d, B, r, model, horizon=None, t0=None, k_cap=None):
         if one_step:
@@ -57,14 +72,16 @@ def _run(spec, monkeypatch, one_step: bool):
 
     with monkeypatch.context() as m:
         m.setattr(des.Simulation, "_decode_done", done)
+        m.setattr(des.Simulation, "_serve_done", serve_done)
         m.setattr(des.Simulation, "_run_ahead", ahead)
         res = simulate_spec(spec, series=False)
     return res, calls[0]
 
 
-@pytest.mark.parametrize("max_num_seqs", [16, 56], ids=["16-seqs", "56-seqs"])
-def test_run_ahead_agrees_with_stepping_one_step_per_event(monkeypatch, max_num_seqs):
-    spec = _spec(max_num_seqs)
+@pytest.mark.parametrize("text, max_num_seqs", [(PLAN, 16), (PLAN, 56), (AGGREGATED, 32)],
+                         ids=["disaggregated-16-seqs", "disaggregated-56-seqs", "aggregated-32-seqs"])
+def test_run_ahead_agrees_with_stepping_one_step_per_event(monkeypatch, text, max_num_seqs):
+    spec = _spec(max_num_seqs, text)
     fast, fast_events = _run(spec, monkeypatch, one_step=False)
     ref, ref_events = _run(spec, monkeypatch, one_step=True)
     assert fast.requests_completed == ref.requests_completed == 600

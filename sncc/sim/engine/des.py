@@ -3,10 +3,11 @@
 Events are engine steps, KV arrivals and request arrivals — never tokens.  A
 decode step costs O(log n) for the sequences that finish in it (a heap of
 finish-step indices) plus O(DP ranks) for the lockstep maximum.  A decode instance's identical
-steps are one event up to its next finish, first token or on-demand overflow; a disaggregated
-decode instance is not cut by other instances' steps, only by what reaches it (a KV arrival, a
-reservation on it), at the first step boundary from then: stepping one step per event gives the
-same result (tests/sim/test_decode_run_ahead.py), with 3-4x the events on 3 decode instances.
+steps are one event up to its next finish, first token or on-demand overflow; it is not cut by
+other instances' steps, only by what reaches it (disaggregated: a KV arrival, a reservation on
+it; aggregated: a request routed to it), at the first step boundary from then: stepping one step
+per event gives the same result (tests/sim/test_decode_run_ahead.py), with 3-7x the events on
+3 instances.
 
 Disaggregated plans (``prefill`` + ``decode`` roles)::
 
@@ -782,20 +783,22 @@ class Simulation:
         d.gen += 1
         self._push(d.t_done, DECODE_DONE, di | (d.gen << 16))
 
-    def _cut_span(self, di: int) -> None:
+    def _cut_span(self, di: int, model: Any = None) -> None:
         """End busy decode instance ``di``'s run-ahead span at the first step boundary at or after
-        now, where something outside its own steps changed it (a KV arrival, a reservation): the
+        now, where something outside its own steps changed it (a KV arrival, a reservation; an
+        aggregated instance: a request routed to it, ``model`` its serve model): the
         span is recomputed from its start with that horizon, so its steps are the ones stepping one
         at a time gives, and its DECODE_DONE event is replaced (the old one goes stale)."""
         d = self.d[di]
         if not d.busy or d.span <= 1 or d.t_done <= self.now:
             return
-        j, t = self._run_ahead(d, d.B, d.r, self.c.decode_model, horizon=self.now, t0=d.t0, k_cap=d.span)
+        j, t = self._run_ahead(d, d.B, d.r, model or self.c.decode_model, horizon=self.now, t0=d.t0,
+                               k_cap=d.span)
         if j >= d.span:
             return
         d.span, d.t_done = j, d.t0 + t
         d.gen += 1
-        self._push(d.t_done, DECODE_DONE, di | (d.gen << 16))
+        self._push(d.t_done, DECODE_DONE if self.spec.disaggregated else STEP_DONE, di | (d.gen << 16))
 
     def _run_ahead(self, d: "_DecodeInst", B: int, r: int, model: Any, horizon: Optional[float] = None,
                    t0: Optional[float] = None, k_cap: Optional[int] = None) -> tuple:
@@ -803,9 +806,9 @@ class Simulation:
         steps can change: the first step always, then as many more as pass before its next
         sequence finishes, before a first token must be stamped, before an on-demand rank's
         growing blocks would overflow (a preemption), and no later than the first step boundary
-        after ``horizon`` [s] (default: the next event of the simulation; a disaggregated decode
-        instance runs to its own bounds and is cut by :meth:`_cut_span`), counted from ``t0``
-        (default: now); ``k_cap`` replaces the step bound (a cut span keeps its own).  Identical
+        after ``horizon`` [s] (default: the next event of the simulation; decode and serve
+        instances pass infinity, run to their own bounds and are cut by :meth:`_cut_span`),
+        counted from ``t0`` (default: now); ``k_cap`` replaces the step bound (a cut span keeps its own).  Identical
         steps are costed once per 128-token context bucket
         (:meth:`sncc.cost.step.StepModel.decode_step`), so a long decode at low concurrency costs a
         handful of events instead of one per token; the result is the same as stepping one at a time."""
@@ -911,7 +914,9 @@ class Simulation:
         self.s_wait[k].append(i)
         self.s_load[k] += 1
         self.R.inst[i] = k
-        if not self.d[k].busy:
+        if self.d[k].busy:
+            self._cut_span(k, self.c.serve_model)   # admitted at the first step boundary from now
+        else:
             self._start_serve(k)
 
     def _serve_reserve(self, k: int, i: int) -> bool:
@@ -984,9 +989,12 @@ class Simulation:
             # decode only, nothing admissible until a sequence finishes: run ahead
             B = max(run)
             r = run.index(B)
-            d.span, t = self._run_ahead(d, B, r, c.serve_model)
+            d.span, t = self._run_ahead(d, B, r, c.serve_model, horizon=float("inf"))
+            d.B, d.r = B, r
+            d.t0, d.t_done = self.now, self.now + t
             d.busy = True
-            self._push(self.now + t, STEP_DONE, k)
+            d.gen += 1
+            self._push(d.t_done, STEP_DONE, k | (d.gen << 16))
             return
         if B_total:
             B = max(run)
@@ -998,11 +1006,15 @@ class Simulation:
         self.work += len(chunks)
         d.span = 1
         d.busy = True
-        self._push(self.now + t, STEP_DONE, k)
+        d.gen += 1
+        self._push(self.now + t, STEP_DONE, k | (d.gen << 16))
 
-    def _serve_done(self, k: int) -> None:
+    def _serve_done(self, a: int) -> None:
+        k = a & 0xFFFF
         R = self.R
         d = self.d[k]
+        if a >> 16 != d.gen:
+            return                      # the event of a span cut short (:meth:`_cut_span`)
         now = self.now
         step = d.step + d.span - 1      # the last step of the run-ahead span
         d.span = 1
