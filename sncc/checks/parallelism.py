@@ -96,7 +96,8 @@ def check_device_count(plan, r):
                    related=[Related(role.span_of("instances"), f"{n} uses {role.instances * role.devices}") for n, role in plan.roles()],
                    help=f"add hardware or shrink a role{need}")
     elif used < avail:
-        yield diag(codes.IDLE_DEVICES, f"{avail - used} of {avail} devices are not used by any role ({parts} = {used})",
+        why = f" ({parts} = {used})" if parts else " (the plan has no role)"
+        yield diag(codes.IDLE_DEVICES, f"{avail - used} of {avail} devices are not used by any role{why}",
                    r.devices_span or hw.name_span,
                    help="lower `nodes`/`devices`, or give the devices to a role")
 

@@ -83,23 +83,26 @@ def render_one(d: Diagnostic, sources: dict[str, SourceFile], color: bool = Fals
     src = sources.get(d.span.file) if d.span else None
     spans = ([d.span] if d.span else []) + [r.span for r in d.related]
     gutter = max([len(str(sources[s.file].line_col(s.start)[0])) for s in spans if s.file in sources] or [1])
+    # rustc's margins: `-->` ends, and `= note` starts, at the column of the snippet's `|`
+    shown = any(s.file in sources for s in spans)
+    arrow, eq = (" " * gutter, " " * (gutter + 1)) if shown else ("  ", "   ")
     if d.span is not None and src is not None:
         line, col = src.line_col(d.span.start)
-        lines.append(f"  --> {d.span.file}:{line}:{col}")
+        lines.append(f"{arrow}--> {d.span.file}:{line}:{col}")
         lines += _snippet(src, d.span, "", color, gutter=gutter)
     elif d.span is not None:
-        lines.append(f"  --> {d.span.file}")
+        lines.append(f"{arrow}--> {d.span.file}")
     for rel in d.related:
         rsrc = sources.get(rel.span.file)
         if rsrc is None:
             continue
         rl, rc = rsrc.line_col(rel.span.start)
-        lines.append(f"  ::: {rel.span.file}:{rl}:{rc}")
+        lines.append(f"{arrow}::: {rel.span.file}:{rl}:{rc}")
         lines += _snippet(rsrc, rel.span, rel.message, color, mark="-", gutter=gutter)
     for note in d.notes:
-        lines.append(f"   = note: {note}")
+        lines.append(f"{eq}= note: {note}")
     if d.help:
-        lines.append(f"   = {_style('help', '1', color)}: {d.help}")
+        lines.append(f"{eq}= {_style('help', '1', color)}: {d.help}")
     return "\n".join(lines)
 
 

@@ -24,3 +24,13 @@ def test_devices_within_the_nodes_are_accepted():
     assert not _errors("nodes = 2  devices = 16")
     assert not _errors("nodes = 1  devices = 2")
     assert not _errors("devices = 2")
+
+
+def test_idle_devices_of_a_plan_without_roles_say_so():
+    """A plan with no role printed `8 of 8 devices are not used by any role ( = 0)`."""
+    comp = compile_text(PLAN.format(hw="nodes = 1").replace("  serve { devices = 2  tp = 2 }\n", ""), "p.sn")
+    (w,) = [d for d in comp.diagnostics if d.code.code == "SN3003"]
+    assert w.message == "8 of 8 devices are not used by any role (the plan has no role)", w.message
+    comp = compile_text(PLAN.format(hw="nodes = 1"), "p.sn")
+    (w,) = [d for d in comp.diagnostics if d.code.code == "SN3003"]
+    assert "(serve 1 × 2 = 2)" in w.message, w.message
