@@ -32,14 +32,14 @@ def check_loaded_checkpoint_format(plan, r):
     have = r.model_ref_dtype
     if have is None or mdl.quant is None or mdl.quant == have:
         return
-    if have in ("bf16", "fp16"):
-        if mdl.quant in ("bf16", "fp16"):
-            return  # a 16-bit checkpoint served in the other 16-bit dtype is a `--dtype` cast
-        try:
-            if catalog.quant(mdl.quant).quantizes_at_load:
-                return  # the engine quantizes the 16-bit weights as it loads them (quant.toml)
-        except KeyError:
-            return      # an unknown format is reported by resolution
+    try:
+        want, ckpt = catalog.quant(mdl.quant), catalog.quant(have)
+    except KeyError:
+        return          # an unknown format is reported by resolution
+    # a 16-bit checkpoint (quant.toml weight_bytes 2) serves the other 16-bit dtype (a `--dtype`
+    # cast) and any format the engine quantizes to as it loads (quantizes_at_load)
+    if ckpt.weight_bytes == 2 and (want.weight_bytes == 2 or want.quantizes_at_load):
+        return
     yield diag(codes.LOADED_CHECKPOINT_FORMAT,
                f"no `weights`: the servers load `{r.model_ref}`, whose checkpoint is {have}, not `{mdl.quant}`",
                mdl.span_of("quant"), related=[Related(mdl.span_of("id"), f"catalog model `{mdl.id}`: repository `{r.model_ref}`")],
