@@ -67,3 +67,18 @@ def test_values_keep_spans_and_default_origin():
     assert plan.workload.input.mean == 3584 and plan.workload.output.mean == 1229
     assert plan.gateway.api_key.name == "GATEWAY_API_KEY"
     assert plan.slo[0].metric == "engine_ttft" and plan.slo[0].target == 2.0
+
+
+@pytest.mark.parametrize("text", [
+    'plan "p" { ; tp = 2 }',                 # a separator right after `{`
+    'plan "p" { tp = 2;; dp = 1 }',          # two in a row
+    'plan "p" { serve { ; tp = 2; }; }',     # in a nested block, and after it
+])
+def test_separators_anywhere_between_items(text):
+    comp = compile_text(text)
+    assert not any(d.code.code.startswith("SN1") for d in comp.diagnostics), comp.diagnostics
+
+
+def test_separator_is_not_a_value():
+    comp = compile_text('plan "p" { tp = ; }')
+    assert [d.code.code for d in comp.diagnostics] == ["SN1001"]
