@@ -109,10 +109,10 @@ def check_env_read(plan, r):
     vendor = "ascend" if r.is_ascend else "nvidia"
     where: dict[str, tuple] = {}
     for k in plan.env:
-        where.setdefault(k, (plan.env_span(k), ("env", k)))
+        where.setdefault(k, (plan.env_key_span(k), ("env", k)))
     for name, role in plan.roles():
         for k in role.env:
-            where.setdefault(k, (role.env_span(k), (name, "env", k)))
+            where.setdefault(k, (role.env_key_span(k), (name, "env", k)))
     unread = unread_plan_variables(adapter, plan.engine.version, vendor, where)
     nearby = close_spellings(unread, adapter, plan.engine.version, vendor)
     for k, who in unread.items():

@@ -702,6 +702,7 @@ def _attach(node: BaseModel, meta: Meta) -> None:
         env_meta = meta.children.get("env")
         if env_meta:
             node._env_spans = dict(env_meta.values)
+            node._env_key_spans = dict(env_meta.keys)
     if isinstance(node, m.Plan):
         slo_meta = meta.children.get("slo")
         if slo_meta:

@@ -107,10 +107,16 @@ class Node(BaseModel):
             self._poisoned = {**self._poisoned, field: self.__dict__.pop(field)}
 
     _env_spans: dict = PrivateAttr(default_factory=dict)
+    _env_key_spans: dict = PrivateAttr(default_factory=dict)
 
     def env_span(self, name: str) -> Optional[Span]:
         """Span of an ``env { NAME = ... }`` value of this block (plan or role), or None."""
         return self._env_spans.get(name)
+
+    def env_key_span(self, name: str) -> Optional[Span]:
+        """Span of the variable name ``NAME`` in this block's ``env { NAME = ... }``, else its
+        value's span (:meth:`env_span`), or None."""
+        return self._env_key_spans.get(name) or self._env_spans.get(name)
 
     def span_of(self, field: str) -> Optional[Span]:
         """Span of ``field``'s value in the file, or of the block when the value is a default."""

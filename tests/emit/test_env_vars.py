@@ -113,6 +113,10 @@ def test_plan_env_nobody_reads_is_reported_and_not_exported(env, role_env, unrea
     comp = compile_text(text)
     got = {d.message.split("`")[1] for d in comp.diagnostics if d.code.code == "SN4044"}
     assert got == unread and all(d.severity == "info" for d in comp.diagnostics if d.code.code == "SN4044")
+    for d in comp.diagnostics:
+        if d.code.code == "SN4044":   # the caret sits under the variable's name, not its value
+            name = d.message.split("`")[1]
+            assert text[d.span.start:d.span.end] == name
     if "FLASHCOMM" in role_env and unread:
         assert any("VLLM_ASCEND_ENABLE_FLASHCOMM1" in (d.help or "") for d in comp.diagnostics if d.code.code == "SN4044")
     files = outputs_of(text)
