@@ -141,8 +141,14 @@ def suggest_unit(unit: str) -> str | None:
 
 
 def format_bytes_gib(n: float) -> str:
-    """Format a byte count in GiB with two decimals (``12.34 GiB``)."""
-    return f"{n / 2**30:.2f} GiB"
+    """Format a byte count in GiB with two decimals (``12.34 GiB``); from 1024 GiB up in the next
+    binary unit that keeps the figure under 1024 (``29.80 PiB``, not ``31250000.00 GiB``)."""
+    v = n / 2**30
+    for unit in ("GiB", "TiB", "PiB"):
+        if abs(round(v, 2)) < 1024:
+            return f"{v:.2f} {unit}"
+        v /= 1024
+    return f"{v:,.2f} EiB"
 
 
 def format_tokens(n: int) -> str:

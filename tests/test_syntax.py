@@ -82,3 +82,12 @@ def test_separators_anywhere_between_items(text):
 def test_separator_is_not_a_value():
     comp = compile_text('plan "p" { tp = ; }')
     assert [d.code.code for d in comp.diagnostics] == ["SN1001"]
+
+
+@pytest.mark.parametrize("n,text", [
+    (12.34 * 2**30, "12.34 GiB"), (1023.99 * 2**30, "1023.99 GiB"), (1023.999 * 2**30, "1.00 TiB"),
+    (31_250_000 * 2**30, "29.80 PiB"),
+])
+def test_byte_counts_in_messages_stay_readable(n, text):
+    from sncc.units import format_bytes_gib
+    assert format_bytes_gib(n) == text
