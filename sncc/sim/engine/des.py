@@ -208,7 +208,8 @@ class _DecodeInst:
     """One decode instance: DP ranks with KV pools, running sets, a finish heap."""
 
     __slots__ = ("free_blocks", "nseq", "sum_prompt", "sum_start", "pending", "new_this", "heap",
-                 "step", "busy", "total", "running", "cap", "order", "span", "t0", "t_done", "gen", "B", "r")
+                 "step", "busy", "total", "running", "cap", "order", "span", "t0", "t_done", "gen", "B", "r",
+                 "marks")
 
     def __init__(self, ranks: int, blocks: int):
         self.cap = blocks * ranks
@@ -228,6 +229,8 @@ class _DecodeInst:
         self.t0 = self.t_done = 0.0     # start and end [s] of that run-ahead span
         self.gen = 0            # generation of its DECODE_DONE event: a cut span's old event is stale
         self.B = self.r = 0     # largest rank's batch and that rank, fixed for the span
+        # the span's groups of equal steps: (first step offset, start [s] from t0, step time [s])
+        self.marks: List[tuple] = []
 
 
 class Simulation:
@@ -489,11 +492,19 @@ class Simulation:
         return self.tps * (d.running[r] * self._step_now(d) - d.sum_start[r]) / self.blk
 
     def _step_now(self, d: "_DecodeInst") -> int:
-        """The step group ``d`` is in now: its span's first step plus the share of the span's
-        steps elapsed (the span's steps are near-equal: one context bucket or a few)."""
-        if d.busy and d.span > 1 and d.t_done > d.t0:
-            return d.step + min(d.span - 1, int(d.span * (self.now - d.t0) / (d.t_done - d.t0)))
-        return d.step
+        """The step group ``d`` is in now: its span's first step plus the steps that have ended
+        since the span started, read from the span's groups of equal steps (``d.marks``, written by
+        :meth:`_run_ahead`), so a reservation on a busy instance sees the blocks its sequences have
+        grown into by this step, as stepping one at a time does."""
+        if not (d.busy and d.span > 1 and d.marks):
+            return d.step
+        el = self.now - d.t0
+        j = 0
+        for j0, t_start, t in d.marks:
+            if el < t_start:
+                break
+            j = j0 + (int((el - t_start) / t) if t > 0 else 0)
+        return d.step + min(d.span - 1, j)
 
     def _preempt_overflow(self, d: "_DecodeInst", requeue) -> None:
         """On-demand: preempt the latest-started sequences of each overflowing rank."""
@@ -741,6 +752,15 @@ class Simulation:
             self._start_decode(di)
 
     def _start_decode(self, di: int) -> None:
+        """Start decode instance ``di``'s next run-ahead span (its pending sequences join first);
+        a request preempted on the way goes back to the front of the proxy queue and is placed
+        at once, not at the next event that happens to dispatch."""
+        pre = self.preemptions
+        self._start_decode_span(di)
+        if self.preemptions != pre:
+            self._dispatch()
+
+    def _start_decode_span(self, di: int) -> None:
         d = self.d[di]
         R = self.R
         step = d.step
@@ -829,12 +849,14 @@ class Simulation:
         total_seqs = d.total
         sp, ss = d.sum_prompt[r], d.sum_start[r]
         j, t_sum = 0, 0.0
+        marks = d.marks = []
         while j < k_max:
             ctx = sp + tps * (B * (step + j) - ss)
             t = model.decode_step(B, ctx, total_seqs)
             per = ctx / B
             edge = ((int(per) >> 7) + 1) << 7
             n = min(k_max - j, max(1, int(math.ceil((edge - per) / tps))))
+            marks.append((j, t_sum, t))
             if t > 0 and t_sum + n * t >= limit:
                 n = max(1, int(math.ceil((limit - t_sum) / t)))
                 j += n
