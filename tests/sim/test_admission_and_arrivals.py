@@ -487,3 +487,24 @@ def test_disaggregated_engine_ttft_excludes_the_proxy_queue():
     r = simulate(seed000_spec(7, requests=600), series=False)
     assert r.queue_s["mean"] > 0.0
     assert r.ttft_s["mean"] < r.client_ttft_s["mean"] - 0.5 * r.queue_s["mean"]
+
+
+# ============================================================ 5. a rate over a handful of requests
+def _few(n: int) -> str:
+    return _qwen(f"requests = {n}  concurrency = 1 input {{ mean = 1k max = 1k }} output {{ mean = 1 max = 1 }}",
+                 slo="qpm >= 10")
+
+
+def test_a_throughput_slo_over_a_handful_of_requests_is_not_applicable(tmp_path):
+    """One request of one token in ~0.02 s would be '3,000 QPM'; below MIN_RATE_REQUESTS
+    completed requests (and no steady window) the rate SLO is n/a, from the minimum up it is judged."""
+    from sncc.cli import main
+    from sncc.sim.engine.metrics import MIN_RATE_REQUESTS
+
+    r = simulate(_spec(_few(1)), series=False)
+    (v,) = r.slo
+    assert v.verdict == "n/a" and v.met is None and r.qpm > 10     # the raw figure would say met
+    res = CliRunner().invoke(main, ["simulate", _write(tmp_path, _few(1))])
+    assert res.exit_code == 0 and "too few requests (1)" in res.stdout, res.output
+    r = simulate(_spec(_few(MIN_RATE_REQUESTS)), series=False)
+    assert r.slo[0].verdict != "n/a"

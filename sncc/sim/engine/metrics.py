@@ -338,6 +338,11 @@ def violated(s: Any, v: SloVerdict) -> bool:
     return v.verdict == "uncertain" and v.observed == v.observed and not _OPS[s.op](v.observed, s.target)
 
 
+#: fewest completed requests a throughput SLO (qpm, output_tokens_per_s) is judged on when there is
+#: no steady window: the steady windows' own minimum (:func:`_window`); below it the verdict is n/a
+MIN_RATE_REQUESTS = 10
+
+
 def evaluate_slo(res: SimResult, s: Any, residuals: Optional[Dict[str, Sequence[float]]] = None,
                  client_ttft: bool = True) -> SloVerdict:
     """Check one SloTarget against ``res`` (ttft/tpot/e2e targets in seconds).
@@ -350,8 +355,9 @@ def evaluate_slo(res: SimResult, s: Any, residuals: Optional[Dict[str, Sequence[
     ``vllm/benchmarks/lib/endpoint_request_func.py``: the timer starts before the HTTP request is
     posted); the verdict carries the engine-side figure too (``engine_observed``).
     ``client_ttft=False`` judges the engine-side TTFT (dispatch to first token).
-    A metric the run does not define (nan: TPOT without any multi-token output) gets the
-    verdict ``n/a`` (:class:`SloVerdict`).
+    A metric the run does not define (nan: TPOT without any multi-token output; a throughput of
+    a whole run of fewer than :data:`MIN_RATE_REQUESTS` completed requests) gets the verdict
+    ``n/a`` (:class:`SloVerdict`).
     An ``engine_ttft`` SLO is judged on the engine-side TTFT whatever ``client_ttft`` says (the
     plan states that its target is a server-side figure).
     Raises ValueError for an unknown metric."""
@@ -376,6 +382,8 @@ def evaluate_slo(res: SimResult, s: Any, residuals: Optional[Dict[str, Sequence[
             obs, window = None, "run"
         elif m == "ttft":
             engine = res.steady("ttft", stat)
+    if obs is None and m in ("qpm", "output_tokens_per_s") and res.requests_completed < MIN_RATE_REQUESTS:
+        obs = float("nan")      # a rate over a run of a few requests is one request's latency, not throughput
     if obs is None:
         if m == "ttft":
             engine = res.ttft_s[stat]

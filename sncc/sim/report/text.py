@@ -159,8 +159,10 @@ def render_text(result, plan, extra: dict | None = None, *, color: bool = False)
             rng = (f"{fmt(to_unit(m, s['low']))} to {fmt(to_unit(m, s['high']), unit)}"
                    if s.get("low") is not None else "")
             if s["verdict"] == "n/a":
+                done = (d.get("requests") or {}).get("completed", 0)
                 rng = ("no request has more than one output token" if m in ("tpot", "tokens_per_s_per_user")
-                       else "no completed request")
+                       else f"too few requests ({done})"
+                       if done and m in ("qpm", "output_tokens_per_s") else "no completed request")
             mark = {"met": "met", "missed": "MISSED", "uncertain": "UNCERTAIN", "n/a": NA}[s["verdict"]]
             row = [mark, s["name"] + (" (client)" if s.get("basis") == "client" else ""), s.get("window", ""), obs, rng]
             if ttft_slo:
