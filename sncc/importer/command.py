@@ -62,18 +62,39 @@ def relocate(d, plan_src, sources):
         return d
     line = plan_src.line_col(d.span.start)[0]
     m = _ORIGIN.search(plan_src.line_text(line))
-    if not m:
-        return d
-    target = next((s for name, s in sources.items() if name.endswith(m.group("file"))), None)
-    n = int(m.group("line"))
-    if target is None or n > target.line_count:
-        return d
+    target, n = None, 0
+    if m:
+        target = next((s for name, s in sources.items() if name.endswith(m.group("file"))), None)
+        n = int(m.group("line"))
+    if target is None or not 1 <= n <= target.line_count:
+        # a value the script does not set (an engine default, a catalog fact): the command line
+        # it would go on, with the imported plan's line as a note (that file is not on disk)
+        target, n = _command_line(sources, plan_src.name)
+        if target is None:
+            return d
+        note = f"imported plan line {line}: `{plan_src.line_text(line).strip()}` (not set in the script)"
+        d = dataclasses.replace(d, notes=tuple(d.notes) + (note,))
     text = target.line_text(n)
     base = target.offset_of_lsp(n - 1, 0)
     start = base + (len(text) - len(text.lstrip()))
     end = base + len(text.rstrip(" \\"))
     return dataclasses.replace(d, span=target.span(start, end),
                                related=d.related + (Related(d.span, "as imported into the plan"),))
+
+
+_COMMAND = re.compile(r"\bvllm\s+serve\b|vllm\.entrypoints\.openai\.api_server")
+
+
+def _command_line(sources, plan_name):
+    """(source, 1-based line) of the first ``vllm serve`` / api_server command among the imported
+    files (``sources`` minus the virtual plan ``plan_name``), else their first line; (None, 0)
+    when no file was read."""
+    files = [s for name, s in sources.items() if name != plan_name]
+    for src in files:
+        for n in range(1, src.line_count + 1):
+            if _COMMAND.search(src.line_text(n)):
+                return src, n
+    return (files[0], 1) if files and files[0].line_count else (None, 0)
 
 
 def check_imported(files, system=None, engine=None, engine_version=None, model=None):

@@ -194,6 +194,24 @@ def test_check_import_points_into_the_script(tmp_path):
     assert r.exit_code in (0, 1)
 
 
+def test_check_import_locates_every_diagnostic_in_a_file_on_disk(tmp_path):
+    """A diagnostic on a value the script does not set (here `devices`, derived from tp) goes on the
+    script's `vllm serve` line, the imported plan's line as a note (that plan is never written)."""
+    import json
+
+    script = tmp_path / "r1.sh"
+    script.write_text("#!/bin/sh\nvllm serve deepseek-ai/DeepSeek-R1 --tensor-parallel-size 8 --max-model-len 65536\n",
+                      encoding="utf-8")
+    r = CliRunner().invoke(main, ["check", "--import", str(script), "--format", "json"])
+    diags = json.loads(r.output)["diagnostics"]
+    assert any(d["code"] == "SN4004" for d in diags), r.output
+    for d in diags:
+        assert d["file"] == str(script), (d["code"], d["file"])
+    sn4004 = next(d for d in diags if d["code"] == "SN4004")
+    assert sn4004["range"]["start"]["line"] == 2
+    assert any(n.startswith("imported plan line") for n in sn4004["notes"])
+
+
 def test_check_import_gives_the_checks_of_the_imported_plan(tmp_path):
     name = "va-nightly-qwen3-235b-bf16-a2-2node-dp"
     res = _imported(name)
