@@ -138,6 +138,9 @@ def search_command(plan: str, fmt: str, write_dir: Optional[str], plot: Optional
             written = write_best(comp, best, write_dir, bool(comp.facts.is_moe))
         except (WriteError, OSError) as e:
             cli._fail(f"--write {write_dir}: {e}", fmt, sources)
+        if not best:
+            click.echo(f"sncc search: --write {write_dir}: nothing to write (no event-simulated candidate "
+                       "of the space met its SLOs or is uncertain)", err=True)
     if plot:
         try:
             plot_frontier(res, plot)

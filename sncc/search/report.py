@@ -77,7 +77,13 @@ def render_text(res: SearchResult, plan_name: str, width: int = 160) -> str:
     if res.frontier:
         con.print(_table(res.frontier, "Pareto frontier: tokens/s per device against tokens/s per user", ranks))
     base_rank = res.rank_of(res.base)
-    if res.base is not None:
+    if res.base is not None and res.base_outside:
+        ref = res.reference
+        figures = (f"; for reference: {ref.status} ({ref.source}), {ref.metrics['tokens_per_s_per_device']:.1f} "
+                   f"tok/s/dev, QPM {ref.metrics['qpm']:.0f}") if ref is not None else ""
+        con.print(f"the plan's own layout ({res.base.label()}) is outside the searched space "
+                  f"({res.base_outside}): not ranked or written{figures}")
+    elif res.base is not None:
         row = next((r for r in res.ranked if r.candidate.key() == res.base.key()), None)
         if row is not None and base_rank is not None:
             best = res.ranked[0].metrics["tokens_per_s_per_device"] if res.ranked else 0.0
@@ -87,6 +93,8 @@ def render_text(res: SearchResult, plan_name: str, width: int = 160) -> str:
         else:
             con.print(f"the plan's own layout ({res.base.label()}) is not ranked: "
                       + ", ".join(res.rejected.get(res.base.label(), ["outside the space"])))
+    if not res.ranked:
+        con.print("no candidate of the searched space passed the checks: nothing is ranked or written")
     if not any(r.status == "met" for r in res.ranked):
         con.print("warning[SN8105]: no candidate is predicted to meet every SLO with its whole interval")
     if res.rejected:
@@ -101,7 +109,8 @@ def render_text(res: SearchResult, plan_name: str, width: int = 160) -> str:
     return buf.getvalue()
 
 
-def _row_doc(r: Row, rank: int) -> dict:
+def _row_doc(r: Row, rank: Optional[int]) -> dict:
+    """A ranked row's JSON object (``rank`` None: the unranked reference row, which has no ``rank``)."""
     c = r.candidate
     roles = []
     for rc in c.roles:
@@ -111,13 +120,16 @@ def _row_doc(r: Row, rank: int) -> dict:
                       "max_num_seqs": rc.max_num_seqs, "max_num_batched_tokens": lay.max_num_batched_tokens,
                       "chunked_prefill": lay.chunk, "speculative": lay.speculative})
     m = r.metrics
-    return {"rank": rank, "status": r.status, "source": r.source, "mode": c.mode, "layout": c.label(),
+    doc = {"rank": rank, "status": r.status, "source": r.source, "mode": c.mode, "layout": c.label(),
             "devices": c.devices, "roles": roles, "qpm": m["qpm"], "tokens_per_s": m["tokens_per_s"],
             "tokens_per_s_per_device": m["tokens_per_s_per_device"],
             "tokens_per_s_per_user": m["tokens_per_s_per_user"], "ttft_s": m["ttft_s"], "tpot_ms": m["tpot_ms"],
             "bound": m.get("bound"), "goodput_qpm": m.get("goodput_qpm"),
             "slo": [{"name": n, "verdict": v} for n, v in r.slo], "warnings": list(r.warnings),
             "equivalent_max_num_seqs": [list(seqs) for seqs in r.equivalent]}
+    if rank is None:
+        del doc["rank"]
+    return doc
 
 
 def document(res: SearchResult, plan_name: str, written: Optional[list] = None) -> dict:
@@ -135,7 +147,9 @@ def document(res: SearchResult, plan_name: str, written: Optional[list] = None) 
         "stages": [s.to_dict() for s in res.stages],
         "ranked": ranked,
         "frontier": [ranks[r.candidate.key()] for r in res.frontier],
-        "base": {"layout": res.base.label(), "rank": res.rank_of(res.base)} if res.base else None,
+        "base": {"layout": res.base.label(), "rank": res.rank_of(res.base), "outside": res.base_outside,
+                 "reference": _row_doc(res.reference, None) if res.reference is not None else None}
+        if res.base else None,
         "rejected": [{"layout": k, "codes": v} for k, v in sorted(res.rejected.items())],
         "ranked_by": "goodput_qpm" if res.goodput else "tokens_per_s_per_device",
         "interrupted": res.interrupted,

@@ -175,6 +175,37 @@ class Space:
     fixed: bool
     top: int
     dropped: list = field(default_factory=list)
+    #: the values the command line or the ``search { }`` block asked for (key → tuple), the
+    #: defaults left out: what :meth:`excludes` holds a candidate to
+    requested: dict = field(default_factory=dict)
+
+    def excludes(self, cand: Any) -> Optional[str]:
+        """Why candidate ``cand`` lies outside the requested space, every reason joined by ``; ``
+        (a mode not searched, more devices than the budget or not exactly it with ``fixed``, a
+        value the flags or the block do not list), or None when it lies inside.  The base plan's own layout is the one
+        candidate not built from the space, so it is the one this can refuse."""
+        why = []
+        if cand.mode not in self.modes:
+            why.append(f"{cand.mode}, but the search is {' and '.join(self.modes)} only")
+        if cand.devices > self.budget or (self.fixed and cand.devices != self.budget):
+            why.append(f"{cand.devices} devices, but the budget is {'exactly' if self.fixed else 'at most'} "
+                       f"{self.budget}")
+        for rc in cand.roles:
+            lay, role = rc.layout, rc.layout.role
+            got = {"tp": lay.tp, "dp": lay.dp, "pp": lay.pp, "max_num_batched_tokens": lay.max_num_batched_tokens,
+                   f"{role}_instances": rc.instances, "speculative": lay.speculative}
+            if role in ("prefill", "serve") and lay.chunk is not None:
+                got["chunked_prefill"] = lay.chunk
+            if role in _DECODING and rc.max_num_seqs is not None:
+                got["max_num_seqs"] = rc.max_num_seqs
+            if self.requested.get("moe") and lay.tp * lay.dp > 1:
+                got["expert_parallel"] = lay.expert_parallel
+            for key, value in got.items():
+                want = self.requested.get(key)
+                if want is not None and value not in want:
+                    shown = {True: "on", False: "off"}.get(value, value) if isinstance(value, bool) else value
+                    why.append(f"{role} `{key} = {shown}`, not among the values searched")
+        return "; ".join(why) or None
 
     @property
     def size(self) -> int:
@@ -280,7 +311,31 @@ def build_space(plan: Any, facts: Any, overrides: Optional[dict] = None) -> Spac
             if value > budget:
                 dropped.append((name, value, f"larger than the device budget {budget}"))
     top = int(overrides.get("top") or (s.top if s else 10))
-    return Space(modes, layouts, batches, instances, budget, fixed, top, sorted(set(dropped), key=str))
+    return Space(modes, layouts, batches, instances, budget, fixed, top, sorted(set(dropped), key=str),
+                 _requested(s, overrides, routed > 0))
+
+
+#: the list keys :meth:`Space.excludes` compares (the ``search { }`` keys, ``*_instances`` included)
+_REQUESTABLE = ("tp", "dp", "pp", "max_num_batched_tokens", "chunked_prefill", "max_num_seqs",
+                "prefill_instances", "decode_instances", "serve_instances", "expert_parallel", "speculative")
+
+
+def _requested(search: Any, overrides: dict, moe: bool) -> dict:
+    """The values the flags (``overrides``) or the ``search { }`` block list, key → tuple; the
+    enums' ``auto`` / ``plan`` (the plan's own setting) request nothing.  ``moe`` is kept under
+    ``"moe"``: expert parallelism is compared only for a model with routed experts."""
+    out: dict = {"moe": moe}
+    for key in _REQUESTABLE:
+        raw = overrides.get(key)
+        if raw is None and search is not None:
+            raw = getattr(search, key, None)
+            if key == "expert_parallel":
+                raw = {"on": [True], "off": [False], "both": [True, False]}.get(raw)
+            elif key == "speculative":
+                raw = {"off": [False], "both": [True, False]}.get(raw)
+        if raw is not None:
+            out[key] = tuple(raw)
+    return out
 
 
 def space_diagnostics(plan: Any, facts: Any, space: Optional[Space], overrides: Optional[dict] = None) -> list:

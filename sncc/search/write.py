@@ -121,8 +121,8 @@ def verify(text: str, path: str) -> list:
 
 def write_best(comp: Any, rows: list, out_dir: str, moe: bool) -> list:
     """Write ``rows`` (ranked :class:`~sncc.search.run.Row`) to ``out_dir`` as
-    ``NN-<plan>.sn``; returns the paths.  Every text is verified first; raises :class:`WriteError`
-    (nothing written) when one fails."""
+    ``NN-<plan>.sn``; returns the paths (none, and ``out_dir`` not created, for no rows).  Every
+    text is verified first; raises :class:`WriteError` (nothing written) when one fails."""
     base = comp.plan.name
     texts = []
     for i, r in enumerate(rows):
@@ -138,6 +138,8 @@ def write_best(comp: Any, rows: list, out_dir: str, moe: bool) -> list:
         if errs:
             raise WriteError(f"{r.candidate.label()}: the written plan does not pass: {', '.join(errs)}")
         texts.append((path, text))
+    if not texts:                       # nothing met or uncertain: DIR is not created
+        return []
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     for path, text in texts:
         tmp = path + ".tmp"
