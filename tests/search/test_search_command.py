@@ -99,3 +99,49 @@ def test_search_as_a_real_subprocess(tmp_path):
                        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)["ranked"][0]["status"] == "met"
+
+
+SHARED_H200 = 'hardware {\n  system = "hgx-h200"\n  devices = 8\n}\n\nengine "vllm" {}\n'
+IMPORTING = """import "shared/h200.sn"
+
+plan "pd" {
+  model "qwen3-32b" {
+    weights = "/models/Qwen3-32B"
+    quant = fp8
+  }
+  serve {
+    instances = 2
+    devices = 4
+    tp = 4
+    max_num_seqs = 64
+  }
+  workload {
+    requests = 200
+    concurrency = 64
+    input { mean = 2k  max = 4k }
+    output { mean = 256  max = 512 }
+  }
+  slo { ttft < 2s  tpot < 50ms }
+}
+"""
+
+
+def test_written_plans_rebase_their_imports_to_the_output_folder(tmp_path):
+    (tmp_path / "plans" / "shared").mkdir(parents=True)
+    (tmp_path / "plans" / "shared" / "h200.sn").write_text(SHARED_H200)
+    plan = tmp_path / "plans" / "pd.sn"
+    plan.write_text(IMPORTING)
+    out = tmp_path / "out" / "best"
+    runner = CliRunner()
+    r = runner.invoke(main, ["search", str(plan), "--mode", "aggregated", "--tp", "2,4", "--dp", "1",
+                             "--max-num-seqs", "64", "--top", "1", "--write", str(out)])
+    assert r.exit_code == 0, r.output
+    files = sorted(out.glob("*.sn"))
+    assert files
+    for f in files:
+        assert 'import "../../plans/shared/h200.sn"' in f.read_text()
+        assert runner.invoke(main, ["fmt", "--check", str(f)]).exit_code == 0
+        chk = runner.invoke(main, ["check", str(f)])
+        assert chk.exit_code == 0, chk.output
+        b = runner.invoke(main, ["build", str(f), "-o", str(tmp_path / f.stem)])
+        assert b.exit_code == 0, b.output
