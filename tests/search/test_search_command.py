@@ -145,3 +145,37 @@ def test_written_plans_rebase_their_imports_to_the_output_folder(tmp_path):
         assert chk.exit_code == 0, chk.output
         b = runner.invoke(main, ["build", str(f), "-o", str(tmp_path / f.stem)])
         assert b.exit_code == 0, b.output
+
+
+def _unused_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_unreachable_ray_address_is_refused_at_once():
+    import time
+
+    from sncc.search.backend import _host_port, check_reachable
+
+    assert _host_port("auto") is None and _host_port("ray://head:10001") == ("head", 10001)
+    assert _host_port("[::1]:6379") == ("::1", 6379) and _host_port("10.0.0.1:6379") == ("10.0.0.1", 6379)
+    address = f"127.0.0.1:{_unused_port()}"
+    t0 = time.monotonic()
+    with pytest.raises(ConnectionError, match=f"cannot reach the Ray cluster at {address}"):
+        check_reachable(address, timeout=2.0)
+    assert time.monotonic() - t0 < 5
+
+
+def test_search_with_an_unreachable_ray_address_exits_2_fast(tmp_path):
+    # a real process with a timeout: ray.init alone retried such an address for minutes
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    p = subprocess.run([sys.executable, "-m", "sncc.cli", "search", str(SMALL), "--format", "json", *FAST,
+                        "--backend", "ray", "--address", f"127.0.0.1:{_unused_port()}"],
+                       capture_output=True, text=True, env=env, cwd=tmp_path, timeout=90)
+    assert p.returncode == 2, p.stderr
+    assert ("cannot reach the Ray cluster" in p.stderr) or ("not installed" in p.stderr)
+    assert "Traceback" not in p.stderr
+    assert json.loads(p.stdout)["error"]
