@@ -2,7 +2,8 @@
 
 Exit codes: 0 a candidate meets every SLO; 1 the plan has errors, the space is empty (SN8101,
 SN8103, SN8104) or no candidate meets every SLO (SN8105); 2 sncc could not run (unreadable file,
-a backend that is not installed, a written plan that would not check).
+a backend that is not installed or cannot be reached, a written plan that would not check); 130
+Ctrl-C stopped the search (the partial report is printed, JSON ``"interrupted": true``).
 """
 from __future__ import annotations
 
@@ -10,6 +11,9 @@ import sys
 from typing import Optional
 
 import click
+
+#: exit code of a search Ctrl-C stopped (128 + SIGINT, as a shell reports it), its partial report printed
+EXIT_INTERRUPTED = 130
 
 
 def _ints(ctx, param, value: Optional[str]):
@@ -126,7 +130,7 @@ def search_command(plan: str, fmt: str, write_dir: Optional[str], plot: Optional
         cli._fail(str(e), fmt, sources)
     except KeyboardInterrupt:           # between stages' items (the stages keep their own)
         click.echo("sncc search: interrupted before a stage finished; nothing to report", err=True)
-        sys.exit(130)
+        sys.exit(EXIT_INTERRUPTED)
     finally:
         if bar is not None:
             bar.stop()
@@ -152,6 +156,9 @@ def search_command(plan: str, fmt: str, write_dir: Optional[str], plot: Optional
         click.echo(render_text(res, comp.plan.name), nl=False)
         for p in written:
             click.echo(f"wrote {p}")
+    if res.interrupted:                 # the partial report is printed, but the run did not finish
+        click.echo("sncc search: interrupted (Ctrl-C): the report holds what was found; exit 130", err=True)
+        sys.exit(EXIT_INTERRUPTED)
     met = any(r.status == "met" for r in res.ranked)
     sys.exit(cli.EXIT_OK if met else cli.EXIT_PROBLEMS)
 

@@ -179,3 +179,23 @@ def test_search_with_an_unreachable_ray_address_exits_2_fast(tmp_path):
     assert ("cannot reach the Ray cluster" in p.stderr) or ("not installed" in p.stderr)
     assert "Traceback" not in p.stderr
     assert json.loads(p.stdout)["error"]
+
+
+def test_ctrl_c_prints_the_partial_document_and_exits_130(monkeypatch):
+    from sncc.search import _serial
+
+    class Interrupting(_serial.SerialBackend):
+        """The heavy stage yields one result, then a Ctrl-C."""
+
+        def imap(self, fn, items, **kw):
+            for i, r in enumerate(super().imap(fn, items, **kw)):
+                if i == 1:
+                    raise KeyboardInterrupt
+                yield r
+
+    monkeypatch.setattr(_serial, "backend", lambda *a, **kw: Interrupting())
+    r = CliRunner().invoke(main, ["search", str(SMALL), "--format", "json", *FAST])
+    assert r.exit_code == 130, r.output
+    doc = json.loads(r.stdout)
+    assert doc["interrupted"] is True and doc["ranked"]
+    assert "interrupted" in r.stderr
