@@ -17,14 +17,21 @@ EXIT_INTERRUPTED = 130
 
 
 def _ints(ctx, param, value: Optional[str]):
-    """``1,2,4`` → [1, 2, 4] (a click callback)."""
+    """``1,2,4`` → [1, 2, 4] (a click callback of every list flag).
+
+    Raises ``click.BadParameter`` (a usage error, exit 2) for an empty value or an empty item
+    (``1,,2``, ``1,2,``), a word that is not a whole number, or a number below 1."""
     if value is None:
         return None
+    items = value.replace(" ", "").split(",")
+    if any(v == "" for v in items):
+        raise click.BadParameter(f"expected whole numbers separated by commas, e.g. `1,2,4`, found "
+                                 f"{'an empty value' if not value.strip() else f'an empty item in `{value}`'}")
     try:
-        out = [int(v) for v in value.replace(" ", "").split(",") if v]
+        out = [int(v) for v in items]
     except ValueError:
         raise click.BadParameter(f"expected whole numbers separated by commas, e.g. `1,2,4`, found `{value}`")
-    if not out or any(v < 1 for v in out):
+    if any(v < 1 for v in out):
         raise click.BadParameter("expected positive whole numbers, e.g. `1,2,4`")
     return out
 

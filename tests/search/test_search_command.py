@@ -199,3 +199,11 @@ def test_ctrl_c_prints_the_partial_document_and_exits_130(monkeypatch):
     doc = json.loads(r.stdout)
     assert doc["interrupted"] is True and doc["ranked"]
     assert "interrupted" in r.stderr
+
+
+@pytest.mark.parametrize("flag", ["--tp", "--dp", "--max-num-seqs", "--decode-instances"])
+@pytest.mark.parametrize("value", ["1,,2", "1,2,", ",1", "", " "])
+def test_an_empty_item_of_a_list_flag_is_a_usage_error(flag, value):
+    r = CliRunner().invoke(main, ["search", str(SMALL), flag, value])
+    assert r.exit_code == 2, r.output
+    assert "empty" in r.output and "Traceback" not in r.output
