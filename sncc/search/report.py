@@ -33,13 +33,30 @@ def _label(r: Row) -> str:
     return f"{r.candidate.label()} (= {same})"
 
 
-def _table(rows: list, title: str, rank_from: Optional[dict] = None):
+#: the line under the ranked table saying which TTFT its column shows
+_BASIS_NOTE = {
+    "client": "TTFT column: client TTFT (request sent to first token, the queue in front of the engines "
+              "included), what the `ttft` SLO is judged on; JSON `client_ttft_s` (`ttft_s` is the engine's)",
+    "engine": "TTFT column: engine TTFT (dispatch to first token), what an `engine_ttft` SLO is judged on; "
+              "JSON `ttft_s` (`client_ttft_s` adds the queue in front of the engines)",
+}
+
+
+def _ttft_key(basis: str) -> str:
+    """The metrics key of the TTFT the SLOs are judged on (``client_ttft_s`` or ``ttft_s``)."""
+    return "client_ttft_s" if basis == "client" else "ttft_s"
+
+
+def _table(rows: list, title: str, rank_from: Optional[dict] = None, basis: str = "engine"):
+    """A rich table of ``rows``; its TTFT column is the ``basis`` TTFT (``client`` or ``engine``),
+    the one the plan's SLOs are judged on, labelled in the header."""
     from rich.table import Table
 
     t = Table(title=title, title_justify="left", show_lines=False)
+    key = _ttft_key(basis)
     for name, just in (("#", "right"), ("status", "left"), ("layout", "left"), ("devices", "right"),
                        ("tok/s/dev", "right"), ("tok/s/user", "right"), ("QPM", "right"),
-                       ("TTFT s p50/p90/p99", "left"), ("80 %", "left"), ("TPOT ms p50/p90/p99", "left"),
+                       (f"{basis} TTFT s p50/p90/p99", "left"), ("80 %", "left"), ("TPOT ms p50/p90/p99", "left"),
                        ("80 % ", "left"),
                        ("binds", "left")):
         t.add_column(name, justify=just, overflow="fold")
@@ -48,7 +65,8 @@ def _table(rows: list, title: str, rank_from: Optional[dict] = None):
         rank = (rank_from or {}).get(r.candidate.key(), i + 1)
         t.add_row(str(rank), r.status, _label(r), str(r.candidate.devices),
                   f"{m['tokens_per_s_per_device']:.1f}", f"{m['tokens_per_s_per_user']:.1f}", f"{m['qpm']:.0f}",
-                  _latency(m["ttft_s"], ".2f"), _interval(m["ttft_s"]), _latency(m["tpot_ms"], ".1f"),
+                  _latency(m.get(key) or m["ttft_s"], ".2f"), _interval(m.get(key) or m["ttft_s"]),
+                  _latency(m["tpot_ms"], ".1f"),
                   _interval(m["tpot_ms"]), str(m.get("bound") or ""))
     return t
 
@@ -73,9 +91,13 @@ def render_text(res: SearchResult, plan_name: str, width: int = 160) -> str:
     top = [r for r in res.ranked if r.source == "simulate"][: sp.top] or res.ranked[: sp.top]
     ranks = {r.candidate.key(): i + 1 for i, r in enumerate(res.ranked)}
     by = "goodput (highest rate meeting every SLO percentile)" if res.goodput else "output tokens/s per device"
-    con.print(_table(top, f"best {len(top)} (ranked by {by}; event-simulated, 80 % calibration intervals)", ranks))
+    basis = res.ttft_basis
+    con.print(_table(top, f"best {len(top)} (ranked by {by}; event-simulated, 80 % calibration intervals)", ranks,
+                     basis))
+    con.print(_BASIS_NOTE[basis])
     if res.frontier:
-        con.print(_table(res.frontier, "Pareto frontier: tokens/s per device against tokens/s per user", ranks))
+        con.print(_table(res.frontier, "Pareto frontier: tokens/s per device against tokens/s per user", ranks,
+                         basis))
     base_rank = res.rank_of(res.base)
     if res.base is not None and res.base_outside:
         ref = res.reference
@@ -123,7 +145,8 @@ def _row_doc(r: Row, rank: Optional[int]) -> dict:
     doc = {"rank": rank, "status": r.status, "source": r.source, "mode": c.mode, "layout": c.label(),
             "devices": c.devices, "roles": roles, "qpm": m["qpm"], "tokens_per_s": m["tokens_per_s"],
             "tokens_per_s_per_device": m["tokens_per_s_per_device"],
-            "tokens_per_s_per_user": m["tokens_per_s_per_user"], "ttft_s": m["ttft_s"], "tpot_ms": m["tpot_ms"],
+            "tokens_per_s_per_user": m["tokens_per_s_per_user"], "ttft_s": m["ttft_s"],
+            "client_ttft_s": m.get("client_ttft_s"), "tpot_ms": m["tpot_ms"],
             "bound": m.get("bound"), "goodput_qpm": m.get("goodput_qpm"),
             "slo": [{"name": n, "verdict": v} for n, v in r.slo], "warnings": list(r.warnings),
             "equivalent_max_num_seqs": [list(seqs) for seqs in r.equivalent]}
@@ -152,6 +175,7 @@ def document(res: SearchResult, plan_name: str, written: Optional[list] = None) 
         if res.base else None,
         "rejected": [{"layout": k, "codes": v} for k, v in sorted(res.rejected.items())],
         "ranked_by": "goodput_qpm" if res.goodput else "tokens_per_s_per_device",
+        "ttft_judged_on": res.ttft_basis,
         "interrupted": res.interrupted,
         "notes": list(res.notes),
         "written": list(written or []),

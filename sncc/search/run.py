@@ -62,7 +62,8 @@ class Stage:
 class Row:
     """One ranked candidate: its :class:`Candidate`, ``status`` (met / uncertain / missed /
     screened), the figures (``metrics``: qpm, tokens_per_s, tokens_per_s_per_device,
-    tokens_per_s_per_user, ttft_s / tpot_ms dicts of mean/p50/p90/p99 and their ``low``/``high``,
+    tokens_per_s_per_user, ttft_s (engine: dispatch to first token) / client_ttft_s (request sent
+    to first token) [s] / tpot_ms [ms] dicts of mean/p50/p90/p99 and their ``low``/``high``,
     bound, devices), ``slo`` verdicts (name, verdict) and ``source`` (``simulate`` or ``screen``)."""
 
     candidate: Candidate
@@ -103,6 +104,9 @@ class SearchResult:
     #: screened and simulated as a reference beside the ranking, never ranked or written
     reference: Optional["Row"] = None
     base_outside: Optional[str] = None
+    #: the TTFT the plan's SLOs judge: ``client`` (a ``ttft`` SLO: request sent to first token,
+    #: the queue in front of the engines included) or ``engine`` (``engine_ttft``, or no TTFT SLO)
+    ttft_basis: str = "engine"
 
     def rank_of(self, cand: Optional[Candidate]) -> Optional[int]:
         """1-based rank of ``cand`` in :attr:`ranked`, or None."""
@@ -179,6 +183,8 @@ def simulate_candidate(ctx: CandidateContext, cand: Candidate) -> dict:
         return {k: float(v) for k, v in d.items()}
 
     out["ttft_s"] = pct("ttft_s", "ttft_s")
+    # request sent to first token (the client's queue included): what a `ttft` SLO is judged on
+    out["client_ttft_s"] = pct("client_ttft_s", "client_ttft_s")
     out["tpot_ms"] = pct("tpot_ms", "tpot_ms")
     # the figures `sncc simulate` prints for the same plan: the steady window's, else the run's
     tps = float(sat.get("output_tokens_per_s", r.output_tokens_per_s))
@@ -414,7 +420,13 @@ def search(plan: Any, facts: Any, *, overrides: Optional[dict] = None, backend: 
     rows.sort(key=lambda r: r.sort_key(goodput))
     frontier = pareto([r for r in rows if r.source == "simulate" and r.status in ("met", "uncertain")])
     return SearchResult(space, stages, rows, frontier, rejected, interrupted, notes, goodput, base,
-                        reference, base_outside)
+                        reference, base_outside, ttft_basis(plan))
+
+
+def ttft_basis(plan: Any) -> str:
+    """``client`` when one of ``plan``'s SLOs is judged on the client TTFT (``ttft``,
+    ``client_ttft``), else ``engine``."""
+    return "client" if any(t.metric in ("ttft", "client_ttft") for t in plan.slo) else "engine"
 
 
 def _without_batch(cand: Candidate) -> tuple:

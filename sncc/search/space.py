@@ -204,7 +204,8 @@ class Space:
                 want = self.requested.get(key)
                 if want is not None and value not in want:
                     shown = {True: "on", False: "off"}.get(value, value) if isinstance(value, bool) else value
-                    why.append(f"{role} `{key} = {shown}`, not among the values searched")
+                    who = "" if key.startswith(role) else f"{role} "
+                    why.append(f"{who}`{key} = {shown}`, not among the values searched")
         return "; ".join(why) or None
 
     @property

@@ -160,7 +160,9 @@ def write_best(comp: Any, rows: list, out_dir: str, moe: bool) -> list:
         m = r.metrics
         header = (f"# written by `sncc search {os.path.basename(comp.source.name)}`: rank {i + 1}, {r.candidate.label()},\n"
                   f"# {r.status} ({r.source}): {m['tokens_per_s_per_device']:.1f} output tokens/s per device, "
-                  f"QPM {m['qpm']:.0f}, TTFT {m['ttft_s'].get('mean', 0):.2f} s, TPOT {m['tpot_ms'].get('mean', 0):.1f} ms\n")
+                  f"QPM {m['qpm']:.0f}, TTFT {m['ttft_s'].get('mean', 0):.2f} s (engine), "
+                  f"{(m.get('client_ttft_s') or m['ttft_s']).get('mean', 0):.2f} s (client), "
+                  f"TPOT {m['tpot_ms'].get('mean', 0):.1f} ms\n")
         text = plan_text(comp, r.candidate, name, moe, header, out_path=path)
         # verified where it will be written: its imports resolve from there, as `sncc check` reads them
         errs = verify(text, path)

@@ -207,3 +207,31 @@ def test_an_empty_item_of_a_list_flag_is_a_usage_error(flag, value):
     r = CliRunner().invoke(main, ["search", str(SMALL), flag, value])
     assert r.exit_code == 2, r.output
     assert "empty" in r.output and "Traceback" not in r.output
+
+
+def test_ttft_shown_is_the_client_ttft_a_ttft_slo_is_judged_on(tmp_path):
+    # one tp8 instance of 16 sequences for 128 clients: the engine's TTFT is short, the queue in
+    # front of it is long, and the `ttft < 2s` SLO (client TTFT) is missed
+    args = ["search", str(SMALL), "--mode", "aggregated", "--tp", "8", "--dp", "1", "--max-num-seqs", "16",
+            "--serve-instances", "1", "--top", "1"]
+    r = CliRunner().invoke(main, args + ["--format", "json"])
+    doc = json.loads(r.stdout)
+    jsonschema.validate(doc, json.loads((ROOT / "schemas" / "search.schema.json").read_text()))
+    assert doc["ttft_judged_on"] == "client"
+    row = doc["ranked"][0]
+    assert row["source"] == "simulate" and dict((s["name"], s["verdict"]) for s in row["slo"])["ttft.mean < 2 s"] == "missed"
+    assert row["ttft_s"]["mean"] < 2 < row["client_ttft_s"]["mean"]          # engine TTFT kept, client added
+    assert {"p50", "p99", "mean_low", "mean_high"} <= set(row["client_ttft_s"])
+    text = CliRunner().invoke(main, args).output
+    assert "client TTFT s" in text and "what the `ttft` SLO is judged on" in text
+    p99 = f"{row['client_ttft_s']['p99']:.2f}"
+    assert p99 in text
+
+
+def test_an_engine_ttft_slo_shows_the_engine_ttft(tmp_path):
+    p = tmp_path / "engine.sn"
+    p.write_text(SMALL.read_text().replace("slo { ttft < 2s", "slo { engine_ttft < 2s"))
+    r = CliRunner().invoke(main, ["search", str(p), *FAST, "--format", "json"])
+    assert json.loads(r.stdout)["ttft_judged_on"] == "engine"
+    text = CliRunner().invoke(main, ["search", str(p), *FAST]).output
+    assert "engine TTFT s" in text and "client TTFT s" not in text
