@@ -119,6 +119,7 @@ def search_command(plan: str, fmt: str, write_dir: Optional[str], plot: Optional
     if any(d.is_error for d in pre):
         cli._emit_diagnostics(pre, sources, 1, fmt, sys.stdout.isatty())
         sys.exit(cli.EXIT_PROBLEMS)
+    warnings = list(pre)                # SN8102: printed, located, after the text report
     from sncc.search._serial import backend as make_backend
     from sncc.search.report import document, plot_frontier, render_text
     from sncc.search.run import search
@@ -163,6 +164,12 @@ def search_command(plan: str, fmt: str, write_dir: Optional[str], plot: Optional
         click.echo(render_text(res, comp.plan.name), nl=False)
         for p in written:
             click.echo(f"wrote {p}")
+        if not any(r.status == "met" for r in res.ranked):
+            from sncc.search.space import no_plan_meets_slo
+
+            warnings.append(no_plan_meets_slo(comp.plan))
+        if warnings:
+            cli._emit_diagnostics(warnings, sources, 1, fmt, sys.stdout.isatty())
     if res.interrupted:                 # the partial report is printed, but the run did not finish
         click.echo("sncc search: interrupted (Ctrl-C): the report holds what was found; exit 130", err=True)
         sys.exit(EXIT_INTERRUPTED)

@@ -72,7 +72,8 @@ def _table(rows: list, title: str, rank_from: Optional[dict] = None, basis: str 
 
 
 def render_text(res: SearchResult, plan_name: str, width: int = 160) -> str:
-    """The rich report: stages, the ranked table (top k), the Pareto frontier and the notes."""
+    """The rich report: stages, the ranked table (top k), the Pareto frontier and the notes (the
+    SN8102 / SN8105 warnings are diagnostics, located in the plan: ``sncc search`` prints them after it)."""
     from rich.console import Console
     from rich.table import Table
 
@@ -117,13 +118,9 @@ def render_text(res: SearchResult, plan_name: str, width: int = 160) -> str:
                       + ", ".join(res.rejected.get(res.base.label(), ["outside the space"])))
     if not res.ranked:
         con.print("no candidate of the searched space passed the checks: nothing is ranked or written")
-    if not any(r.status == "met" for r in res.ranked):
-        con.print("warning[SN8105]: no candidate is predicted to meet every SLO with its whole interval")
     if res.rejected:
         con.print(f"{len(res.rejected)} candidate(s) refused by the checks and not ranked: "
                   + "; ".join(f"{k}: {', '.join(v)}" for k, v in sorted(res.rejected.items())[:5]))
-    for what, value, why in res.space.dropped:
-        con.print(f"warning[SN8102]: `{what} = {value}` dropped: {why}")
     for n in res.notes:
         con.print(f"note: {n}")
     if res.interrupted:

@@ -345,17 +345,43 @@ def space_diagnostics(plan: Any, facts: Any, space: Optional[Space], overrides: 
 
     * SN8103 a budget larger than the plan's hardware, SN8104 ``speculative = both`` without the
       plan's ``speculative`` block (before the space is built: ``space`` None);
-    * SN8101 a space without a layout for a role its modes need, SN8102 each value dropped."""
+    * SN8101 a space without a layout for a role its modes need, SN8102 each value dropped.
+
+    A value the command line gave (``overrides``) is reported at the search block's name (or
+    the plan's) with ``(from --flag)`` in the message, not at a value of the block it overrides;
+    a dropped default the plan's role wrote (``chunked_prefill``) at that role's value."""
     from sncc.diagnostics import codes
     from sncc.diagnostics.model import diag
 
     overrides = overrides or {}
     s = plan.search
 
-    def at(key: str):
-        if s is not None:
-            return s.span_of(key)
+    def head():
+        """The search block's name, else the plan's: where a value not written in the plan is reported."""
+        if s is not None and (s.name_span or s.block_span) is not None:
+            return s.name_span or s.block_span
         return plan.name_span or plan.block_span
+
+    def flagged(key: str) -> bool:
+        return overrides.get(key) is not None
+
+    def at(key: str):
+        if flagged(key) or s is None:
+            return head()
+        return s.span_of(key)
+
+    def src(key: str) -> str:
+        """`` (from --tp)`` for a value the command line gave, else nothing."""
+        return f" (from --{key.replace('_', '-')})" if flagged(key) else ""
+
+    def role_value(key: str, value: Any):
+        """(span, text) of a plan role's own ``key = value`` (a default the block did not list), or None."""
+        if s is not None and s.key_span(key) is not None:
+            return None
+        for name, role in plan.roles():
+            if getattr(role, key, None) == value and role.key_span(key) is not None:
+                return role.span_of(key), f" (the plan's `{name}` value)"
+        return None
 
     out = []
     if space is None:
@@ -363,7 +389,8 @@ def space_diagnostics(plan: Any, facts: Any, space: Optional[Space], overrides: 
         have = facts.devices_available
         if have and budget > have:
             out.append(diag(codes.SEARCH_BUDGET_EXCEEDS_HARDWARE,
-                            f"the search's budget of {budget} devices is larger than the plan's {have}", at("devices"),
+                            f"the search's budget of {budget} devices{src('devices')} is larger than the plan's {have}",
+                            at("devices"),
                             help=f"set `devices = {have}` or enlarge `hardware`"))
         if budget < 1:
             out.append(diag(codes.SEARCH_EMPTY_SPACE, "the search has no device budget", at("devices"),
@@ -377,11 +404,32 @@ def space_diagnostics(plan: Any, facts: Any, space: Optional[Space], overrides: 
     need = {"aggregated": ("serve",), "disaggregated": ("prefill", "decode")}
     empty = [role for mode in space.modes for role in need[mode] if not space.layouts.get(role)]
     if empty:
+        given = [f"{k} from --{k}" for k in ("tp", "dp", "pp") if flagged(k)] + (["budget from --devices"]
+                                                                             if flagged("devices") else [])
         out.append(diag(codes.SEARCH_EMPTY_SPACE,
-                        f"no {' / '.join(f'`{r}`' for r in empty)} layout fits: every tp × dp × pp listed breaks a "
+                        f"no {' / '.join(f'`{r}`' for r in empty)} layout fits: every tp × dp × pp listed"
+                        f"{' (' + ', '.join(given) + ')' if given else ''} breaks a "
                         f"construction rule or the budget of {space.budget} devices", at("tp"),
                         help="list sizes that divide the attention heads and fit the budget and HBM"))
     for what, value, why in space.dropped:
-        out.append(diag(codes.SEARCH_VALUE_DROPPED, f"`{what} = {value}` is skipped: it {why}" if not why.startswith("larger")
-                        else f"`{what} = {value}` is skipped: {why}", at(what)))
+        where, whence = at(what), src(what)
+        own = None if flagged(what) else role_value(what, value)
+        if own is not None:
+            where, whence = own
+        out.append(diag(codes.SEARCH_VALUE_DROPPED, f"`{what} = {value}`{whence} is skipped: it {why}"
+                        if not why.startswith("larger") else f"`{what} = {value}`{whence} is skipped: {why}", where))
     return out
+
+
+def no_plan_meets_slo(plan: Any):
+    """SN8105 (a warning) located at the plan's ``search`` block, else at its name: no ranked
+    candidate is predicted to meet every SLO with its whole interval."""
+    from sncc.diagnostics import codes
+    from sncc.diagnostics.model import diag
+
+    s = plan.search
+    span = (s.name_span or s.block_span) if s is not None else None
+    return diag(codes.SEARCH_NO_PLAN_MEETS_SLO,
+                "no candidate is predicted to meet every SLO with its whole interval",
+                span or plan.name_span or plan.block_span,
+                help="loosen the SLO, enlarge the budget (--devices) or widen the space")

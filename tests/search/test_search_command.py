@@ -235,3 +235,30 @@ def test_an_engine_ttft_slo_shows_the_engine_ttft(tmp_path):
     assert json.loads(r.stdout)["ttft_judged_on"] == "engine"
     text = CliRunner().invoke(main, ["search", str(p), *FAST]).output
     assert "engine TTFT s" in text and "client TTFT s" not in text
+
+
+def test_a_value_from_a_flag_is_reported_as_from_the_flag_at_the_search_block():
+    # the block lists tp = [1, 2, 3, 4, 8] on line 30; `--tp 3,4` overrides it: SN8102 names the
+    # flag and sits at the `search` block (line 28), not under the list the flag replaced
+    r = CliRunner().invoke(main, ["search", str(SMALL), "--tp", "3,4", "--dp", "1", "--mode", "aggregated",
+                                  "--max-num-seqs", "64", "--top", "1"])
+    assert "warning[SN8102]: `tp = 3` (from --tp) is skipped: it does not divide the 64 attention heads" in r.output
+    assert "small_space.sn:28:3" in r.output and "small_space.sn:30" not in r.output
+    r = CliRunner().invoke(main, ["search", str(SMALL), "--tp", "3"])
+    assert r.exit_code == 1
+    assert "error[SN8101]" in r.output and "(tp from --tp)" in r.output and "small_space.sn:28:3" in r.output
+
+
+def test_a_dropped_role_default_is_located_at_the_role_value():
+    r = CliRunner().invoke(main, ["search", str(SMALL), "--max-num-batched-tokens", "100", "--mode", "aggregated"])
+    assert r.exit_code == 1
+    assert "`chunked_prefill = 8192` (the plan's `serve` value) is skipped" in r.output
+    assert "small_space.sn:19:23" in r.output                    # `chunked_prefill = 8k` in `serve { }`
+
+
+def test_no_candidate_meeting_the_slos_is_a_located_sn8105():
+    r = CliRunner().invoke(main, ["search", str(SMALL), "--mode", "aggregated", "--tp", "8", "--dp", "1",
+                                  "--max-num-seqs", "16", "--serve-instances", "1", "--top", "1"])
+    assert r.exit_code == 1
+    head, _, tail = r.output.partition("warning[SN8105]")
+    assert tail and tail.splitlines()[1].strip().endswith("small_space.sn:28:3")
