@@ -42,6 +42,21 @@ _BASIS_NOTE = {
 }
 
 
+def _hidden_ranks(shown: list, ranks: dict) -> str:
+    """The ranks above the last one ``shown`` that the table leaves out, as ``3–5, 8`` ("" for none)."""
+    got = sorted(ranks[r.candidate.key()] for r in shown if r.candidate.key() in ranks)
+    if not got:
+        return ""
+    missing = sorted(set(range(1, got[-1] + 1)) - set(got))
+    runs: list = []
+    for n in missing:
+        if runs and runs[-1][1] == n - 1:
+            runs[-1][1] = n
+        else:
+            runs.append([n, n])
+    return ", ".join(str(a) if a == b else f"{a}–{b}" for a, b in runs)
+
+
 def _ttft_key(basis: str) -> str:
     """The metrics key of the TTFT the SLOs are judged on (``client_ttft_s`` or ``ttft_s``)."""
     return "client_ttft_s" if basis == "client" else "ttft_s"
@@ -96,6 +111,11 @@ def render_text(res: SearchResult, plan_name: str, width: int = 160) -> str:
     con.print(_table(top, f"best {len(top)} (ranked by {by}; event-simulated, 80 % calibration intervals)", ranks,
                      basis))
     con.print(_BASIS_NOTE[basis])
+    hidden = _hidden_ranks(top, ranks)
+    if hidden:
+        many = "–" in hidden or "," in hidden
+        con.print(f"{'ranks' if many else 'rank'} {hidden} {'are' if many else 'is'} not shown: only the analytic "
+                  f"screen ran for {'them' if many else 'it'} (not event-simulated); `--format json` lists every rank")
     if res.frontier:
         con.print(_table(res.frontier, "Pareto frontier: tokens/s per device against tokens/s per user", ranks,
                          basis))

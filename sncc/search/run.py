@@ -347,7 +347,11 @@ def search(plan: Any, facts: Any, *, overrides: Optional[dict] = None, backend: 
     base_outside = space.excludes(base) if base is not None else None
     cands = sorted({**{k: e.candidate for k, e in chosen.items()}, **({base.key(): base} if base else {})}.values(),
                    key=Candidate.key)
-    stages.append(Stage("combine whole plans", len(ests), len(cands), time.perf_counter() - t0))
+    # kept: the estimates passed on; the plan's own layout joins stage 3 beside them (not an estimate)
+    stages.append(Stage("combine whole plans", len(ests), len(chosen), time.perf_counter() - t0))
+    if base is not None and base.key() not in chosen:
+        notes.append(f"checks + screen saw stage 2's picks and the plan's own layout ({base.label()}), "
+                     "which stage 2 did not pick")
 
     # --- stage 3: checks + analytic screen
     t0 = time.perf_counter()
