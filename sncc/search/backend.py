@@ -342,6 +342,50 @@ def _connection_help(message: str, address: str | None) -> str:
     return f"{message.rstrip('.')}; {_AUTH_HELP}"
 
 
+#: seconds a TCP connect to an explicit Ray address may take before sncc gives up (ray.init has
+#: no timeout of its own: measured with Ray 2.60.0, `ray.init(address="127.0.0.1:1")` retried the
+#: GCS connection for minutes)
+CONNECT_TIMEOUT_S = 5.0
+
+
+def _host_port(address: str) -> tuple[str, int] | None:
+    """``(host, port)`` of an explicit Ray address (``host:port``, ``ray://host:port``,
+    ``[v6]:port``), or None for one Ray resolves itself (``auto``, ``local``, no port)."""
+    rest = address.strip()
+    if "://" in rest:
+        rest = rest.split("://", 1)[1]
+    rest = rest.split("/", 1)[0]
+    if rest.startswith("["):
+        host, _, tail = rest[1:].partition("]")
+        port = tail[1:] if tail.startswith(":") else ""
+    else:
+        host, _, port = rest.rpartition(":")
+    if not host or not port.isdigit():
+        return None
+    return host, int(port)
+
+
+def check_reachable(address: str | None, timeout: float = CONNECT_TIMEOUT_S) -> None:
+    """Raise ``ConnectionError`` when a TCP connect to the explicit Ray ``address`` (or, for None,
+    to ``RAY_ADDRESS``) fails within ``timeout`` [s]: refused, unknown host, or no answer. Addresses
+    Ray resolves itself (``auto``) are left to ``ray.init``, which fails fast for them."""
+    import socket
+
+    address = address if address is not None else os.environ.get("RAY_ADDRESS") or None
+    hp = _host_port(address) if address else None
+    if hp is None:
+        return
+    try:
+        with socket.create_connection(hp, timeout=timeout):
+            pass
+    except socket.timeout:
+        raise ConnectionError(f"cannot reach the Ray cluster at {address}: no answer within {timeout:g} s; "
+                              "check the address and that `ray start --head` runs there") from None
+    except OSError as err:
+        raise ConnectionError(f"cannot reach the Ray cluster at {address}: {err.strerror or err}; "
+                              "check the address and that `ray start --head` runs there") from None
+
+
 class RayBackend(Backend):
     """Tasks on a Ray cluster, one task per chunk, results in input order.
 
@@ -358,7 +402,8 @@ class RayBackend(Backend):
 
     Raises :class:`BackendUnavailable` when Ray is not installed; ``ConnectionError`` for an
     address ``ray.init`` cannot join (Ray's message, with the token-authentication hint when
-    RAY_AUTH_MODE is unset).
+    RAY_AUTH_MODE is unset), and at once, within :data:`CONNECT_TIMEOUT_S`, for an explicit
+    ``host:port`` no TCP connection reaches (:func:`check_reachable`).
     """
 
     name = "ray"
@@ -373,6 +418,7 @@ class RayBackend(Backend):
                                           include_dashboard=False, log_to_driver=False)
             if address is None and self._workers is not None:
                 kwargs["num_cpus"] = self._workers
+            check_reachable(address)     # ray.init would retry an unreachable address for minutes
             try:
                 ray.init(**kwargs)
             except ConnectionError as err:

@@ -2,7 +2,8 @@
 
 Exit codes: 0 a candidate meets every SLO; 1 the plan has errors, the space is empty (SN8101,
 SN8103, SN8104) or no candidate meets every SLO (SN8105); 2 sncc could not run (unreadable file,
-a backend that is not installed, a written plan that would not check).
+a backend that is not installed or cannot be reached, a written plan that would not check); 130
+Ctrl-C stopped the search (the partial report is printed, JSON ``"interrupted": true``).
 """
 from __future__ import annotations
 
@@ -11,16 +12,26 @@ from typing import Optional
 
 import click
 
+#: exit code of a search Ctrl-C stopped (128 + SIGINT, as a shell reports it), its partial report printed
+EXIT_INTERRUPTED = 130
+
 
 def _ints(ctx, param, value: Optional[str]):
-    """``1,2,4`` → [1, 2, 4] (a click callback)."""
+    """``1,2,4`` → [1, 2, 4] (a click callback of every list flag).
+
+    Raises ``click.BadParameter`` (a usage error, exit 2) for an empty value or an empty item
+    (``1,,2``, ``1,2,``), a word that is not a whole number, or a number below 1."""
     if value is None:
         return None
+    items = value.replace(" ", "").split(",")
+    if any(v == "" for v in items):
+        raise click.BadParameter(f"expected whole numbers separated by commas, e.g. `1,2,4`, found "
+                                 f"{'an empty value' if not value.strip() else f'an empty item in `{value}`'}")
     try:
-        out = [int(v) for v in value.replace(" ", "").split(",") if v]
+        out = [int(v) for v in items]
     except ValueError:
         raise click.BadParameter(f"expected whole numbers separated by commas, e.g. `1,2,4`, found `{value}`")
-    if not out or any(v < 1 for v in out):
+    if any(v < 1 for v in out):
         raise click.BadParameter("expected positive whole numbers, e.g. `1,2,4`")
     return out
 
@@ -108,6 +119,7 @@ def search_command(plan: str, fmt: str, write_dir: Optional[str], plot: Optional
     if any(d.is_error for d in pre):
         cli._emit_diagnostics(pre, sources, 1, fmt, sys.stdout.isatty())
         sys.exit(cli.EXIT_PROBLEMS)
+    warnings = list(pre)                # SN8102: printed, located, after the text report
     from sncc.search._serial import backend as make_backend
     from sncc.search.report import document, plot_frontier, render_text
     from sncc.search.run import search
@@ -126,7 +138,7 @@ def search_command(plan: str, fmt: str, write_dir: Optional[str], plot: Optional
         cli._fail(str(e), fmt, sources)
     except KeyboardInterrupt:           # between stages' items (the stages keep their own)
         click.echo("sncc search: interrupted before a stage finished; nothing to report", err=True)
-        sys.exit(130)
+        sys.exit(EXIT_INTERRUPTED)
     finally:
         if bar is not None:
             bar.stop()
@@ -138,6 +150,9 @@ def search_command(plan: str, fmt: str, write_dir: Optional[str], plot: Optional
             written = write_best(comp, best, write_dir, bool(comp.facts.is_moe))
         except (WriteError, OSError) as e:
             cli._fail(f"--write {write_dir}: {e}", fmt, sources)
+        if not best:
+            click.echo(f"sncc search: --write {write_dir}: nothing to write (no event-simulated candidate "
+                       "of the space met its SLOs or is uncertain)", err=True)
     if plot:
         try:
             plot_frontier(res, plot)
@@ -149,6 +164,15 @@ def search_command(plan: str, fmt: str, write_dir: Optional[str], plot: Optional
         click.echo(render_text(res, comp.plan.name), nl=False)
         for p in written:
             click.echo(f"wrote {p}")
+        if not any(r.status == "met" for r in res.ranked):
+            from sncc.search.space import no_plan_meets_slo
+
+            warnings.append(no_plan_meets_slo(comp.plan))
+        if warnings:
+            cli._emit_diagnostics(warnings, sources, 1, fmt, sys.stdout.isatty())
+    if res.interrupted:                 # the partial report is printed, but the run did not finish
+        click.echo("sncc search: interrupted (Ctrl-C): the report holds what was found; exit 130", err=True)
+        sys.exit(EXIT_INTERRUPTED)
     met = any(r.status == "met" for r in res.ranked)
     sys.exit(cli.EXIT_OK if met else cli.EXIT_PROBLEMS)
 

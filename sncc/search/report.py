@@ -33,13 +33,45 @@ def _label(r: Row) -> str:
     return f"{r.candidate.label()} (= {same})"
 
 
-def _table(rows: list, title: str, rank_from: Optional[dict] = None):
+#: the line under the ranked table saying which TTFT its column shows
+_BASIS_NOTE = {
+    "client": "TTFT column: client TTFT (request sent to first token, the queue in front of the engines "
+              "included), what the `ttft` SLO is judged on; JSON `client_ttft_s` (`ttft_s` is the engine's)",
+    "engine": "TTFT column: engine TTFT (dispatch to first token), what an `engine_ttft` SLO is judged on; "
+              "JSON `ttft_s` (`client_ttft_s` adds the queue in front of the engines)",
+}
+
+
+def _hidden_ranks(shown: list, ranks: dict) -> str:
+    """The ranks above the last one ``shown`` that the table leaves out, as ``3–5, 8`` ("" for none)."""
+    got = sorted(ranks[r.candidate.key()] for r in shown if r.candidate.key() in ranks)
+    if not got:
+        return ""
+    missing = sorted(set(range(1, got[-1] + 1)) - set(got))
+    runs: list = []
+    for n in missing:
+        if runs and runs[-1][1] == n - 1:
+            runs[-1][1] = n
+        else:
+            runs.append([n, n])
+    return ", ".join(str(a) if a == b else f"{a}–{b}" for a, b in runs)
+
+
+def _ttft_key(basis: str) -> str:
+    """The metrics key of the TTFT the SLOs are judged on (``client_ttft_s`` or ``ttft_s``)."""
+    return "client_ttft_s" if basis == "client" else "ttft_s"
+
+
+def _table(rows: list, title: str, rank_from: Optional[dict] = None, basis: str = "engine"):
+    """A rich table of ``rows``; its TTFT column is the ``basis`` TTFT (``client`` or ``engine``),
+    the one the plan's SLOs are judged on, labelled in the header."""
     from rich.table import Table
 
     t = Table(title=title, title_justify="left", show_lines=False)
+    key = _ttft_key(basis)
     for name, just in (("#", "right"), ("status", "left"), ("layout", "left"), ("devices", "right"),
                        ("tok/s/dev", "right"), ("tok/s/user", "right"), ("QPM", "right"),
-                       ("TTFT s p50/p90/p99", "left"), ("80 %", "left"), ("TPOT ms p50/p90/p99", "left"),
+                       (f"{basis} TTFT s p50/p90/p99", "left"), ("80 %", "left"), ("TPOT ms p50/p90/p99", "left"),
                        ("80 % ", "left"),
                        ("binds", "left")):
         t.add_column(name, justify=just, overflow="fold")
@@ -48,13 +80,15 @@ def _table(rows: list, title: str, rank_from: Optional[dict] = None):
         rank = (rank_from or {}).get(r.candidate.key(), i + 1)
         t.add_row(str(rank), r.status, _label(r), str(r.candidate.devices),
                   f"{m['tokens_per_s_per_device']:.1f}", f"{m['tokens_per_s_per_user']:.1f}", f"{m['qpm']:.0f}",
-                  _latency(m["ttft_s"], ".2f"), _interval(m["ttft_s"]), _latency(m["tpot_ms"], ".1f"),
+                  _latency(m.get(key) or m["ttft_s"], ".2f"), _interval(m.get(key) or m["ttft_s"]),
+                  _latency(m["tpot_ms"], ".1f"),
                   _interval(m["tpot_ms"]), str(m.get("bound") or ""))
     return t
 
 
 def render_text(res: SearchResult, plan_name: str, width: int = 160) -> str:
-    """The rich report: stages, the ranked table (top k), the Pareto frontier and the notes."""
+    """The rich report: stages, the ranked table (top k), the Pareto frontier and the notes (the
+    SN8102 / SN8105 warnings are diagnostics, located in the plan: ``sncc search`` prints them after it)."""
     from rich.console import Console
     from rich.table import Table
 
@@ -73,11 +107,26 @@ def render_text(res: SearchResult, plan_name: str, width: int = 160) -> str:
     top = [r for r in res.ranked if r.source == "simulate"][: sp.top] or res.ranked[: sp.top]
     ranks = {r.candidate.key(): i + 1 for i, r in enumerate(res.ranked)}
     by = "goodput (highest rate meeting every SLO percentile)" if res.goodput else "output tokens/s per device"
-    con.print(_table(top, f"best {len(top)} (ranked by {by}; event-simulated, 80 % calibration intervals)", ranks))
+    basis = res.ttft_basis
+    con.print(_table(top, f"best {len(top)} (ranked by {by}; event-simulated, 80 % calibration intervals)", ranks,
+                     basis))
+    con.print(_BASIS_NOTE[basis])
+    hidden = _hidden_ranks(top, ranks)
+    if hidden:
+        many = "–" in hidden or "," in hidden
+        con.print(f"{'ranks' if many else 'rank'} {hidden} {'are' if many else 'is'} not shown: only the analytic "
+                  f"screen ran for {'them' if many else 'it'} (not event-simulated); `--format json` lists every rank")
     if res.frontier:
-        con.print(_table(res.frontier, "Pareto frontier: tokens/s per device against tokens/s per user", ranks))
+        con.print(_table(res.frontier, "Pareto frontier: tokens/s per device against tokens/s per user", ranks,
+                         basis))
     base_rank = res.rank_of(res.base)
-    if res.base is not None:
+    if res.base is not None and res.base_outside:
+        ref = res.reference
+        figures = (f"; for reference: {ref.status} ({ref.source}), {ref.metrics['tokens_per_s_per_device']:.1f} "
+                   f"tok/s/dev, QPM {ref.metrics['qpm']:.0f}") if ref is not None else ""
+        con.print(f"the plan's own layout ({res.base.label()}) is outside the searched space "
+                  f"({res.base_outside}): not ranked or written{figures}")
+    elif res.base is not None:
         row = next((r for r in res.ranked if r.candidate.key() == res.base.key()), None)
         if row is not None and base_rank is not None:
             best = res.ranked[0].metrics["tokens_per_s_per_device"] if res.ranked else 0.0
@@ -87,13 +136,11 @@ def render_text(res: SearchResult, plan_name: str, width: int = 160) -> str:
         else:
             con.print(f"the plan's own layout ({res.base.label()}) is not ranked: "
                       + ", ".join(res.rejected.get(res.base.label(), ["outside the space"])))
-    if not any(r.status == "met" for r in res.ranked):
-        con.print("warning[SN8105]: no candidate is predicted to meet every SLO with its whole interval")
+    if not res.ranked:
+        con.print("no candidate of the searched space passed the checks: nothing is ranked or written")
     if res.rejected:
         con.print(f"{len(res.rejected)} candidate(s) refused by the checks and not ranked: "
                   + "; ".join(f"{k}: {', '.join(v)}" for k, v in sorted(res.rejected.items())[:5]))
-    for what, value, why in res.space.dropped:
-        con.print(f"warning[SN8102]: `{what} = {value}` dropped: {why}")
     for n in res.notes:
         con.print(f"note: {n}")
     if res.interrupted:
@@ -101,7 +148,8 @@ def render_text(res: SearchResult, plan_name: str, width: int = 160) -> str:
     return buf.getvalue()
 
 
-def _row_doc(r: Row, rank: int) -> dict:
+def _row_doc(r: Row, rank: Optional[int]) -> dict:
+    """A ranked row's JSON object (``rank`` None: the unranked reference row, which has no ``rank``)."""
     c = r.candidate
     roles = []
     for rc in c.roles:
@@ -111,13 +159,17 @@ def _row_doc(r: Row, rank: int) -> dict:
                       "max_num_seqs": rc.max_num_seqs, "max_num_batched_tokens": lay.max_num_batched_tokens,
                       "chunked_prefill": lay.chunk, "speculative": lay.speculative})
     m = r.metrics
-    return {"rank": rank, "status": r.status, "source": r.source, "mode": c.mode, "layout": c.label(),
+    doc = {"rank": rank, "status": r.status, "source": r.source, "mode": c.mode, "layout": c.label(),
             "devices": c.devices, "roles": roles, "qpm": m["qpm"], "tokens_per_s": m["tokens_per_s"],
             "tokens_per_s_per_device": m["tokens_per_s_per_device"],
-            "tokens_per_s_per_user": m["tokens_per_s_per_user"], "ttft_s": m["ttft_s"], "tpot_ms": m["tpot_ms"],
+            "tokens_per_s_per_user": m["tokens_per_s_per_user"], "ttft_s": m["ttft_s"],
+            "client_ttft_s": m.get("client_ttft_s"), "tpot_ms": m["tpot_ms"],
             "bound": m.get("bound"), "goodput_qpm": m.get("goodput_qpm"),
             "slo": [{"name": n, "verdict": v} for n, v in r.slo], "warnings": list(r.warnings),
             "equivalent_max_num_seqs": [list(seqs) for seqs in r.equivalent]}
+    if rank is None:
+        del doc["rank"]
+    return doc
 
 
 def document(res: SearchResult, plan_name: str, written: Optional[list] = None) -> dict:
@@ -135,9 +187,12 @@ def document(res: SearchResult, plan_name: str, written: Optional[list] = None) 
         "stages": [s.to_dict() for s in res.stages],
         "ranked": ranked,
         "frontier": [ranks[r.candidate.key()] for r in res.frontier],
-        "base": {"layout": res.base.label(), "rank": res.rank_of(res.base)} if res.base else None,
+        "base": {"layout": res.base.label(), "rank": res.rank_of(res.base), "outside": res.base_outside,
+                 "reference": _row_doc(res.reference, None) if res.reference is not None else None}
+        if res.base else None,
         "rejected": [{"layout": k, "codes": v} for k, v in sorted(res.rejected.items())],
         "ranked_by": "goodput_qpm" if res.goodput else "tokens_per_s_per_device",
+        "ttft_judged_on": res.ttft_basis,
         "interrupted": res.interrupted,
         "notes": list(res.notes),
         "written": list(written or []),

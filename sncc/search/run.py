@@ -62,7 +62,8 @@ class Stage:
 class Row:
     """One ranked candidate: its :class:`Candidate`, ``status`` (met / uncertain / missed /
     screened), the figures (``metrics``: qpm, tokens_per_s, tokens_per_s_per_device,
-    tokens_per_s_per_user, ttft_s / tpot_ms dicts of mean/p50/p90/p99 and their ``low``/``high``,
+    tokens_per_s_per_user, ttft_s (engine: dispatch to first token) / client_ttft_s (request sent
+    to first token) [s] / tpot_ms [ms] dicts of mean/p50/p90/p99 and their ``low``/``high``,
     bound, devices), ``slo`` verdicts (name, verdict) and ``source`` (``simulate`` or ``screen``)."""
 
     candidate: Candidate
@@ -86,7 +87,9 @@ class Row:
 class SearchResult:
     """What a search found: the ``space``, the ``stages``, the ``ranked`` rows (best first), the
     Pareto ``frontier`` (rows, by tokens/s per user), the candidates ``rejected`` by the checks
-    (candidate label → codes), ``interrupted`` (Ctrl-C: what was found so far) and ``notes``."""
+    (candidate label → codes), ``interrupted`` (Ctrl-C: what was found so far) and ``notes``;
+    ``base`` is the plan's own layout, ranked among the others only when it lies inside the
+    requested space (else it is the unranked ``reference`` row, ``base_outside`` saying why)."""
 
     space: Space
     stages: list
@@ -97,6 +100,13 @@ class SearchResult:
     notes: list = field(default_factory=list)
     goodput: bool = False
     base: Optional[Candidate] = None
+    #: the plan's own layout when it lies outside the requested space (``base_outside`` says why):
+    #: screened and simulated as a reference beside the ranking, never ranked or written
+    reference: Optional["Row"] = None
+    base_outside: Optional[str] = None
+    #: the TTFT the plan's SLOs judge: ``client`` (a ``ttft`` SLO: request sent to first token,
+    #: the queue in front of the engines included) or ``engine`` (``engine_ttft``, or no TTFT SLO)
+    ttft_basis: str = "engine"
 
     def rank_of(self, cand: Optional[Candidate]) -> Optional[int]:
         """1-based rank of ``cand`` in :attr:`ranked`, or None."""
@@ -173,6 +183,8 @@ def simulate_candidate(ctx: CandidateContext, cand: Candidate) -> dict:
         return {k: float(v) for k, v in d.items()}
 
     out["ttft_s"] = pct("ttft_s", "ttft_s")
+    # request sent to first token (the client's queue included): what a `ttft` SLO is judged on
+    out["client_ttft_s"] = pct("client_ttft_s", "client_ttft_s")
     out["tpot_ms"] = pct("tpot_ms", "tpot_ms")
     # the figures `sncc simulate` prints for the same plan: the steady window's, else the run's
     tps = float(sat.get("output_tokens_per_s", r.output_tokens_per_s))
@@ -331,9 +343,15 @@ def search(plan: Any, facts: Any, *, overrides: Optional[dict] = None, backend: 
     for e in _estimate_front([e for e in ests if e.ttft_s <= (means.ttft_s or float("inf"))])[:n_short // 2]:
         chosen.setdefault(e.candidate.key(), e)
     base = base_candidate(plan, facts)
+    # the plan's own layout outside the requested budget, mode or values: a reference, never ranked
+    base_outside = space.excludes(base) if base is not None else None
     cands = sorted({**{k: e.candidate for k, e in chosen.items()}, **({base.key(): base} if base else {})}.values(),
                    key=Candidate.key)
-    stages.append(Stage("combine whole plans", len(ests), len(cands), time.perf_counter() - t0))
+    # kept: the estimates passed on; the plan's own layout joins stage 3 beside them (not an estimate)
+    stages.append(Stage("combine whole plans", len(ests), len(chosen), time.perf_counter() - t0))
+    if base is not None and base.key() not in chosen:
+        notes.append(f"checks + screen saw stage 2's picks and the plan's own layout ({base.label()}), "
+                     "which stage 2 did not pick")
 
     # --- stage 3: checks + analytic screen
     t0 = time.perf_counter()
@@ -341,9 +359,16 @@ def search(plan: Any, facts: Any, *, overrides: Optional[dict] = None, backend: 
     cctx = CandidateContext(plan, facts, moe, means.mo, mpn, goodput, seed)
     screened = run("screen", screen_candidate, cands, cctx)
     rows, rejected, seen = [], {}, {}
+    reference: Optional[Row] = None
     for cand, m in zip(cands, screened):
+        is_base = base is not None and cand.key() == base.key()
         if "errors" in m:
-            rejected[cand.label()] = m["errors"]
+            if not (is_base and base_outside):
+                rejected[cand.label()] = m["errors"]
+            continue
+        if is_base and base_outside:
+            reference = Row(cand, "screened" if _screen_meets(plan, m) else "missed", m,
+                            warnings=m.get("warnings", []))
             continue
         # a larger max_num_seqs the KV pool cannot fill is the same plan in effect: ranked once,
         # at the smallest batch (candidates are in key order: smaller batches first)
@@ -361,7 +386,8 @@ def search(plan: Any, facts: Any, *, overrides: Optional[dict] = None, backend: 
     t0 = time.perf_counter()
     rows.sort(key=lambda r: r.sort_key())
     front = pareto([r for r in rows if r.status == "screened"])
-    own = [r for r in rows if base is not None and r.candidate.key() == base.key()]
+    own = [reference] if reference is not None else [r for r in rows if base is not None and r.candidate.key() == base.key()]
+    ranked_base = None if base_outside else base
     want = rows[: space.top] + front + own
     top_keys = {r.candidate.key() for r in rows[: space.top]}
     n_sim = n_done = 0
@@ -384,20 +410,27 @@ def search(plan: Any, facts: Any, *, overrides: Optional[dict] = None, backend: 
             r.slo = list(m.get("slo", []))
             r.status = _status(r.slo)
             r.source = "simulate"
-        rows = merge_equivalent(rows, base)
+        rows = merge_equivalent(rows, ranked_base)
         # the top picks that survived the merge; the merged ones' places go to the next screened rows
         kept = sum(1 for r in rows if r.source == "simulate" and r.candidate.key() in top_keys)
         if kept >= space.top:
             break
         want = sorted((r for r in rows if r.source == "screen"), key=lambda r: r.sort_key())[: space.top - kept]
         top_keys |= {r.candidate.key() for r in want}
-    for r in rows:
+    for r in rows + own:
         if r.source == "failed":
             r.source = "screen"
     stages.append(Stage("event simulation", n_sim, n_done, time.perf_counter() - t0))
     rows.sort(key=lambda r: r.sort_key(goodput))
     frontier = pareto([r for r in rows if r.source == "simulate" and r.status in ("met", "uncertain")])
-    return SearchResult(space, stages, rows, frontier, rejected, interrupted, notes, goodput, base)
+    return SearchResult(space, stages, rows, frontier, rejected, interrupted, notes, goodput, base,
+                        reference, base_outside, ttft_basis(plan))
+
+
+def ttft_basis(plan: Any) -> str:
+    """``client`` when one of ``plan``'s SLOs is judged on the client TTFT (``ttft``,
+    ``client_ttft``), else ``engine``."""
+    return "client" if any(t.metric in ("ttft", "client_ttft") for t in plan.slo) else "engine"
 
 
 def _without_batch(cand: Candidate) -> tuple:

@@ -175,6 +175,38 @@ class Space:
     fixed: bool
     top: int
     dropped: list = field(default_factory=list)
+    #: the values the command line or the ``search { }`` block asked for (key → tuple), the
+    #: defaults left out: what :meth:`excludes` holds a candidate to
+    requested: dict = field(default_factory=dict)
+
+    def excludes(self, cand: Any) -> Optional[str]:
+        """Why candidate ``cand`` lies outside the requested space, every reason joined by ``; ``
+        (a mode not searched, more devices than the budget or not exactly it with ``fixed``, a
+        value the flags or the block do not list), or None when it lies inside.  The base plan's own layout is the one
+        candidate not built from the space, so it is the one this can refuse."""
+        why = []
+        if cand.mode not in self.modes:
+            why.append(f"{cand.mode}, but the search is {' and '.join(self.modes)} only")
+        if cand.devices > self.budget or (self.fixed and cand.devices != self.budget):
+            why.append(f"{cand.devices} devices, but the budget is {'exactly' if self.fixed else 'at most'} "
+                       f"{self.budget}")
+        for rc in cand.roles:
+            lay, role = rc.layout, rc.layout.role
+            got = {"tp": lay.tp, "dp": lay.dp, "pp": lay.pp, "max_num_batched_tokens": lay.max_num_batched_tokens,
+                   f"{role}_instances": rc.instances, "speculative": lay.speculative}
+            if role in ("prefill", "serve") and lay.chunk is not None:
+                got["chunked_prefill"] = lay.chunk
+            if role in _DECODING and rc.max_num_seqs is not None:
+                got["max_num_seqs"] = rc.max_num_seqs
+            if self.requested.get("moe") and lay.tp * lay.dp > 1:
+                got["expert_parallel"] = lay.expert_parallel
+            for key, value in got.items():
+                want = self.requested.get(key)
+                if want is not None and value not in want:
+                    shown = {True: "on", False: "off"}.get(value, value) if isinstance(value, bool) else value
+                    who = "" if key.startswith(role) else f"{role} "
+                    why.append(f"{who}`{key} = {shown}`, not among the values searched")
+        return "; ".join(why) or None
 
     @property
     def size(self) -> int:
@@ -280,7 +312,31 @@ def build_space(plan: Any, facts: Any, overrides: Optional[dict] = None) -> Spac
             if value > budget:
                 dropped.append((name, value, f"larger than the device budget {budget}"))
     top = int(overrides.get("top") or (s.top if s else 10))
-    return Space(modes, layouts, batches, instances, budget, fixed, top, sorted(set(dropped), key=str))
+    return Space(modes, layouts, batches, instances, budget, fixed, top, sorted(set(dropped), key=str),
+                 _requested(s, overrides, routed > 0))
+
+
+#: the list keys :meth:`Space.excludes` compares (the ``search { }`` keys, ``*_instances`` included)
+_REQUESTABLE = ("tp", "dp", "pp", "max_num_batched_tokens", "chunked_prefill", "max_num_seqs",
+                "prefill_instances", "decode_instances", "serve_instances", "expert_parallel", "speculative")
+
+
+def _requested(search: Any, overrides: dict, moe: bool) -> dict:
+    """The values the flags (``overrides``) or the ``search { }`` block list, key → tuple; the
+    enums' ``auto`` / ``plan`` (the plan's own setting) request nothing.  ``moe`` is kept under
+    ``"moe"``: expert parallelism is compared only for a model with routed experts."""
+    out: dict = {"moe": moe}
+    for key in _REQUESTABLE:
+        raw = overrides.get(key)
+        if raw is None and search is not None:
+            raw = getattr(search, key, None)
+            if key == "expert_parallel":
+                raw = {"on": [True], "off": [False], "both": [True, False]}.get(raw)
+            elif key == "speculative":
+                raw = {"off": [False], "both": [True, False]}.get(raw)
+        if raw is not None:
+            out[key] = tuple(raw)
+    return out
 
 
 def space_diagnostics(plan: Any, facts: Any, space: Optional[Space], overrides: Optional[dict] = None) -> list:
@@ -289,17 +345,43 @@ def space_diagnostics(plan: Any, facts: Any, space: Optional[Space], overrides: 
 
     * SN8103 a budget larger than the plan's hardware, SN8104 ``speculative = both`` without the
       plan's ``speculative`` block (before the space is built: ``space`` None);
-    * SN8101 a space without a layout for a role its modes need, SN8102 each value dropped."""
+    * SN8101 a space without a layout for a role its modes need, SN8102 each value dropped.
+
+    A value the command line gave (``overrides``) is reported at the search block's name (or
+    the plan's) with ``(from --flag)`` in the message, not at a value of the block it overrides;
+    a dropped default the plan's role wrote (``chunked_prefill``) at that role's value."""
     from sncc.diagnostics import codes
     from sncc.diagnostics.model import diag
 
     overrides = overrides or {}
     s = plan.search
 
-    def at(key: str):
-        if s is not None:
-            return s.span_of(key)
+    def head():
+        """The search block's name, else the plan's: where a value not written in the plan is reported."""
+        if s is not None and (s.name_span or s.block_span) is not None:
+            return s.name_span or s.block_span
         return plan.name_span or plan.block_span
+
+    def flagged(key: str) -> bool:
+        return overrides.get(key) is not None
+
+    def at(key: str):
+        if flagged(key) or s is None:
+            return head()
+        return s.span_of(key)
+
+    def src(key: str) -> str:
+        """`` (from --tp)`` for a value the command line gave, else nothing."""
+        return f" (from --{key.replace('_', '-')})" if flagged(key) else ""
+
+    def role_value(key: str, value: Any):
+        """(span, text) of a plan role's own ``key = value`` (a default the block did not list), or None."""
+        if s is not None and s.key_span(key) is not None:
+            return None
+        for name, role in plan.roles():
+            if getattr(role, key, None) == value and role.key_span(key) is not None:
+                return role.span_of(key), f" (the plan's `{name}` value)"
+        return None
 
     out = []
     if space is None:
@@ -307,7 +389,8 @@ def space_diagnostics(plan: Any, facts: Any, space: Optional[Space], overrides: 
         have = facts.devices_available
         if have and budget > have:
             out.append(diag(codes.SEARCH_BUDGET_EXCEEDS_HARDWARE,
-                            f"the search's budget of {budget} devices is larger than the plan's {have}", at("devices"),
+                            f"the search's budget of {budget} devices{src('devices')} is larger than the plan's {have}",
+                            at("devices"),
                             help=f"set `devices = {have}` or enlarge `hardware`"))
         if budget < 1:
             out.append(diag(codes.SEARCH_EMPTY_SPACE, "the search has no device budget", at("devices"),
@@ -321,11 +404,32 @@ def space_diagnostics(plan: Any, facts: Any, space: Optional[Space], overrides: 
     need = {"aggregated": ("serve",), "disaggregated": ("prefill", "decode")}
     empty = [role for mode in space.modes for role in need[mode] if not space.layouts.get(role)]
     if empty:
+        given = [f"{k} from --{k}" for k in ("tp", "dp", "pp") if flagged(k)] + (["budget from --devices"]
+                                                                             if flagged("devices") else [])
         out.append(diag(codes.SEARCH_EMPTY_SPACE,
-                        f"no {' / '.join(f'`{r}`' for r in empty)} layout fits: every tp × dp × pp listed breaks a "
+                        f"no {' / '.join(f'`{r}`' for r in empty)} layout fits: every tp × dp × pp listed"
+                        f"{' (' + ', '.join(given) + ')' if given else ''} breaks a "
                         f"construction rule or the budget of {space.budget} devices", at("tp"),
                         help="list sizes that divide the attention heads and fit the budget and HBM"))
     for what, value, why in space.dropped:
-        out.append(diag(codes.SEARCH_VALUE_DROPPED, f"`{what} = {value}` is skipped: it {why}" if not why.startswith("larger")
-                        else f"`{what} = {value}` is skipped: {why}", at(what)))
+        where, whence = at(what), src(what)
+        own = None if flagged(what) else role_value(what, value)
+        if own is not None:
+            where, whence = own
+        out.append(diag(codes.SEARCH_VALUE_DROPPED, f"`{what} = {value}`{whence} is skipped: it {why}"
+                        if not why.startswith("larger") else f"`{what} = {value}`{whence} is skipped: {why}", where))
     return out
+
+
+def no_plan_meets_slo(plan: Any):
+    """SN8105 (a warning) located at the plan's ``search`` block, else at its name: no ranked
+    candidate is predicted to meet every SLO with its whole interval."""
+    from sncc.diagnostics import codes
+    from sncc.diagnostics.model import diag
+
+    s = plan.search
+    span = (s.name_span or s.block_span) if s is not None else None
+    return diag(codes.SEARCH_NO_PLAN_MEETS_SLO,
+                "no candidate is predicted to meet every SLO with its whole interval",
+                span or plan.name_span or plan.block_span,
+                help="loosen the SLO, enlarge the budget (--devices) or widen the space")

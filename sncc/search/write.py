@@ -3,15 +3,16 @@
 Each file is the searched plan's own source with its role blocks replaced by the candidate's
 (the settings the search does not vary, e.g. a role's ``env`` or ``eplb``, are copied from the base
 role as written), without the ``search`` block (and without ``kv_transfer`` for an aggregated
-candidate), renamed ``<plan>-<rank>``, formatted by :func:`sncc.fmt.format_source`.  Every text is
-compiled again and must check clean of errors and lower to a deployment (what ``sncc build``
-writes) before anything is written; DIR is untouched when one fails.
+candidate), renamed ``<plan>-<rank>``, its ``import`` paths rebased to name the same files from DIR,
+formatted by :func:`sncc.fmt.format_source`.  Every text is compiled again, as the file it will
+be in DIR, and must check clean of errors and lower to a deployment (what ``sncc build`` writes)
+before anything is written; DIR is untouched when one fails.
 """
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 from sncc.search.candidate import _KEPT, Candidate, RoleChoice
 
@@ -55,11 +56,38 @@ def _role_text(src: str, choice: RoleChoice, base_block: Any, moe: bool, spec_in
     return f"{lay.role} {{\n" + "\n".join("    " + ln for ln in lines) + "\n  }"
 
 
-def plan_text(comp: Any, cand: Candidate, name: str, moe: bool, header: str = "") -> str:
+def _rebased(comp: Any, out_path: str) -> list:
+    """Edits ``(start, end, text)`` of the plan file's own ``import "..."`` paths so that they name
+    the same files from ``out_path``'s folder: relative to that folder, or absolute when no
+    relative path reaches them (another drive).  Absolute paths and stdin's imports stay."""
+    from sncc.fmt import quote
+
+    src_dir = os.path.dirname(os.path.abspath(comp.source.name))
+    out_dir = os.path.dirname(os.path.abspath(out_path))
+    edits = []
+    for imp in getattr(comp.module, "imports", ()):
+        rel = imp.path.value
+        if os.path.isabs(rel) or imp.span.file != comp.source.name or comp.source.name in ("<stdin>", "-"):
+            continue
+        target = os.path.normpath(os.path.join(src_dir, rel))
+        try:
+            new = os.path.relpath(target, out_dir)
+        except ValueError:              # no relative path between two drives
+            new = target
+        if os.sep != "/":
+            new = new.replace(os.sep, "/")
+        if new != rel:
+            edits.append((imp.path.span.start, imp.path.span.end, quote(new)))
+    return edits
+
+
+def plan_text(comp: Any, cand: Candidate, name: str, moe: bool, header: str = "",
+              out_path: Optional[str] = None) -> str:
     """The canonical ``.sn`` text of ``cand`` derived from compilation ``comp``'s source, named ``name``.
 
-    ``header``: comment lines put first.  Raises :class:`WriteError` when a block to replace
-    lives in an imported file."""
+    ``header``: comment lines put first; ``out_path``: where the text will be written (its
+    ``import`` paths are rebased to name the same files from there; None keeps them as written).
+    Raises :class:`WriteError` when a block to replace lives in an imported file."""
     from sncc.fmt import format_source
     from sncc.source import SourceFile
 
@@ -91,7 +119,8 @@ def plan_text(comp: Any, cand: Candidate, name: str, moe: bool, header: str = ""
                 e += 1
         return e
 
-    edits = sorted([(b.span.start, end_of(b), "") for b in cut] + [(at, at, new + "\n  ")], key=lambda e: (e[0], e[1]))
+    edits = sorted([(b.span.start, end_of(b), "") for b in cut] + [(at, at, new + "\n  ")]
+                   + (_rebased(comp, out_path) if out_path else []), key=lambda e: (e[0], e[1]))
     out, pos = [], 0
     for start, end, text in edits:
         out.append(src[pos:start])
@@ -121,8 +150,8 @@ def verify(text: str, path: str) -> list:
 
 def write_best(comp: Any, rows: list, out_dir: str, moe: bool) -> list:
     """Write ``rows`` (ranked :class:`~sncc.search.run.Row`) to ``out_dir`` as
-    ``NN-<plan>.sn``; returns the paths.  Every text is verified first; raises :class:`WriteError`
-    (nothing written) when one fails."""
+    ``NN-<plan>.sn``; returns the paths (none, and ``out_dir`` not created, for no rows).  Every
+    text is verified first; raises :class:`WriteError` (nothing written) when one fails."""
     base = comp.plan.name
     texts = []
     for i, r in enumerate(rows):
@@ -131,13 +160,17 @@ def write_best(comp: Any, rows: list, out_dir: str, moe: bool) -> list:
         m = r.metrics
         header = (f"# written by `sncc search {os.path.basename(comp.source.name)}`: rank {i + 1}, {r.candidate.label()},\n"
                   f"# {r.status} ({r.source}): {m['tokens_per_s_per_device']:.1f} output tokens/s per device, "
-                  f"QPM {m['qpm']:.0f}, TTFT {m['ttft_s'].get('mean', 0):.2f} s, TPOT {m['tpot_ms'].get('mean', 0):.1f} ms\n")
-        text = plan_text(comp, r.candidate, name, moe, header)
-        # a relative `weights` path resolves against the written file's folder: verify in place
-        errs = verify(text, os.path.join(os.path.dirname(comp.source.name) or ".", os.path.basename(path)))
+                  f"QPM {m['qpm']:.0f}, TTFT {m['ttft_s'].get('mean', 0):.2f} s (engine), "
+                  f"{(m.get('client_ttft_s') or m['ttft_s']).get('mean', 0):.2f} s (client), "
+                  f"TPOT {m['tpot_ms'].get('mean', 0):.1f} ms\n")
+        text = plan_text(comp, r.candidate, name, moe, header, out_path=path)
+        # verified where it will be written: its imports resolve from there, as `sncc check` reads them
+        errs = verify(text, path)
         if errs:
             raise WriteError(f"{r.candidate.label()}: the written plan does not pass: {', '.join(errs)}")
         texts.append((path, text))
+    if not texts:                       # nothing met or uncertain: DIR is not created
+        return []
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     for path, text in texts:
         tmp = path + ".tmp"

@@ -99,3 +99,166 @@ def test_search_as_a_real_subprocess(tmp_path):
                        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)["ranked"][0]["status"] == "met"
+
+
+SHARED_H200 = 'hardware {\n  system = "hgx-h200"\n  devices = 8\n}\n\nengine "vllm" {}\n'
+IMPORTING = """import "shared/h200.sn"
+
+plan "pd" {
+  model "qwen3-32b" {
+    weights = "/models/Qwen3-32B"
+    quant = fp8
+  }
+  serve {
+    instances = 2
+    devices = 4
+    tp = 4
+    max_num_seqs = 64
+  }
+  workload {
+    requests = 200
+    concurrency = 64
+    input { mean = 2k  max = 4k }
+    output { mean = 256  max = 512 }
+  }
+  slo { ttft < 2s  tpot < 50ms }
+}
+"""
+
+
+def test_written_plans_rebase_their_imports_to_the_output_folder(tmp_path):
+    (tmp_path / "plans" / "shared").mkdir(parents=True)
+    (tmp_path / "plans" / "shared" / "h200.sn").write_text(SHARED_H200)
+    plan = tmp_path / "plans" / "pd.sn"
+    plan.write_text(IMPORTING)
+    out = tmp_path / "out" / "best"
+    runner = CliRunner()
+    r = runner.invoke(main, ["search", str(plan), "--mode", "aggregated", "--tp", "2,4", "--dp", "1",
+                             "--max-num-seqs", "64", "--top", "1", "--write", str(out)])
+    assert r.exit_code == 0, r.output
+    files = sorted(out.glob("*.sn"))
+    assert files
+    for f in files:
+        assert 'import "../../plans/shared/h200.sn"' in f.read_text()
+        assert runner.invoke(main, ["fmt", "--check", str(f)]).exit_code == 0
+        chk = runner.invoke(main, ["check", str(f)])
+        assert chk.exit_code == 0, chk.output
+        b = runner.invoke(main, ["build", str(f), "-o", str(tmp_path / f.stem)])
+        assert b.exit_code == 0, b.output
+
+
+def _unused_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_unreachable_ray_address_is_refused_at_once():
+    import time
+
+    from sncc.search.backend import _host_port, check_reachable
+
+    assert _host_port("auto") is None and _host_port("ray://head:10001") == ("head", 10001)
+    assert _host_port("[::1]:6379") == ("::1", 6379) and _host_port("10.0.0.1:6379") == ("10.0.0.1", 6379)
+    address = f"127.0.0.1:{_unused_port()}"
+    t0 = time.monotonic()
+    with pytest.raises(ConnectionError, match=f"cannot reach the Ray cluster at {address}"):
+        check_reachable(address, timeout=2.0)
+    assert time.monotonic() - t0 < 5
+
+
+def test_search_with_an_unreachable_ray_address_exits_2_fast(tmp_path):
+    # a real process with a timeout: ray.init alone retried such an address for minutes
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    p = subprocess.run([sys.executable, "-m", "sncc.cli", "search", str(SMALL), "--format", "json", *FAST,
+                        "--backend", "ray", "--address", f"127.0.0.1:{_unused_port()}"],
+                       capture_output=True, text=True, env=env, cwd=tmp_path, timeout=90)
+    assert p.returncode == 2, p.stderr
+    assert ("cannot reach the Ray cluster" in p.stderr) or ("not installed" in p.stderr)
+    assert "Traceback" not in p.stderr
+    assert json.loads(p.stdout)["error"]
+
+
+def test_ctrl_c_prints_the_partial_document_and_exits_130(monkeypatch):
+    from sncc.search import _serial
+
+    class Interrupting(_serial.SerialBackend):
+        """The heavy stage yields one result, then a Ctrl-C."""
+
+        def imap(self, fn, items, **kw):
+            for i, r in enumerate(super().imap(fn, items, **kw)):
+                if i == 1:
+                    raise KeyboardInterrupt
+                yield r
+
+    monkeypatch.setattr(_serial, "backend", lambda *a, **kw: Interrupting())
+    r = CliRunner().invoke(main, ["search", str(SMALL), "--format", "json", *FAST])
+    assert r.exit_code == 130, r.output
+    doc = json.loads(r.stdout)
+    assert doc["interrupted"] is True and doc["ranked"]
+    assert "interrupted" in r.stderr
+
+
+@pytest.mark.parametrize("flag", ["--tp", "--dp", "--max-num-seqs", "--decode-instances"])
+@pytest.mark.parametrize("value", ["1,,2", "1,2,", ",1", "", " "])
+def test_an_empty_item_of_a_list_flag_is_a_usage_error(flag, value):
+    r = CliRunner().invoke(main, ["search", str(SMALL), flag, value])
+    assert r.exit_code == 2, r.output
+    assert "empty" in r.output and "Traceback" not in r.output
+
+
+def test_ttft_shown_is_the_client_ttft_a_ttft_slo_is_judged_on(tmp_path):
+    # one tp8 instance of 16 sequences for 128 clients: the engine's TTFT is short, the queue in
+    # front of it is long, and the `ttft < 2s` SLO (client TTFT) is missed
+    args = ["search", str(SMALL), "--mode", "aggregated", "--tp", "8", "--dp", "1", "--max-num-seqs", "16",
+            "--serve-instances", "1", "--top", "1"]
+    r = CliRunner().invoke(main, args + ["--format", "json"])
+    doc = json.loads(r.stdout)
+    jsonschema.validate(doc, json.loads((ROOT / "schemas" / "search.schema.json").read_text()))
+    assert doc["ttft_judged_on"] == "client"
+    row = doc["ranked"][0]
+    assert row["source"] == "simulate" and dict((s["name"], s["verdict"]) for s in row["slo"])["ttft.mean < 2 s"] == "missed"
+    assert row["ttft_s"]["mean"] < 2 < row["client_ttft_s"]["mean"]          # engine TTFT kept, client added
+    assert {"p50", "p99", "mean_low", "mean_high"} <= set(row["client_ttft_s"])
+    text = CliRunner().invoke(main, args).output
+    assert "client TTFT s" in text and "what the `ttft` SLO is judged on" in text
+    p99 = f"{row['client_ttft_s']['p99']:.2f}"
+    assert p99 in text
+
+
+def test_an_engine_ttft_slo_shows_the_engine_ttft(tmp_path):
+    p = tmp_path / "engine.sn"
+    p.write_text(SMALL.read_text().replace("slo { ttft < 2s", "slo { engine_ttft < 2s"))
+    r = CliRunner().invoke(main, ["search", str(p), *FAST, "--format", "json"])
+    assert json.loads(r.stdout)["ttft_judged_on"] == "engine"
+    text = CliRunner().invoke(main, ["search", str(p), *FAST]).output
+    assert "engine TTFT s" in text and "client TTFT s" not in text
+
+
+def test_a_value_from_a_flag_is_reported_as_from_the_flag_at_the_search_block():
+    # the block lists tp = [1, 2, 3, 4, 8] on line 30; `--tp 3,4` overrides it: SN8102 names the
+    # flag and sits at the `search` block (line 28), not under the list the flag replaced
+    r = CliRunner().invoke(main, ["search", str(SMALL), "--tp", "3,4", "--dp", "1", "--mode", "aggregated",
+                                  "--max-num-seqs", "64", "--top", "1"])
+    assert "warning[SN8102]: `tp = 3` (from --tp) is skipped: it does not divide the 64 attention heads" in r.output
+    assert "small_space.sn:28:3" in r.output and "small_space.sn:30" not in r.output
+    r = CliRunner().invoke(main, ["search", str(SMALL), "--tp", "3"])
+    assert r.exit_code == 1
+    assert "error[SN8101]" in r.output and "(tp from --tp)" in r.output and "small_space.sn:28:3" in r.output
+
+
+def test_a_dropped_role_default_is_located_at_the_role_value():
+    r = CliRunner().invoke(main, ["search", str(SMALL), "--max-num-batched-tokens", "100", "--mode", "aggregated"])
+    assert r.exit_code == 1
+    assert "`chunked_prefill = 8192` (the plan's `serve` value) is skipped" in r.output
+    assert "small_space.sn:19:23" in r.output                    # `chunked_prefill = 8k` in `serve { }`
+
+
+def test_no_candidate_meeting_the_slos_is_a_located_sn8105():
+    r = CliRunner().invoke(main, ["search", str(SMALL), "--mode", "aggregated", "--tp", "8", "--dp", "1",
+                                  "--max-num-seqs", "16", "--serve-instances", "1", "--top", "1"])
+    assert r.exit_code == 1
+    head, _, tail = r.output.partition("warning[SN8105]")
+    assert tail and tail.splitlines()[1].strip().endswith("small_space.sn:28:3")

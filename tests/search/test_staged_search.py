@@ -103,3 +103,31 @@ def test_the_screen_judges_a_ttft_slo_on_the_client_ttft():
         only_ttft = c.plan.model_copy(update={"slo": [t for t in c.plan.slo if t.metric == metric]})
         verdicts[metric] = _screen_meets(only_ttft, m)
     assert verdicts == {"engine_ttft": True, "ttft": False}
+
+
+def test_no_stage_keeps_more_candidates_than_it_saw(comp):
+    # the plan's own layout joins stage 3 beside stage 2's picks: it is not counted as kept by stage 2
+    for overrides in (TINY, {**TINY, "max_num_seqs": [16, 32]}, {"mode": "disaggregated", "devices": 4, "fixed": True,
+                                                                 "tp": [1, 2], "dp": [1], "max_num_seqs": [16], "top": 2}):
+        res = search(comp.plan, comp.facts, overrides=overrides)
+        for s in res.stages:
+            assert s.kept <= s.saw, (overrides, s)
+        combine, screen = res.stages[1], res.stages[2]
+        base_added = screen.saw - combine.kept
+        assert base_added in (0, 1)
+        assert (base_added == 1) == any("the plan's own layout" in n for n in res.notes)
+
+
+def test_ranks_the_best_table_leaves_out_are_explained(comp):
+    from sncc.search.report import _hidden_ranks, render_text
+
+    res = search(comp.plan, comp.facts, overrides={**TINY, "top": 3, "max_num_seqs": [16, 32, 64]})
+    sim = [r for r in res.ranked if r.source == "simulate"]
+    assert len(sim) >= 3
+    assert "not shown" not in render_text(res, "small")
+    # a row ranked between simulated ones that only the screen saw: the table skips its rank and says why
+    sim[1].source, sim[1].status = "screen", "screened"
+    text = render_text(res, "small")
+    assert f"rank {res.ranked.index(sim[1]) + 1} is not shown: only the analytic screen ran for it" in text
+    ranks = {r.candidate.key(): i + 1 for i, r in enumerate(res.ranked)}
+    assert _hidden_ranks(res.ranked[:1] + res.ranked[4:6], ranks) == "2–4"
