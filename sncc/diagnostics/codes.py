@@ -498,8 +498,9 @@ PORT_CONFLICT = _code(
     "SN4043", "port-conflict", "error", "two servers of the deployment would listen on the same port of a node",
     "Every server on a node takes its own API port (`hosts.port` and up), every multi-rank instance its own "
     "data-parallel RPC port (`hosts.dp_rpc_port` and up), every P/D instance a range of KV-transfer ports "
-    "(`hosts.kv_port` and up, one per device of the instance under Mooncake's rule), and the proxy "
-    "`hosts.proxy_port` on node 0. Two of these on the same port of a node fail at start-up with "
+    "from `hosts.kv_port` (Mooncake: one per device of the instance; NIXL's side channel, "
+    "`VLLM_NIXL_SIDE_CHANNEL_PORT`: one per TP rank on vLLM 0.11.0, one per DP rank on 0.23.0; vllm-ascend "
+    "LLMDataDist's `VLLM_ASCEND_LLMDD_RPC_PORT`: one per TP rank), and the proxy `hosts.proxy_port` on node 0. Two of these on the same port of a node fail at start-up with "
     "\"address already in use\". Move one base so the ranges do not overlap.",
     'hosts { port = 9000  proxy_port = 9000 }',
     'hosts { port = 8000  proxy_port = 9000 }')
