@@ -260,11 +260,12 @@ DEVICE_MASK_MISMATCH = _code(
     'serve { devices = 8  tp = 8 }  env { ASCEND_RT_VISIBLE_DEVICES = "0,1" }',
     'serve { devices = 8  tp = 8 }  env { ASCEND_RT_VISIBLE_DEVICES = "0,1,2,3,4,5,6,7" }')
 KV_CONNECTOR_UNAVAILABLE = _code(
-    "SN3008", "kv-connector-missing", "error", "a disaggregated plan has no usable KV-transfer connector",
+    "SN3008", "kv-connector-missing", "error", "the plan has no KV-transfer connector its engine offers",
     "Every prefill and decode worker needs a KV-transfer config naming a connector and a role; "
-    "without one the prefill worker fails at start (ai-dynamo/aiconfigurator#519). The connector "
-    "must exist for the engine and in its release (vllm-ascend removed the LLMDataDist connector "
-    "in v0.12.0rc1).",
+    "without one the prefill worker fails at start (ai-dynamo/aiconfigurator#519). A connector named in "
+    "`kv_transfer`, in a disaggregated or an aggregated plan, must exist for the engine (`sncc catalog "
+    "connectors`: LLMDataDist is an Ascend connector, vLLM on NVIDIA has none) and in its release "
+    "(vllm-ascend removed the LLMDataDist connector in v0.12.0rc1); the help lists the engine's connectors.",
     'prefill { ... }  decode { ... }  kv_transfer { connector = none }',
     'prefill { ... }  decode { ... }  kv_transfer { connector = mooncake }')
 KV_CONNECTOR_TP_MISMATCH = _code(
