@@ -519,11 +519,14 @@ ENV_VARIABLE_UNREAD = _code(
     'engine "vllm-ascend" { version = "v0.23.0" }  env { VLLM_ASCEND_ENABLE_FLASHCOMM1 = "1" }')
 
 ENGINE_VALUE_REFUSED = _code(
-    "SN4045", "engine-value-refused", "error", "the engine's own argument parser refuses this value",
+    "SN4045", "engine-value-refused", "error", "the engine refuses this value (its argument parser or its start-up checks)",
     "Some `vllm serve` arguments take one of a fixed set of values (argparse `choices`), read from the pinned "
     "vLLM release's own parser into its manifest (`sncc/engines/vllm/data/<version>.json`): `--block-size` "
     "takes 1, 8, 16, 32, 64 or 128 in vLLM 0.11.0. A plan value outside the set is written to the launch files "
-    "and `vllm serve` exits at once with \"argument --block-size: invalid choice\". Use one of the values listed.",
+    "and `vllm serve` exits at once with \"argument --block-size: invalid choice\". Where the parser takes any "
+    "value, the release may still refuse it at start-up (the adapter's `[[value_rules]]`, each with its source): "
+    "vLLM 0.23.0 on CUDA takes any block size, but every attention backend's kernel block sizes are multiples "
+    "of 16, so another one stops the engine with \"No valid attention backend found\". Use one of the values listed.",
     'kv_cache { block_size = 100 }',
     'kv_cache { block_size = 128 }')
 
