@@ -204,7 +204,9 @@ def _nodes(ctx: LowerCtx) -> int:
 
 
 def _n(k: int, word: str) -> str:
-    return f"{k} {word}" + ("" if k == 1 else "s")
+    from sncc.units import format_count
+
+    return format_count(k, word)
 
 
 def _ranks(xs: tuple[int, ...]) -> str:
