@@ -158,6 +158,43 @@ class _Commands(click.Group):
             self.add_command(getattr(importlib.import_module(module), attr), name)
         return super().get_command(ctx, name)
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta["sncc.argv"] = list(args)   # the words after `sncc`, for :meth:`invoke`
+        return super().parse_args(ctx, args)
+
+    def invoke(self, ctx: click.Context):
+        """Run the subcommand; a usage error (a bad option value, a missing argument, an empty
+        ``--select``) under ``--format json`` also prints the diagnostics document with no
+        diagnostics and its message in ``error`` (under ``--format sarif``, a SARIF log whose
+        invocation failed), then click reports it on stderr and exits 2 as usual.  Raises what
+        the subcommand raises."""
+        args = ctx.meta.get("sncc.argv", [])
+        try:
+            return super().invoke(ctx)
+        except click.UsageError as e:
+            fmt = _requested_format(args)
+            if fmt == "json":
+                _echo_json(_json_doc([], {}, 0, error=e.format_message()))
+            elif fmt == "sarif":
+                from sncc.diagnostics.render_sarif import document
+
+                _echo_json(document([], {}, error=e.format_message()))
+            raise
+
+
+def _requested_format(args: list[str]) -> str | None:
+    """The value of the last ``--format X`` / ``--format=X`` in a command line's words (before
+    ``--``), or None.  Never raises."""
+    fmt = None
+    for i, a in enumerate(args):
+        if a == "--":
+            break
+        if a == "--format" and i + 1 < len(args):
+            fmt = args[i + 1]
+        elif a.startswith("--format="):
+            fmt = a.partition("=")[2]
+    return fmt
+
 
 @click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="sncc")
@@ -482,6 +519,8 @@ def _json_doc(diags, sources, nfiles: int, **extra) -> dict:
 
     doc = document(diags, sources, nfiles)
     doc.update(extra)
+    if extra.get("error"):   # sncc could not run: the document is not a clean bill
+        doc["summary"]["valid"] = False
     return doc
 
 

@@ -151,6 +151,12 @@ def format_bytes_gib(n: float) -> str:
     return f"{v:,.2f} EiB"
 
 
+def format_count(n: int, word: str, plural: str | None = None) -> str:
+    """``n`` and ``word`` in the number ``n`` asks for: ``1 device``, ``2 devices``, ``0 devices``
+    (``plural`` when the plural is not ``word + "s"``).  Raises nothing."""
+    return f"{n} {word if n == 1 else (plural or word + 's')}"
+
+
 def format_tokens(n: int) -> str:
     """Format a token count the way plans write it (``16k``, ``3.5k``, ``1M``, ``1000``)."""
     if n >= 1048576 and n % 1048576 == 0:

@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import jsonschema
+import pytest
 from click.testing import CliRunner
 
 from expect import ROOT
@@ -107,3 +108,43 @@ def test_catalog_lists_ids_a_plan_can_name():
     assert "deepseek-r1" in r.output and "config.json" in r.output
     assert "v0.11.0" in run("catalog", "releases").output
     assert run("catalog", "nonsense").exit_code == 2
+
+
+USAGE_ERRORS = [
+    ("check", SEED, "--format", "json", "--select", ""),
+    ("check", SEED, "--format=json", "--strict", "--exit-zero"),
+    ("check", "--format", "json"),
+    ("build", SEED, "--format", "json", "-o", str(ROOT / "README.md")),
+    ("simulate", SEED, "--format", "json", "--seed", "x"),
+]
+
+
+@pytest.mark.parametrize("args", USAGE_ERRORS, ids=lambda a: " ".join(a[:1] + a[2:]))
+def test_usage_error_under_json_prints_the_error_document(args):
+    """README: a usage error under --format json is a document with no diagnostics and an `error`
+    field (exit 2, click's message still on stderr); `valid` is false whenever `error` is there."""
+    r = run(*args)
+    assert r.exit_code == 2, r.output
+    doc = json.loads(r.stdout)
+    jsonschema.validate(doc, schema("diagnostics"))
+    assert doc["diagnostics"] == [] and doc["error"] and doc["summary"]["valid"] is False
+    assert "Error: " in r.stderr and doc["error"] in r.stderr
+
+
+def test_usage_error_under_sarif_is_a_failed_invocation():
+    r = run("check", SEED, "--format", "sarif", "--select", "")
+    assert r.exit_code == 2
+    inv = json.loads(r.stdout)["runs"][0]["invocations"]
+    assert inv[0]["executionSuccessful"] is False and "--select" in inv[0]["toolExecutionNotifications"][0]["message"]["text"]
+
+
+def test_usage_error_in_text_prints_nothing_on_stdout():
+    r = run("check", SEED, "--select", "")
+    assert r.exit_code == 2 and r.stdout == ""
+
+
+def test_simulate_json_with_an_unknown_profile_is_not_valid():
+    r = run("simulate", SEED, "--format", "json", "--profile", "nope")
+    assert r.exit_code == 2
+    doc = json.loads(r.stdout)
+    assert "unknown profile" in doc["error"] and doc["summary"]["valid"] is False

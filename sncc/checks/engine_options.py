@@ -125,11 +125,29 @@ def check_env_read(plan, r):
                    path=path)
 
 
+def _value_rules(adapter, vllm: str) -> list[dict]:
+    """The adapter's ``[[value_rules]]`` (``data/pins.toml``) in force for vLLM ``vllm``: rows whose
+    ``since`` is at or below it.  Raises nothing: a row or version that does not parse is skipped."""
+    from sncc import catalog
+
+    out = []
+    for row in adapter.data.get("value_rules", ()):
+        try:
+            if catalog.parse_version(vllm) >= catalog.parse_version(str(row.get("since", "0"))):
+                out.append(row)
+        except ValueError:
+            continue
+    return out
+
+
 def check_engine_choices(plan, r):
-    """A plan value the pinned vLLM's parser takes from a fixed set is one of them (SN4045).
+    """A plan value the pinned vLLM's parser takes from a fixed set is one of them, and a value its
+    parser takes freely passes the release's start-up rule (SN4045).
 
     Facts: the engine argument of each plan key (``sncc/engines/data/plan_keys.toml``, ``how =
-    "value"`` rows) and its ``choices`` in the manifest of the vLLM the engine pin runs."""
+    "value"`` rows), its ``choices`` in the manifest of the vLLM the engine pin runs, and the
+    adapter's ``[[value_rules]]`` (``multiple_of``: vLLM 0.23.0 on CUDA needs a block size that is a
+    multiple of 16)."""
     from sncc.engines.manifest import ManifestError, load
     from sncc.engines.registry import plan_adapter
     from sncc.engines.plan_keys import rows
@@ -142,6 +160,26 @@ def check_engine_choices(plan, r):
         args = load("vllm", vllm).data.get("arguments", {})
     except ManifestError:
         return
+    by_arg = {row["arg"]: row for row in rows().values() if row.get("how") == "value" and "." in row.get("plan", "")}
+    for rule in _value_rules(adapter, vllm):
+        row, step = by_arg.get(rule.get("arg")), rule.get("multiple_of")
+        if row is None or not isinstance(step, int) or step <= 0 or args.get(row["arg"], {}).get("choices"):
+            continue
+        block, key = row["plan"].split(".", 1)
+        owners = plan.roles() if block == "role" else [(block, getattr(plan, block, None))]
+        for name, node in owners:
+            value = getattr(node, key, None) if node is not None else None
+            if not isinstance(value, int) or isinstance(value, bool) or value % step == 0:
+                continue
+            near = sorted({max(step, value - value % step), value - value % step + step})
+            yield diag(codes.ENGINE_VALUE_REFUSED,
+                       f"`{name}.{key} = {value}`: vLLM {vllm}" + (f" on {rule['platform']}" if rule.get("platform") else "")
+                       + f" needs `--{row['arg']}` "
+                       f"to be a multiple of {step}",
+                       node.span_of(key), help="use " + " or ".join(map(str, near)),
+                       notes=[f"{rule.get('refused', 'refused at start-up')} "
+                              f"(sncc/engines/{adapter.package.rsplit('.', 1)[-1]}/data/pins.toml [[value_rules]])"],
+                       path=(name, key))
     for row in rows().values():
         choices = args.get(row["arg"], {}).get("choices")
         if row.get("how") != "value" or not choices or "." not in row.get("plan", ""):

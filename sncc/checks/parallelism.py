@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from sncc.units import format_count
 from sncc.diagnostics import codes
 from sncc.diagnostics.model import Edit, Fix, Related, diag
 
@@ -76,7 +77,7 @@ def check_parallel_sizes(plan, r):
             if not role.is_default(k):
                 fixes.append(Fix(f"set {k} = {good}", (Edit(role.span_of(k), str(good)),), "unsafe"))
         yield diag(codes.PARALLEL_MISMATCH,
-                   f"`{name}`: tp × {k} × pp = {role.tp} × {rf.dp} × {role.pp} = {product}, but each instance has {role.devices} devices",
+                   f"`{name}`: tp × {k} × pp = {role.tp} × {rf.dp} × {role.pp} = {product}, but each instance has {format_count(role.devices, 'device')}",
                    role.span_of("devices"), related=related, help=help_, fixes=fixes, path=(name, "devices"))
 
 
@@ -90,14 +91,14 @@ def check_device_count(plan, r):
     hw = plan.hardware
     per_node = r.system.devices_per_node if r.system is not None else None
     if used > avail:
-        need = f"; {-(-used // per_node)} nodes of {per_node} devices would fit" if per_node else ""
-        yield diag(codes.DEVICES_EXCEED, f"the roles need {used} devices ({parts}) but the hardware has {avail}",
+        need = f"; {-(-used // per_node)} nodes of {format_count(per_node, 'device')} would fit" if per_node else ""
+        yield diag(codes.DEVICES_EXCEED, f"the roles need {format_count(used, 'device')} ({parts}) but the hardware has {avail}",
                    r.devices_span or hw.name_span,
                    related=[Related(role.span_of("instances"), f"{n} uses {role.instances * role.devices}") for n, role in plan.roles()],
                    help=f"add hardware or shrink a role{need}")
     elif used < avail:
         why = f" ({parts} = {used})" if parts else " (the plan has no role)"
-        yield diag(codes.IDLE_DEVICES, f"{avail - used} of {avail} devices are not used by any role{why}",
+        yield diag(codes.IDLE_DEVICES, f"{avail - used} of {format_count(avail, 'device')} {'is' if avail - used == 1 else 'are'} not used by any role{why}",
                    r.devices_span or hw.name_span,
                    help="lower `nodes`/`devices`, or give the devices to a role")
 

@@ -42,8 +42,12 @@ def _pd_connector(plan):
 
 
 def check_kv_connector(plan, r):
-    """A disaggregated plan names a connector its engine release has (SN3008)."""
-    if not plan.disaggregated or plan.prefill is None or plan.decode is None:
+    """A disaggregated plan names a connector its engine release has, and a connector any plan
+    names in ``kv_transfer`` is one the engine offers (``software.toml [[kv_connectors]]
+    engines``, what ``sncc catalog connectors`` lists) and its release still has (SN3008)."""
+    pd = plan.disaggregated and plan.prefill is not None and plan.decode is not None
+    kt = plan.kv_transfer
+    if not pd and (kt is None or kt.connector in (None, "none")):
         return
     cid = effective_connector(plan)
     eng = plan.engine

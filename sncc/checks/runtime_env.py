@@ -8,6 +8,7 @@ thresholds: ``sncc/catalog/data/engines.toml`` (each with its source).
 
 from __future__ import annotations
 
+from sncc.units import format_count
 import math
 
 from sncc.catalog.engine_defaults import engine_defaults
@@ -41,11 +42,11 @@ def _host_devices(plan, r) -> tuple[int | None, str]:
     with only a chip and a device count and no node count describes one host of that many devices."""
     hw = plan.hardware
     if r.system is not None:
-        return r.system.devices_per_node, f"`{r.system.id}` has {r.system.devices_per_node} devices per node"
+        return r.system.devices_per_node, f"`{r.system.id}` has {format_count(r.system.devices_per_node, 'device')} per node"
     if hw.devices is not None and hw.nodes is None:
         return hw.devices, f"`hardware.devices = {hw.devices}` on one host"
     per = getattr(r.chip, "devices_per_node", None) if r.chip is not None else None
-    return per, (f"`{r.chip.id}` hosts have {per} devices" if per else "")
+    return per, (f"`{r.chip.id}` hosts have {format_count(per, 'device')}" if per else "")
 
 
 def _needed_per_node(plan, r, role_name: str | None, per_node: int | None) -> tuple[int, str]:
@@ -54,13 +55,13 @@ def _needed_per_node(plan, r, role_name: str | None, per_node: int | None) -> tu
     if role_name is not None:
         rf = r.roles[role_name]
         n = min(rf.devices, per_node) if per_node else rf.devices
-        return n, f"`{role_name}` uses {n} devices per node (tp × dp × pp = {rf.devices})"
+        return n, f"`{role_name}` uses {format_count(n, 'device')} per node (tp × dp × pp = {rf.devices})"
     used = sum(rf.instances * rf.devices for rf in r.roles.values())
     n = min(used, per_node) if per_node else used
     if len(r.roles) == 1:
         (name, rf), = r.roles.items()
-        return n, f"`{name}` uses {n} devices per node (tp × dp × pp = {rf.devices}" + (f", {rf.instances} instances)" if rf.instances > 1 else ")")
-    return n, f"the roles use {n} devices per node"
+        return n, f"`{name}` uses {format_count(n, 'device')} per node (tp × dp × pp = {rf.devices}" + (f", {rf.instances} instances)" if rf.instances > 1 else ")")
+    return n, f"the roles use {format_count(n, 'device')} per node"
 
 
 def check_device_mask(plan, r):
@@ -133,14 +134,14 @@ def _check_one_mask(plan, r, name, raw, span, path, rname, per_node, host_how):
         yield diag(codes.DEVICE_MASK_MISMATCH,
                    f"{how} but `{name}` shows {visible}",
                    span, related=[Related(role.span_of("tp"), f"tp = {role.tp}")] if role is not None else [],
-                   help=f"show {need} devices (`{name} = \"{full}\"`) or lower tp × dp to {visible} devices",
-                   fixes=[Fix(f"show {need} devices", (Edit(span, f'"{full}"'),), "unsafe")] if span else [],
+                   help=f"show {format_count(need, 'device')} (`{name} = \"{full}\"`) or lower tp × dp to {format_count(visible, 'device')}",
+                   fixes=[Fix(f"show {format_count(need, 'device')}", (Edit(span, f'"{full}"'),), "unsafe")] if span else [],
                    path=path)
     elif need < visible:
         yield diag(codes.DEVICE_MASK_INVALID,
-                   f"`{name}` shows {visible} devices and {how}: the engine takes the first {need}",
+                   f"`{name}` shows {format_count(visible, 'device')} and {how}: the engine takes the first {need}",
                    span, severity="warning",
-                   help=f"list exactly the {need} devices these servers use" + (" (or give each role its own mask in its `env`)" if rname is None and len(r.roles) > 1 else ""),
+                   help=(f"list exactly the {need} devices these servers use" if need != 1 else "list exactly the one device these servers use") + (" (or give each role its own mask in its `env`)" if rname is None and len(r.roles) > 1 else ""),
                    path=path)
 
 
@@ -235,7 +236,7 @@ def check_hccl_connect_timeout(plan, r):
     inst = r.roles[n].devices
     yield diag(codes.HCCL_CONNECT_TIMEOUT,
                f"HCCL_CONNECT_TIMEOUT {val}s is short for `{n}` instances spanning {-(-inst // per_node)} nodes of a MoE model",
-               span, related=[Related(role.span_of("devices"), f"{inst} devices per instance, {per_node} per node")],
+               span, related=[Related(role.span_of("devices"), f"{format_count(inst, 'device')} per instance, {per_node} per node")],
                help=f"ranks finish loading weights and compiling graphs at different times: use ≥ {warn}s on every rank (recipes: 900-1800)",
                fixes=[Fix("set 1200", (Edit(span, "1200"),), "unsafe")] if span else [],
                path=("env", "HCCL_CONNECT_TIMEOUT"))

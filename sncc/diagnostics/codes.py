@@ -260,11 +260,12 @@ DEVICE_MASK_MISMATCH = _code(
     'serve { devices = 8  tp = 8 }  env { ASCEND_RT_VISIBLE_DEVICES = "0,1" }',
     'serve { devices = 8  tp = 8 }  env { ASCEND_RT_VISIBLE_DEVICES = "0,1,2,3,4,5,6,7" }')
 KV_CONNECTOR_UNAVAILABLE = _code(
-    "SN3008", "kv-connector-missing", "error", "a disaggregated plan has no usable KV-transfer connector",
+    "SN3008", "kv-connector-missing", "error", "the plan has no KV-transfer connector its engine offers",
     "Every prefill and decode worker needs a KV-transfer config naming a connector and a role; "
-    "without one the prefill worker fails at start (ai-dynamo/aiconfigurator#519). The connector "
-    "must exist for the engine and in its release (vllm-ascend removed the LLMDataDist connector "
-    "in v0.12.0rc1).",
+    "without one the prefill worker fails at start (ai-dynamo/aiconfigurator#519). A connector named in "
+    "`kv_transfer`, in a disaggregated or an aggregated plan, must exist for the engine (`sncc catalog "
+    "connectors`: LLMDataDist is an Ascend connector, vLLM on NVIDIA has none) and in its release "
+    "(vllm-ascend removed the LLMDataDist connector in v0.12.0rc1); the help lists the engine's connectors.",
     'prefill { ... }  decode { ... }  kv_transfer { connector = none }',
     'prefill { ... }  decode { ... }  kv_transfer { connector = mooncake }')
 KV_CONNECTOR_TP_MISMATCH = _code(
@@ -498,8 +499,9 @@ PORT_CONFLICT = _code(
     "SN4043", "port-conflict", "error", "two servers of the deployment would listen on the same port of a node",
     "Every server on a node takes its own API port (`hosts.port` and up), every multi-rank instance its own "
     "data-parallel RPC port (`hosts.dp_rpc_port` and up), every P/D instance a range of KV-transfer ports "
-    "(`hosts.kv_port` and up, one per device of the instance under Mooncake's rule), and the proxy "
-    "`hosts.proxy_port` on node 0. Two of these on the same port of a node fail at start-up with "
+    "from `hosts.kv_port` (Mooncake: one per device of the instance; NIXL's side channel, "
+    "`VLLM_NIXL_SIDE_CHANNEL_PORT`: one per TP rank on vLLM 0.11.0, one per DP rank on 0.23.0; vllm-ascend "
+    "LLMDataDist's `VLLM_ASCEND_LLMDD_RPC_PORT`: one per TP rank), and the proxy `hosts.proxy_port` on node 0. Two of these on the same port of a node fail at start-up with "
     "\"address already in use\". Move one base so the ranges do not overlap.",
     'hosts { port = 9000  proxy_port = 9000 }',
     'hosts { port = 8000  proxy_port = 9000 }')
@@ -517,11 +519,14 @@ ENV_VARIABLE_UNREAD = _code(
     'engine "vllm-ascend" { version = "v0.23.0" }  env { VLLM_ASCEND_ENABLE_FLASHCOMM1 = "1" }')
 
 ENGINE_VALUE_REFUSED = _code(
-    "SN4045", "engine-value-refused", "error", "the engine's own argument parser refuses this value",
+    "SN4045", "engine-value-refused", "error", "the engine refuses this value (its argument parser or its start-up checks)",
     "Some `vllm serve` arguments take one of a fixed set of values (argparse `choices`), read from the pinned "
     "vLLM release's own parser into its manifest (`sncc/engines/vllm/data/<version>.json`): `--block-size` "
     "takes 1, 8, 16, 32, 64 or 128 in vLLM 0.11.0. A plan value outside the set is written to the launch files "
-    "and `vllm serve` exits at once with \"argument --block-size: invalid choice\". Use one of the values listed.",
+    "and `vllm serve` exits at once with \"argument --block-size: invalid choice\". Where the parser takes any "
+    "value, the release may still refuse it at start-up (the adapter's `[[value_rules]]`, each with its source): "
+    "vLLM 0.23.0 on CUDA takes any block size, but every attention backend's kernel block sizes are multiples "
+    "of 16, so another one stops the engine with \"No valid attention backend found\". Use one of the values listed.",
     'kv_cache { block_size = 100 }',
     'kv_cache { block_size = 128 }')
 

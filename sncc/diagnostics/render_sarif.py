@@ -109,11 +109,13 @@ def result(d: Diagnostic, index: int, sources: dict[str, SourceFile]) -> dict:
     return out
 
 
-def document(diags: list[Diagnostic], sources: dict[str, SourceFile]) -> dict:
-    """The SARIF log as a dict."""
+def document(diags: list[Diagnostic], sources: dict[str, SourceFile], error: str | None = None) -> dict:
+    """The SARIF log as a dict.  With ``error`` (sncc could not run, e.g. a usage error), the run
+    has one invocation with ``executionSuccessful: false`` and the message as an error
+    notification (SARIF 2.1.0 §3.20)."""
     used = sorted({d.code.code: d.code for d in diags}.values(), key=lambda ec: ec.code)
     index = {ec.code: i for i, ec in enumerate(used)}
-    return {
+    log = {
         "$schema": SCHEMA_URI,
         "version": "2.1.0",
         "runs": [{
@@ -128,6 +130,10 @@ def document(diags: list[Diagnostic], sources: dict[str, SourceFile]) -> dict:
             "results": [result(d, index[d.code.code], sources) for d in diags],
         }],
     }
+    if error is not None:
+        log["runs"][0]["invocations"] = [{"executionSuccessful": False, "toolExecutionNotifications": [
+            {"level": "error", "message": {"text": error}}]}]
+    return log
 
 
 def render(diags: list[Diagnostic], sources: dict[str, SourceFile], files: int) -> str:

@@ -101,7 +101,9 @@ class ConnectorSpec:
     appends ``_dp<local rank>``) or ``"kv-rank"`` (Omni-Infer: the instance's kv_rank);
     ``rank_table_env`` the variable naming a rank table the connector needs (its path is the
     caller's: rank tables hold the NPUs' own addresses); ``min_kv_port`` the lowest port clear of
-    ranges the transport takes for itself, by devices per node.
+    ranges the transport takes for itself, by devices per node; ``listen`` the ``(since vLLM
+    version, ports)`` rows of an ``env`` connector's ``[[connectors.<id>.listen]]`` table, read by
+    :meth:`listen_ports`.
     """
 
     id: str
@@ -117,6 +119,25 @@ class ConnectorSpec:
     extra: Mapping[str, Any] = field(default_factory=dict, hash=False)
     source: tuple[str, ...] = ()
     notes: str = ""
+    listen: tuple[tuple[str, str], ...] = ()
+
+    def listen_ports(self, vllm_version: str) -> str:
+        """How each DP rank of an ``env`` connector's instance listens from the instance's port base
+        under vLLM ``vllm_version``: ``"tp-rank"`` (``base + dp_rank × tp + tp_rank``, one port per
+        TP rank) or ``"dp-rank"`` (``base + dp_rank``).  The row with the highest ``since`` at or
+        below the version wins; before every row (or with none) ``"tp-rank"``, the wider range.
+        Raises nothing: an unparsable version reads as the newest row."""
+        from sncc import catalog
+
+        rule = "tp-rank"
+        try:
+            v = catalog.parse_version(vllm_version)
+        except ValueError:
+            return self.listen[-1][1] if self.listen else rule
+        for since, ports in sorted(self.listen, key=lambda r: catalog.parse_version(r[0])):
+            if catalog.parse_version(since) <= v:
+                rule = ports
+        return rule
 
 
 class EngineAdapter:
@@ -287,7 +308,8 @@ class EngineAdapter:
                              engine_id=d.get("engine_id", "per-node"), rank_table_env=d.get("rank_table_env", ""),
                              min_kv_port=MappingProxyType(dict(d.get("min_kv_port", {}))),
                              extra=MappingProxyType(dict(d.get("extra", {}))),
-                             source=tuple(d.get("source", ())), notes=d.get("notes", ""))
+                             source=tuple(d.get("source", ())), notes=d.get("notes", ""),
+                             listen=tuple((str(r["since"]), str(r["ports"])) for r in d.get("listen", ())))
 
     def default_connector_id(self) -> str | None:
         """Connector of a disaggregated plan that names none (``software.toml [default_kv_connector]``)."""

@@ -8,7 +8,9 @@ quotes, backslash escapes, ``#`` comments, ``\\``-newline continuations — plus
 * ``$NAME``, ``${NAME}``, ``${NAME:-default}`` / ``${NAME-default}`` expand to the value the
   script assigned before (``NAME=v``, ``export NAME=v``), else to the default, else stay as written
   and the word is marked *unresolved*;
-* ``$(...)`` and backquotes are never run: the word is unresolved;
+* ``$(...)`` and backquotes are never run: the word is unresolved, except the idiom for the
+  script's own folder (``$(dirname "$0")``, ``$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)``),
+  which becomes a path relative to the script (``.``, ``./..``), as ``sncc import`` reads paths;
 * ``if`` / ``then`` / ``else`` / ``elif`` / ``fi`` and ``case`` are not evaluated: their words are
   recorded (:attr:`Script.conditionals`) and the assignments of every branch apply in order.
 
@@ -28,6 +30,12 @@ CONDITIONAL_WORDS = frozenset({"if", "then", "else", "elif", "fi", "case", "esac
 OPERATORS = ("&&", "||", ";;", ";", "&", "|")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", re.S)
+#: the idiom for the script's own folder (or one relative to it), which needs no command to be run:
+#: ``$(dirname "$0")``, ``$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)`` (sncc's launch scripts)
+_SELF = r'"?(?:\$\{BASH_SOURCE(?:\[0\])?\}|\$BASH_SOURCE|\$0|\$\{0\})"?'
+_SCRIPT_DIR = re.compile(
+    r'\$\(\s*(?:dirname\s+' + _SELF + r'|cd\s+"?\$\(\s*dirname\s+' + _SELF + r'\s*\)(?P<rel>/[^"\s;&|()$`]*)?"?'
+    r'\s*&&\s*pwd(?:\s+-[PL])?)\s*\)')
 
 
 @dataclass(frozen=True)
@@ -78,6 +86,9 @@ class _Lexer:
                 if depth == 0:
                     break
             self.i = j
+            here = _SCRIPT_DIR.fullmatch(t[i:j])
+            if here:   # the script's own folder: a path relative to the script, as the importer reads paths
+                return "." + (here.group("rel") or "").rstrip("/"), ""
             return t[i:j], f"command substitution `{t[i:j]}` is not run"
         if t.startswith("${", i):
             j = t.find("}", i)
@@ -186,6 +197,38 @@ class _Lexer:
         return Word("".join(out), start, self.i, why)
 
 
+#: prefix commands that run the rest of the line as the command (POSIX ``exec``, ``command``,
+#: ``nohup``, ``env``, ``nice``; util-linux ``setsid``; the shell keyword ``time``); sncc's own launch
+#: scripts end in ``exec vllm serve ...``
+WRAPPERS = ("exec", "command", "nohup", "setsid", "time", "env", "nice")
+#: options of those prefixes that take the next word as their argument
+_WRAPPER_ARG_OPTIONS = {"env": ("-u", "--unset", "-C", "--chdir", "-S", "--split-string"),
+                        "nice": ("-n", "--adjustment"), "exec": ("-a",), "time": ("-f", "--format", "-o", "--output")}
+
+
+def _unwrap(ws: list[Word], inline: list[tuple[str, Word]]) -> list[Word]:
+    """``ws`` without its leading prefix commands (:data:`WRAPPERS`, with their options); the
+    ``NAME=value`` words of ``env`` join ``inline`` as the command's environment.  ``ws`` is a
+    simple command's words, program first; returns the words from the wrapped program on ([] when
+    nothing follows).  Never raises."""
+    ws = list(ws)
+    while ws and ws[0].text.rsplit("/", 1)[-1] in WRAPPERS:
+        prog = ws.pop(0).text.rsplit("/", 1)[-1]
+        takes = _WRAPPER_ARG_OPTIONS.get(prog, ())
+        while ws and ws[0].text.startswith("-") and ws[0].text != "-":
+            opt = ws.pop(0).text
+            if opt == "--":
+                break
+            if opt in takes and ws:
+                ws.pop(0)
+        if prog == "env":
+            while ws and _ASSIGN.fullmatch(ws[0].text) and not ws[0].text.startswith("="):
+                m = _ASSIGN.fullmatch(ws[0].text)
+                inline.append((m.group(1), Word(m.group(2), ws[0].start, ws[0].end, ws[0].unresolved)))
+                ws.pop(0)
+    return ws
+
+
 def read_script(text: str) -> Script:
     """Split ``text`` (a shell script or one command line) into commands and assignments.
 
@@ -221,6 +264,9 @@ def read_script(text: str) -> Script:
             for name, w in inline:
                 env[name] = w.text
                 script.assignments.append((name, w, False))
+            return
+        ws = _unwrap(ws, inline)
+        if not ws:   # `exec` alone (redirections only), `nohup` with nothing after it
             return
         script.commands.append(Command(tuple(ws), tuple(inline), background))
 

@@ -77,7 +77,7 @@ def lower(plan, resolved, plan_file: str | None = None) -> Deployment:
         nodes.append(NodeDeployment(index=k, address_var=address_var(k), address=lit, address_env=envref,
                                     devices=used[k], env=node_env(ctx, k, nodes_total)))
     proxy = proxy_spec(ctx, roles_t)
-    clash = port_clash(roles_t, proxy, conn)
+    clash = port_clash(roles_t, proxy, conn, conn.listen_ports(ctx.pin.vllm) if conn is not None else "tp-rank")
     if clash:
         raise LoweringError(clash[0], ("hosts", clash[1]), codes.PORT_CONFLICT)
     gw = plan.gateway

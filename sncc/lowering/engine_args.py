@@ -73,6 +73,21 @@ def hf_overrides(ctx: LowerCtx) -> tuple[dict | None, str]:
                                               " add the checkpoint's if your vLLM drops it)")
 
 
+def _block_size_note(vendor: str, size: int) -> str:
+    """The YAML comment of an unset ``kv_cache.block_size`` (sncc writes its default ``size`` on
+    every platform) on ``vendor`` (``ascend`` or ``nvidia``), saying whether it is the platform's
+    own default (``[engine_defaults] block_size`` of ``sncc/engines/data/plan_keys.toml``: 128 on
+    Ascend, 16 on CUDA) and, when not, how to get that one."""
+    from sncc.engines.plan_keys import table
+
+    own = table().get("engine_defaults", {}).get("block_size", {}).get(vendor)
+    platform = {"ascend": "vllm-ascend on Ascend", "nvidia": "vLLM on CUDA"}.get(vendor, vendor)
+    if own is None or int(own) == size:
+        return f"sncc default (`kv_cache.block_size`), the default of {platform} too"
+    return (f"sncc default (`kv_cache.block_size`, {size} on every platform); {platform} would pick {own}: "
+            f"`kv_cache {{ block_size = {own} }}` writes that")
+
+
 def role_args(ctx: LowerCtx, rs: RoleFacts) -> list[Arg]:
     """The generic role-level arguments of role ``rs`` (see the module docstring), in output order."""
     from sncc import catalog
@@ -114,7 +129,7 @@ def role_args(ctx: LowerCtx, rs: RoleFacts) -> list[Arg]:
         out.append(Arg("enforce-eager", True, rs.notes.get("graph_mode", "")))
     out.append(Arg("block-size", plan.kv_cache.block_size,
                    "plan kv_cache.block_size" if not plan.kv_cache.is_default("block_size")
-                   else "sncc default (`kv_cache.block_size`: vllm-ascend's default; vLLM on CUDA defaults to 16)"))
+                   else _block_size_note(ctx.vendor, plan.kv_cache.block_size)))
     out.append(Arg("gpu-memory-utilization", num(float(rs.memory_utilization)), rs.notes.get("memory_utilization", "")))
     kv = resolved.kv_dtype
     out.append(Arg("kv-cache-dtype", "fp8" if kv == "fp8" else "auto", f"plan kv_cache.dtype resolves to {kv}"))

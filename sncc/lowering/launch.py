@@ -204,7 +204,9 @@ def _nodes(ctx: LowerCtx) -> int:
 
 
 def _n(k: int, word: str) -> str:
-    return f"{k} {word}" + ("" if k == 1 else "s")
+    from sncc.units import format_count
+
+    return format_count(k, word)
 
 
 def _ranks(xs: tuple[int, ...]) -> str:
@@ -241,8 +243,10 @@ def kv_transfer(ctx: LowerCtx, rs: RoleFacts, name: str, node: int, dp_ranks: tu
         cfg["kv_port"] = kv_port
     elif conn.port_rule == "env":
         if conn.port_env:
+            how = ("DP rank r listens on base + r" if conn.listen_ports(ctx.pin.vllm) == "dp-rank"
+                   else "ranks listen on base + DP rank × tp + tp rank")
             env.append(EnvVar(conn.port_env, str(kv_port), f"{conn.class_name} port base of this instance "
-                              f"(ranks listen on base + local DP rank × tp + tp rank)", "KV transfer"))
+                              f"({how})", "KV transfer"))
         if conn.host_env:
             env.append(EnvVar(conn.host_env, _addr(node), "this node's address", "KV transfer"))
     if conn.rank_table_env:
@@ -264,11 +268,31 @@ def rs_kv_role(plan, name: str) -> str:
         raise LoweringError(f"`{name}` does not transfer KV cache") from None
 
 
-def port_clash(roles, proxy, conn=None) -> tuple[str, str] | None:
+def kv_listen_ports(conn, listen: str, tp: int, rank) -> list[int]:
+    """Offsets from its instance's KV port base that DP rank ``rank`` (a :class:`RankDeployment`)
+    listens on under connector ``conn``: ``kv_port+rank`` connectors ``dp_rank × tp × pp + local
+    rank`` (one per device of the rank); ``env`` connectors (NIXL, vllm-ascend LLMDataDist) by
+    ``listen`` (:meth:`~sncc.engines.base.ConnectorSpec.listen_ports`): ``"tp-rank"`` ``dp_rank × tp
+    + tp_rank``, ``"dp-rank"`` ``dp_rank``; [] for connectors whose ports sncc does not assign."""
+    if conn is None:
+        return []
+    if conn.port_rule == "kv_port+rank":
+        width = len(rank.devices)
+        return [rank.dp_rank * width + j for j in range(width)]
+    if conn.port_rule == "env" and conn.port_env:
+        if listen == "dp-rank":
+            return [rank.dp_rank]
+        return [rank.dp_rank * tp + j for j in range(tp)]
+    return []
+
+
+def port_clash(roles, proxy, conn=None, listen: str = "tp-rank") -> tuple[str, str] | None:
     """(message, the ``hosts`` key of the second listener's port base) for the first port two
-    listeners of the deployment would share on one node, or None.  Listeners: every server's API port on its node, each instance's DP RPC port on its DP
-    master node, under a ``kv_port+rank`` connector ``conn`` each rank's KV ports (``kv_port +
-    dp_rank × tp × pp + local rank``) on its node, and the proxy's port on its node."""
+    listeners of the deployment would share on one node, or None.  Listeners: every server's API
+    port on its node, each instance's DP RPC port on its DP master node, each rank's KV-transfer
+    ports on its node (:func:`kv_listen_ports`: Mooncake's ``kv_port + dp_rank × tp × pp + local
+    rank``, NIXL's side-channel ports from ``VLLM_NIXL_SIDE_CHANNEL_PORT`` by the release's
+    ``listen`` rule, LLMDataDist's RPC ports), and the proxy's port on its node."""
     used: dict[tuple[int, int], str] = {}
 
     def take(node: int, port: int, what: str, key: str) -> tuple[str, str] | None:
@@ -287,12 +311,13 @@ def port_clash(roles, proxy, conn=None) -> tuple[str, str] | None:
             if inst.dp_rpc_port is not None and (m := take(inst.dp_master_node, inst.dp_rpc_port,
                                                             f"the DP RPC port of {who}", "dp_rpc_port")):
                 return m
-            if inst.kv_port is not None and conn is not None and conn.port_rule == "kv_port+rank":
+            if inst.kv_port is not None:
+                what = (f"the {conn.port_env} side-channel port" if conn is not None and conn.port_rule == "env"
+                        else "a KV-transfer port")
                 for rank in inst.ranks:
-                    width = len(rank.devices)
-                    for j in range(width):
-                        if m := take(rank.node, inst.kv_port + rank.dp_rank * width + j,
-                                     f"a KV-transfer port of {who} (DP rank {rank.dp_rank})", "kv_port"):
+                    for off in kv_listen_ports(conn, listen, r.tp, rank):
+                        if m := take(rank.node, inst.kv_port + off,
+                                     f"{what} of {who} (DP rank {rank.dp_rank})", "kv_port"):
                             return m
     if proxy is not None and (m := take(proxy.node, proxy.port, "the proxy", "proxy_port")):
         return m

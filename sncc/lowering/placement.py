@@ -16,6 +16,7 @@ exactly its size.
 
 from __future__ import annotations
 
+from sncc.units import format_count
 from dataclasses import dataclass
 
 
@@ -66,7 +67,7 @@ def place(roles: list[tuple[str, int, int, int]], per_node: int | None,
                 sizes.append(d)
             elif d >= per_node:
                 if per_node % per_rank:
-                    raise PlacementError(f"`{name}`: one DP rank takes tp × pp = {per_rank} devices, which nodes of "
+                    raise PlacementError(f"`{name}`: one DP rank takes tp × pp = {format_count(per_rank, 'device')}, which nodes of "
                                          f"{per_node} devices do not hold evenly: sncc starts every rank inside one node "
                                          "(tensor or pipeline parallelism across nodes needs a Ray cluster, which sncc "
                                          "does not launch)", (name, "tp"))

@@ -59,6 +59,8 @@ class Meta:
     keys: dict[str, Span] = field(default_factory=dict)
     children: dict[str, "Meta"] = field(default_factory=dict)
     failed: set[str] = field(default_factory=set)
+    #: the fields whose value was written as a percentage (``150%``), for the range error's help
+    percent: set[str] = field(default_factory=set)
 
 
 #: longest name "did you mean" compares (difflib is quadratic in the lengths; keys are short)
@@ -462,6 +464,8 @@ class _Builder:
                 data[name] = val
                 meta.values[name] = item.value.span
                 meta.keys[name] = item.key.span
+                if isinstance(item.value, ast.QuantityLit) and item.value.text.endswith("%"):
+                    meta.percent.add(name)
             else:
                 meta.failed.add(name)
         return data, meta
@@ -709,6 +713,19 @@ def _attach(node: BaseModel, meta: Meta) -> None:
             node._slo_span = slo_meta.name_span
 
 
+def _ratio_help(got, as_percent: bool) -> str | None:
+    """Help for a ratio field (at most 1) written above its bound: a bare number from 2 to 100
+    was most likely meant as a percentage (``90`` → ``0.9``, ``90%``), so that is suggested; a
+    value written as a percentage (``150%``) or a bare number below 2 (``1.5``) has no plausible
+    reading in range, so the help states the bound instead.  Returns None when ``got`` is not a
+    number."""
+    if isinstance(got, bool) or not isinstance(got, (int, float)):
+        return None
+    if not as_percent and 2 <= got <= 100:
+        return f"a ratio is a fraction: did you mean `{got / 100:g}` (or `{got:g}%`)?"
+    return "a ratio is at most 1 (100%): write a fraction such as `0.9` or a percentage such as `90%`"
+
+
 _RANGE_WORDS = {
     "greater_than_equal": "at least {ge}", "greater_than": "greater than {gt}",
     "less_than_equal": "at most {le}", "less_than": "less than {lt}",
@@ -799,9 +816,7 @@ def build_plan(module: ast.Module) -> tuple[m.Plan | None, list[Diagnostic]]:
                     notes = ["engines hold token and sequence counts as 32-bit integers (vLLM's InputBatch), "
                              f"so {m.INT32_MAX:,} is the largest they accept"] if ctx.get("le") == m.INT32_MAX else []
                     got = err.get("input")
-                    help_ = None
-                    if ctx.get("le") == 1 and isinstance(got, (int, float)) and 1 < got <= 100:
-                        help_ = f"a ratio is a fraction: did you mean `{got / 100:g}` (or `{got:g}%`)?"
+                    help_ = _ratio_help(got, fname in where_meta.percent) if ctx.get("le") == 1 else None
                     b.error(codes.OUT_OF_RANGE, f"`{fname}` in `{where}` must be {bound}, found `{got}`",
                             span or where_meta.name_span, notes=notes, help=help_, path=loc)
                 else:

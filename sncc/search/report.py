@@ -2,6 +2,7 @@
 document (``schemas/search.schema.json``) and the frontier plot (matplotlib)."""
 from __future__ import annotations
 
+from sncc.units import format_count
 import io
 from typing import Any, Optional
 
@@ -96,7 +97,7 @@ def render_text(res: SearchResult, plan_name: str, width: int = 160) -> str:
     con = Console(file=buf, width=width, force_terminal=False, color_system=None, highlight=False)
     sp = res.space
     con.print(f"sncc search {plan_name}: {' and '.join(sp.modes)}, "
-              f"{'exactly' if sp.fixed else 'at most'} {sp.budget} devices, {sp.size} role points")
+              f"{'exactly' if sp.fixed else 'at most'} {format_count(sp.budget, 'device')}, {sp.size} role points")
     st = Table(title="stages", title_justify="left")
     for c in ("stage", "candidates", "kept", "seconds"):
         st.add_column(c, justify="left" if c == "stage" else "right")

@@ -14,6 +14,7 @@ The real checks still run on every candidate that is ranked (:mod:`sncc.search.r
 """
 from __future__ import annotations
 
+from sncc.units import format_count
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
@@ -389,7 +390,7 @@ def space_diagnostics(plan: Any, facts: Any, space: Optional[Space], overrides: 
         have = facts.devices_available
         if have and budget > have:
             out.append(diag(codes.SEARCH_BUDGET_EXCEEDS_HARDWARE,
-                            f"the search's budget of {budget} devices{src('devices')} is larger than the plan's {have}",
+                            f"the search's budget of {format_count(budget, 'device')}{src('devices')} is larger than the plan's {have}",
                             at("devices"),
                             help=f"set `devices = {have}` or enlarge `hardware`"))
         if budget < 1:
@@ -409,7 +410,7 @@ def space_diagnostics(plan: Any, facts: Any, space: Optional[Space], overrides: 
         out.append(diag(codes.SEARCH_EMPTY_SPACE,
                         f"no {' / '.join(f'`{r}`' for r in empty)} layout fits: every tp × dp × pp listed"
                         f"{' (' + ', '.join(given) + ')' if given else ''} breaks a "
-                        f"construction rule or the budget of {space.budget} devices", at("tp"),
+                        f"construction rule or the budget of {format_count(space.budget, 'device')}", at("tp"),
                         help="list sizes that divide the attention heads and fit the budget and HBM"))
     for what, value, why in space.dropped:
         where, whence = at(what), src(what)

@@ -103,3 +103,33 @@ def test_the_yaml_carries_no_per_node_value():
     """Addresses and ports are per server: they go on the command line, never into <role>.yaml."""
     y = role_yaml(outputs_of(PLAN), "serve")
     assert not {k for k in y if re.match(r"(port|host|data-parallel-(address|rpc-port|start-rank|size-local))$", k)}
+
+
+NIXL = (ROOT / "examples" / "broken" / "port-conflict-nixl-side-channel.sn").read_text()
+
+
+@pytest.mark.parametrize("version, api_port, clash", [
+    # vLLM 0.11.0: each TP rank of the TP8 prefill listens on base + tp_rank, 8000-8007
+    ("0.11.0", 8000, "port 8000"), ("0.11.0", 8007, "port 8007"), ("0.11.0", 8016, None),
+    # vLLM 0.23.0: one listener per DP rank, base + dp_rank: only 8000
+    ("0.23.0", 8000, "port 8000"), ("0.23.0", 8001, None),
+])
+def test_nixl_side_channel_ports_are_checked_by_release(version, api_port, clash):
+    """The NIXL side channel (VLLM_NIXL_SIDE_CHANNEL_PORT and up, the vLLM adapter's
+    [[connectors.nixl.listen]] rows) is a listener of its node like the API port."""
+    text = NIXL.replace('engine "vllm" {}', f'engine "vllm" {{ version = "{version}" }}')
+    text = text.replace("    port = 8000\n", f"    port = {api_port}\n")
+    got = errors(text)
+    if clash is None:
+        assert got == []
+    else:
+        assert [c for c, *_ in got] == ["SN4043"], got
+        assert f"{clash} on node 0" in got[0][1] and "VLLM_NIXL_SIDE_CHANNEL_PORT" in got[0][1]
+
+
+def test_nixl_port_comment_states_the_release_rule():
+    fixed = (ROOT / "tests" / "cases" / "fixed" / "port-conflict-nixl-side-channel.sn").read_text()
+    env = outputs_of(fixed)["env/prefill-0-node0.sh"]
+    assert "export VLLM_NIXL_SIDE_CHANNEL_PORT=20001  # NixlConnector port base of this instance (DP rank r listens on base + r)" in env
+    env = outputs_of(fixed.replace('engine "vllm" {}', 'engine "vllm" { version = "0.11.0" }'))["env/prefill-0-node0.sh"]
+    assert "(ranks listen on base + DP rank × tp + tp rank)" in env

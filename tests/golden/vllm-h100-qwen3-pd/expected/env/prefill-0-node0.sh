@@ -7,5 +7,5 @@ export VLLM_HOST_IP="${NODE_0_IP}"  # the address vLLM and its KV connectors adv
 export CUDA_VISIBLE_DEVICES=0,1  # 2 devices of node 0
 
 # KV transfer
-export VLLM_NIXL_SIDE_CHANNEL_PORT=20001  # NixlConnector port base of this instance (ranks listen on base + local DP rank × tp + tp rank)
+export VLLM_NIXL_SIDE_CHANNEL_PORT=20001  # NixlConnector port base of this instance (ranks listen on base + DP rank × tp + tp rank)
 export VLLM_NIXL_SIDE_CHANNEL_HOST="${NODE_0_IP}"  # this node's address
