@@ -83,7 +83,10 @@ class SimResult:
     * closed loop whose clients are never held back (``closed-loop``): from the first
       completion (the initial burst of dispatches is over) to the last dispatch; each dispatch
       there follows a completion, so ``qpm`` is the completion rate without ramp-up and drain
-      (at least 10 requests; none for a run of one wave);
+      (at least 10 requests).  A run of one wave (concurrency >= requests: fewer than 10 requests
+      sent after the first completion) has no sends that follow completions: its dispatches in
+      the window drain the proxy queue, so ``qpm`` is capped by Little's law for that many
+      clients, ``60 x wave / mean e2e`` (the rate they would sustain, no think time);
     * open loop (a rate): requests arriving between the 10th and 90th percentile of
       arrival times (warm-up and drain excluded); ``qpm`` = those requests (all completed)
       per minute of ``max(window length, span of their dispatch times)``.  When the
@@ -228,7 +231,17 @@ def _window(R: Any, done: List[int], t_first_block: Any, closed: bool) -> Tuple[
             win = [i for i in done if t0 <= R.t_disp[i] <= t_end]
             if len(win) < 10 or t_end <= t0:
                 return "", [], 0.0, 0.0, 0.0
-            return "closed-loop", win, t0, t_end, len(win) / (t_end - t0) * 60.0
+            qpm = len(win) / (t_end - t0) * 60.0
+            wave = sum(1 for i in done if R.t_arr[i] < t0)
+            if len(done) - wave < 10:
+                # one wave (concurrency >= requests: every request sent before the first
+                # completion): the window's dispatches drain the proxy queue, they do not follow
+                # completions, so their rate can exceed what the clients sustain; Little's law
+                # bounds a closed loop of `wave` clients at wave / mean e2e (no think time)
+                e2e = sum(R.t_done[i] - R.t_arr[i] for i in win) / len(win)
+                if e2e > 0:
+                    qpm = min(qpm, wave / e2e * 60.0)
+            return "closed-loop", win, t0, t_end, qpm
         win = [i for i in done if t_first_block <= R.t_disp[i] <= t_end]
         if len(win) < 2 or t_end <= t_first_block:
             return "", [], 0.0, 0.0, 0.0
