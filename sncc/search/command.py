@@ -158,16 +158,18 @@ def search_command(plan: str, fmt: str, write_dir: Optional[str], plot: Optional
             plot_frontier(res, plot)
         except ImportError:
             cli._fail("--plot needs matplotlib: pip install 'sncc[plot]'", fmt, sources)
+    if not any(r.status == "met" for r in res.ranked):
+        from sncc.search.space import no_plan_meets_slo
+
+        warnings.append(no_plan_meets_slo(comp.plan))
     if fmt == "json":
-        cli._echo_json(document(res, comp.plan.name, written))
+        from sncc.diagnostics.render_json import diagnostic_dict
+
+        cli._echo_json(document(res, comp.plan.name, written, [diagnostic_dict(d, sources) for d in warnings]))
     else:
         click.echo(render_text(res, comp.plan.name), nl=False)
         for p in written:
             click.echo(f"wrote {p}")
-        if not any(r.status == "met" for r in res.ranked):
-            from sncc.search.space import no_plan_meets_slo
-
-            warnings.append(no_plan_meets_slo(comp.plan))
         if warnings:
             cli._emit_diagnostics(warnings, sources, 1, fmt, sys.stdout.isatty())
     if res.interrupted:                 # the partial report is printed, but the run did not finish

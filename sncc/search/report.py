@@ -173,8 +173,11 @@ def _row_doc(r: Row, rank: Optional[int]) -> dict:
     return doc
 
 
-def document(res: SearchResult, plan_name: str, written: Optional[list] = None) -> dict:
-    """The JSON document of ``res`` (``schemas/search.schema.json``)."""
+def document(res: SearchResult, plan_name: str, written: Optional[list] = None,
+             diagnostics: Optional[list] = None) -> dict:
+    """The JSON document of ``res`` (``schemas/search.schema.json``); ``diagnostics``: the search's
+    located warnings (SN8102 dropped values, SN8105 nothing met) as
+    :func:`sncc.diagnostics.render_json.diagnostic_dict` objects."""
     sp = res.space
     ranked = [_row_doc(r, i + 1) for i, r in enumerate(res.ranked)]
     ranks = {r.candidate.key(): i + 1 for i, r in enumerate(res.ranked)}
@@ -197,6 +200,7 @@ def document(res: SearchResult, plan_name: str, written: Optional[list] = None) 
         "interrupted": res.interrupted,
         "notes": list(res.notes),
         "written": list(written or []),
+        "diagnostics": list(diagnostics or []),
     }
 
 

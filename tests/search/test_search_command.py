@@ -262,3 +262,17 @@ def test_no_candidate_meeting_the_slos_is_a_located_sn8105():
     assert r.exit_code == 1
     head, _, tail = r.output.partition("warning[SN8105]")
     assert tail and tail.splitlines()[1].strip().endswith("small_space.sn:28:3")
+
+
+def test_the_json_document_carries_the_located_warnings():
+    """SN8102 (a flag value dropped) and SN8105 (nothing met) are in the JSON document too, with
+    the location the text output prints."""
+    r = CliRunner().invoke(main, ["search", str(SMALL), "--format", "json", "--mode", "aggregated", "--tp", "3,8",
+                                  "--dp", "1", "--max-num-seqs", "16", "--serve-instances", "1", "--top", "1"])
+    assert r.exit_code == 1
+    doc = json.loads(r.output)
+    jsonschema.validate(doc, json.loads((ROOT / "schemas" / "search.schema.json").read_text()))
+    by = {d["code"]: d for d in doc["diagnostics"]}
+    assert set(by) == {"SN8102", "SN8105"}, by.keys()
+    for d in by.values():
+        assert d["file"] == str(SMALL) and d["range"]["start"]["line"] == 28 and d["severity"] == "warning"
