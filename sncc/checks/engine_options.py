@@ -125,13 +125,16 @@ def check_env_read(plan, r):
                    path=path)
 
 
-def _value_rules(adapter, vllm: str) -> list[dict]:
-    """The adapter's ``[[value_rules]]`` (``data/pins.toml``) in force for vLLM ``vllm``: rows whose
-    ``since`` is at or below it.  Raises nothing: a row or version that does not parse is skipped."""
+def _value_rules(adapter, vllm: str, vendor: str) -> list[dict]:
+    """The adapter's ``[[value_rules]]`` (``data/pins.toml``) in force for vLLM ``vllm`` on ``vendor``
+    (``ascend`` or ``nvidia``): rows whose ``since`` is at or below it and whose ``vendor``, when
+    given, is the plan's.  Raises nothing: a row or version that does not parse is skipped."""
     from sncc import catalog
 
     out = []
     for row in adapter.data.get("value_rules", ()):
+        if row.get("vendor") not in (None, vendor):
+            continue
         try:
             if catalog.parse_version(vllm) >= catalog.parse_version(str(row.get("since", "0"))):
                 out.append(row)
@@ -161,7 +164,7 @@ def check_engine_choices(plan, r):
     except ManifestError:
         return
     by_arg = {row["arg"]: row for row in rows().values() if row.get("how") == "value" and "." in row.get("plan", "")}
-    for rule in _value_rules(adapter, vllm):
+    for rule in _value_rules(adapter, vllm, "ascend" if r.is_ascend else "nvidia"):
         row, step = by_arg.get(rule.get("arg")), rule.get("multiple_of")
         if row is None or not isinstance(step, int) or step <= 0 or args.get(row["arg"], {}).get("choices"):
             continue

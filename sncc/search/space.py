@@ -189,7 +189,7 @@ class Space:
         if cand.mode not in self.modes:
             why.append(f"{cand.mode}, but the search is {' and '.join(self.modes)} only")
         if cand.devices > self.budget or (self.fixed and cand.devices != self.budget):
-            why.append(f"{cand.devices} devices, but the budget is {'exactly' if self.fixed else 'at most'} "
+            why.append(f"{format_count(cand.devices, 'device')}, but the budget is {'exactly' if self.fixed else 'at most'} "
                        f"{self.budget}")
         for rc in cand.roles:
             lay, role = rc.layout, rc.layout.role

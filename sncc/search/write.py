@@ -56,28 +56,53 @@ def _role_text(src: str, choice: RoleChoice, base_block: Any, moe: bool, spec_in
     return f"{lay.role} {{\n" + "\n".join("    " + ln for ln in lines) + "\n  }"
 
 
+#: plan values that name a file or folder relative to the plan file (``block``, ``key``, and whether
+#: the path must exist next to the source plan to be one: ``weights`` and a draft ``model`` may be a
+#: Hugging Face repository id or a path on the servers, left as written unless the folder is here)
+PLAN_RELATIVE_PATHS = (("workload", "trace", False), ("model", "weights", True), ("speculative", "model", True))
+
+
+def _moved(rel: str, src_dir: str, out_dir: str) -> str:
+    """Path ``rel`` (relative to ``src_dir``) as seen from ``out_dir``: relative, or absolute when no
+    relative path reaches it (another drive); ``/``-separated."""
+    target = os.path.normpath(os.path.join(src_dir, rel))
+    try:
+        new = os.path.relpath(target, out_dir)
+    except ValueError:                  # no relative path between two drives
+        new = target
+    return new.replace(os.sep, "/") if os.sep != "/" else new
+
+
 def _rebased(comp: Any, out_path: str) -> list:
-    """Edits ``(start, end, text)`` of the plan file's own ``import "..."`` paths so that they name
-    the same files from ``out_path``'s folder: relative to that folder, or absolute when no
-    relative path reaches them (another drive).  Absolute paths and stdin's imports stay."""
+    """Edits ``(start, end, text)`` of the plan file's own relative paths so that they name the same
+    files from ``out_path``'s folder: its ``import "..."`` paths and the plan values of
+    :data:`PLAN_RELATIVE_PATHS`.  Absolute paths, values written in imported files and stdin's
+    plan stay."""
     from sncc.fmt import quote
 
+    if comp.source.name in ("<stdin>", "-"):
+        return []
     src_dir = os.path.dirname(os.path.abspath(comp.source.name))
     out_dir = os.path.dirname(os.path.abspath(out_path))
     edits = []
     for imp in getattr(comp.module, "imports", ()):
         rel = imp.path.value
-        if os.path.isabs(rel) or imp.span.file != comp.source.name or comp.source.name in ("<stdin>", "-"):
+        if os.path.isabs(rel) or imp.span.file != comp.source.name:
             continue
-        target = os.path.normpath(os.path.join(src_dir, rel))
-        try:
-            new = os.path.relpath(target, out_dir)
-        except ValueError:              # no relative path between two drives
-            new = target
-        if os.sep != "/":
-            new = new.replace(os.sep, "/")
+        new = _moved(rel, src_dir, out_dir)
         if new != rel:
             edits.append((imp.path.span.start, imp.path.span.end, quote(new)))
+    for block, key, must_exist in PLAN_RELATIVE_PATHS:
+        node = getattr(comp.plan, block, None)
+        rel = getattr(node, key, None) if node is not None else None
+        span = node.span_of(key) if isinstance(rel, str) and not node.is_default(key) else None
+        if span is None or span.file != comp.source.name or os.path.isabs(rel):
+            continue
+        if must_exist and not os.path.exists(os.path.join(src_dir, rel)):
+            continue
+        new = _moved(rel, src_dir, out_dir)
+        if new != rel and comp.source.text[span.start:span.end].startswith('"'):
+            edits.append((span.start, span.end, quote(new)))
     return edits
 
 

@@ -28,3 +28,13 @@ def test_help_suggests_the_nearest_multiples():
     text = FIXED.replace("block_size = 16", "block_size = 100")
     (d,) = [d for d in compile_text(text).diagnostics if d.code.code == "SN4045"]
     assert d.help == "use 96 or 112"
+
+
+def test_a_rule_applies_only_to_its_vendor():
+    from sncc.checks.engine_options import _value_rules
+    from sncc.engines.registry import adapter_for
+
+    vllm = adapter_for("vllm")
+    assert [r["arg"] for r in _value_rules(vllm, "0.23.0", "nvidia")] == ["block-size"]
+    assert _value_rules(vllm, "0.23.0", "ascend") == []
+    assert _value_rules(vllm, "0.11.0", "nvidia") == []        # before the release the rule is read from

@@ -147,6 +147,32 @@ def test_written_plans_rebase_their_imports_to_the_output_folder(tmp_path):
         assert b.exit_code == 0, b.output
 
 
+@pytest.mark.parametrize("weights, moved", [("ckpt/Qwen3-32B", True), ("Qwen/Qwen3-32B", False)],
+                         ids=["local-folder", "repository-id"])
+def test_written_plans_rebase_their_plan_relative_paths(tmp_path, weights, moved):
+    """A trace (relative to the plan file) and a weights folder next to the plan name the same
+    files from the output folder; a repository id is not a path and stays as written."""
+    (tmp_path / "plans" / "shared").mkdir(parents=True)
+    (tmp_path / "plans" / "shared" / "h200.sn").write_text(SHARED_H200)
+    (tmp_path / "plans" / "trace.csv").write_text("".join("2048,256\n" for _ in range(200)))
+    if moved:
+        (tmp_path / "plans" / weights).mkdir(parents=True)
+    plan = tmp_path / "plans" / "pd.sn"
+    plan.write_text(IMPORTING.replace('"/models/Qwen3-32B"', f'"{weights}"')
+                    .replace("requests = 200", 'requests = 200\n    trace = "trace.csv"'))
+    out = tmp_path / "out" / "best"
+    runner = CliRunner()
+    r = runner.invoke(main, ["search", str(plan), "--mode", "aggregated", "--tp", "2,4", "--dp", "1",
+                             "--max-num-seqs", "64", "--top", "1", "--write", str(out)])
+    assert r.exit_code == 0, r.output
+    (f,) = sorted(out.glob("*.sn"))
+    text = f.read_text()
+    assert 'trace = "../../plans/trace.csv"' in text
+    assert (f'weights = "../../plans/{weights}"' if moved else f'weights = "{weights}"') in text
+    chk = runner.invoke(main, ["check", str(f)])
+    assert chk.exit_code == 0, chk.output
+
+
 def _unused_port() -> int:
     import socket
 
@@ -276,3 +302,16 @@ def test_the_json_document_carries_the_located_warnings():
     assert set(by) == {"SN8102", "SN8105"}, by.keys()
     for d in by.values():
         assert d["file"] == str(SMALL) and d["range"]["start"]["line"] == 28 and d["severity"] == "warning"
+
+
+def test_a_rate_slo_a_tiny_run_cannot_judge_is_uncertain_not_met(tmp_path):
+    """Five requests cannot show a QPM (simulate: n/a, `too few requests`): the search ranks such a
+    candidate uncertain, so nothing is 'met' and the exit code is 1."""
+    plan = tmp_path / "tiny.sn"
+    plan.write_text(SMALL.read_text().replace("requests = 400", "requests = 5")
+                    .replace("slo { ttft < 2s  tpot < 50ms }", "slo { qpm >= 100000 }"), encoding="utf-8")
+    r = CliRunner().invoke(main, ["search", str(plan), "--format", "json", *FAST])
+    assert r.exit_code == 1, r.output
+    doc = json.loads(r.output)
+    sim = [row for row in doc["ranked"] if row["source"] == "simulate"]
+    assert sim and all(row["status"] == "uncertain" for row in sim), [row["status"] for row in sim]
