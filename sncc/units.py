@@ -142,8 +142,11 @@ def suggest_unit(unit: str) -> str | None:
 
 def format_bytes_gib(n: float) -> str:
     """Format a byte count in GiB with two decimals (``12.34 GiB``); from 1024 GiB up in the next
-    binary unit that keeps the figure under 1024 (``29.80 PiB``, not ``31250000.00 GiB``)."""
+    binary unit that keeps the figure under 1024 (``29.80 PiB``, not ``31250000.00 GiB``); ``n/a`` for
+    a count that is not finite."""
     v = n / 2**30
+    if v != v or v in (float("inf"), float("-inf")):
+        return "n/a"
     for unit in ("GiB", "TiB", "PiB"):
         if abs(round(v, 2)) < 1024:
             return f"{v:.2f} {unit}"

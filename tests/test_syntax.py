@@ -86,7 +86,7 @@ def test_separator_is_not_a_value():
 
 @pytest.mark.parametrize("n,text", [
     (12.34 * 2**30, "12.34 GiB"), (1023.99 * 2**30, "1023.99 GiB"), (1023.999 * 2**30, "1.00 TiB"),
-    (31_250_000 * 2**30, "29.80 PiB"),
+    (31_250_000 * 2**30, "29.80 PiB"), (float("nan"), "n/a"), (float("inf"), "n/a"),
 ])
 def test_byte_counts_in_messages_stay_readable(n, text):
     from sncc.units import format_bytes_gib

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from sncc.units import format_count
 from sncc.diagnostics import codes
 from sncc.diagnostics.model import Edit, Fix, Related, diag
+from sncc.units import format_count
 
 
 def check_roles(plan, r):

@@ -8,12 +8,12 @@ thresholds: ``sncc/catalog/data/engines.toml`` (each with its source).
 
 from __future__ import annotations
 
-from sncc.units import format_count
 import math
 
 from sncc.catalog.engine_defaults import engine_defaults
 from sncc.diagnostics import codes
 from sncc.diagnostics.model import Edit, Fix, Related, diag
+from sncc.units import format_count
 
 
 def _per_node(r) -> int | None:

@@ -16,8 +16,9 @@ exactly its size.
 
 from __future__ import annotations
 
-from sncc.units import format_count
 from dataclasses import dataclass
+
+from sncc.units import format_count
 
 
 class PlacementError(ValueError):

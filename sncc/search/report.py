@@ -2,11 +2,11 @@
 document (``schemas/search.schema.json``) and the frontier plot (matplotlib)."""
 from __future__ import annotations
 
-from sncc.units import format_count
 import io
 from typing import Any, Optional
 
 from sncc.search.run import Row, SearchResult
+from sncc.units import format_count
 
 #: version of the JSON document (schemas/search.schema.json ``schema_version``)
 SCHEMA_VERSION = 1

@@ -14,9 +14,10 @@ The real checks still run on every candidate that is ranked (:mod:`sncc.search.r
 """
 from __future__ import annotations
 
-from sncc.units import format_count
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
+
+from sncc.units import format_count
 
 #: the decode batch grid per DP rank an engineer tries (aiconfigurator's ``default`` sweep steps
 #: its decode batch through 1, 2, 4, 8, then multiples of 8 to 256 and 384, 512; that grid, as
