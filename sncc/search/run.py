@@ -195,13 +195,13 @@ def simulate_candidate(ctx: CandidateContext, cand: Candidate) -> dict:
     qi = r.intervals.get("qpm")
     if qi:
         out["qpm_low"], out["qpm_high"] = float(qi["low"]), float(qi["high"])
-    from sncc.sim.engine.metrics import violated
+    from sncc.sim.engine.metrics import RATE_METRICS, violated
 
     # an uncertain verdict whose point estimate misses is a miss for the ranking; a throughput SLO
     # the run could not judge (n/a: too few requests, metrics.MIN_RATE_REQUESTS) is uncertain, not
     # met (an n/a TPOT of one-token outputs is a metric that does not exist, and stays n/a)
     out["slo"] = [(v.name, "missed" if v.verdict == "uncertain" and violated(t, v)
-                   else "uncertain" if v.verdict == "n/a" and t.metric in ("qpm", "output_tokens_per_s")
+                   else "uncertain" if v.verdict == "n/a" and t.metric in RATE_METRICS
                    else v.verdict)
                   for t, v in zip(plan.slo, r.slo)]
     if ctx.goodput:

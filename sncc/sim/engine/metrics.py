@@ -354,6 +354,8 @@ def violated(s: Any, v: SloVerdict) -> bool:
 #: fewest completed requests a throughput SLO (qpm, output_tokens_per_s) is judged on when there is
 #: no steady window: the steady windows' own minimum (:func:`_window`); below it the verdict is n/a
 MIN_RATE_REQUESTS = 10
+#: the SLO metrics that are rates over the run (judged n/a below :data:`MIN_RATE_REQUESTS`)
+RATE_METRICS = ("qpm", "output_tokens_per_s")
 
 
 def evaluate_slo(res: SimResult, s: Any, residuals: Optional[Dict[str, Sequence[float]]] = None,
@@ -395,7 +397,7 @@ def evaluate_slo(res: SimResult, s: Any, residuals: Optional[Dict[str, Sequence[
             obs, window = None, "run"
         elif m == "ttft":
             engine = res.steady("ttft", stat)
-    if obs is None and m in ("qpm", "output_tokens_per_s") and res.requests_completed < MIN_RATE_REQUESTS:
+    if obs is None and m in RATE_METRICS and res.requests_completed < MIN_RATE_REQUESTS:
         obs = float("nan")      # a rate over a run of a few requests is one request's latency, not throughput
     if obs is None:
         if m == "ttft":

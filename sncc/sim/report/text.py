@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 from typing import Any, Dict, List, Optional
 
+from sncc.sim.engine.metrics import RATE_METRICS
 from sncc.sim.report.units import NA, fmt, to_unit, unit_of, window_stats
 
 #: why a registered cost term may be zero for a plan (report footnote)
@@ -162,7 +163,7 @@ def render_text(result, plan, extra: dict | None = None, *, color: bool = False)
                 done = (d.get("requests") or {}).get("completed", 0)
                 rng = ("no request has more than one output token" if m in ("tpot", "tokens_per_s_per_user")
                        else f"too few requests ({done})"
-                       if done and m in ("qpm", "output_tokens_per_s") else "no completed request")
+                       if done and m in RATE_METRICS else "no completed request")
             mark = {"met": "met", "missed": "MISSED", "uncertain": "UNCERTAIN", "n/a": NA}[s["verdict"]]
             row = [mark, s["name"] + (" (client)" if s.get("basis") == "client" else ""), s.get("window", ""), obs, rng]
             if ttft_slo:
