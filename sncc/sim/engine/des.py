@@ -283,6 +283,8 @@ class Simulation:
         self.issued = 0
         self.completed = 0
         self.t_first_block = None
+        self.d_freed = 0                    # decode sequences that freed their KV blocks so far
+        self._refused, self._refused_at = -1, -1   # the last request _reserve refused, at d_freed
         if spec.disaggregated:
             self._init_disagg()
             arrive = self._arrive_disagg
@@ -522,6 +524,7 @@ class Simulation:
                 d.running[r] -= 1
                 d.nseq[r] -= 1
                 d.free_blocks[r] += R.blocks[i]
+                self.d_freed += 1
                 d.sum_prompt[r] -= R.prompt[i]
                 d.sum_start[r] -= self._start_of[i]
                 R.fin[i] = -1           # its heap entry is now stale
@@ -582,7 +585,14 @@ class Simulation:
         self._dispatch()
 
     def _reserve(self, i: int) -> bool:
-        """Reserve decode KV for request i on the DP rank with most free blocks."""
+        """Reserve decode KV for request i on the DP rank with most free blocks.
+
+        A request refused once stays refused until a decode sequence frees its blocks and slot
+        (``d_freed`` counts those): between frees the ranks' free blocks only shrink (on-demand
+        growth) and their sequence counts only rise, so the repeated attempts of a blocked proxy
+        head on every later event are answered without the scan."""
+        if i == self._refused and self.d_freed == self._refused_at:
+            return False
         R = self.R
         need = self._need(i)
         best = None
@@ -603,6 +613,7 @@ class Simulation:
         if best is None:
             if need > self._pool()[1]:
                 raise self._unadmittable([i], during=True)
+            self._refused, self._refused_at = i, self.d_freed
             return False
         di, r = best
         d = self.d[di]
@@ -639,6 +650,8 @@ class Simulation:
                     break
         else:
             while self.p_idle and self.proxy_head < len(proxy):
+                if proxy[self.proxy_head] == self._refused and self.d_freed == self._refused_at:
+                    break               # the head is still refused: an idle instance would stay idle
                 k = self.p_idle.pop()
                 if not self._start_prefill(k):
                     break
@@ -882,6 +895,7 @@ class Simulation:
             d.running[r] -= 1
             d.nseq[r] -= 1
             d.free_blocks[r] += R.blocks[i]
+            self.d_freed += 1
             d.sum_prompt[r] -= R.prompt[i]
             d.sum_start[r] -= self._start_of[i]
             done.append(i)
@@ -1051,6 +1065,7 @@ class Simulation:
                 r = R.rank[i]
                 d.nseq[r] -= 1
                 d.free_blocks[r] += R.blocks[i]
+                self.d_freed += 1
                 self.s_load[k] -= 1
                 self._complete(i)
                 continue
