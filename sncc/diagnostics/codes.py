@@ -806,11 +806,15 @@ IMPORT_NODE_DIFFERS = _code(
 
 # --- SN81xx search (`sncc search`: diagnostics located in the plan's `search { }` block) ------------
 SEARCH_EMPTY_SPACE = _code(
-    "SN8101", "search-empty-space", "error", "the search space holds no candidate layout",
-    "Every combination of the `search { }` lists was ruled out by construction: a tensor-parallel size "
+    "SN8101", "search-empty-space", "error", "the search space holds no candidate",
+    "Every combination of the `search { }` lists (or the flags that override them) was ruled out by "
+    "construction, and the message says which rule and which values: a tensor-parallel size "
     "that does not divide the attention heads, an expert-parallel group that does not divide the routed "
     "experts, a layout larger than the device budget, or weights that do not fit the device's HBM at any "
-    "tensor/data-parallel size listed (the memory model of `sncc check`, sncc/capacity.py).",
+    "tensor/data-parallel size listed (the memory model of `sncc check`, sncc/capacity.py); every "
+    "`chunked_prefill` listed larger than every `max_num_batched_tokens` listed (a prefill chunk cannot "
+    "exceed the step's token budget, e.g. `--max-num-batched-tokens 100` under the plan's `chunked_prefill = 8k`); "
+    "or instance counts whose fewest instances of the smallest layouts need more devices than the budget.",
     "search { tp = [3]  devices = 8 }", "search { tp = [1, 2, 4, 8]  devices = 8 }")
 SEARCH_VALUE_DROPPED = _code(
     "SN8102", "search-value-dropped", "warning", "a listed search value can never form a valid layout",
