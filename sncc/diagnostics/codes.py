@@ -330,6 +330,16 @@ EPLB_REDUNDANT_NEEDS_BALANCER = _code(
     "slots exist to be filled by the load balancer. Turn it on (`eplb { dynamic = true }`) or drop the "
     "redundant experts. With EPLB the slots must also split evenly over the EP group (SN3005).",
     'engine "vllm" {}  eplb { redundant_experts = 32 }', 'engine "vllm" {}  eplb { redundant_experts = 32  dynamic = true }')
+KV_CONNECTOR_WITHOUT_PEER = _code(
+    "SN3026", "kv-connector-without-peer", "warning", "an aggregated plan names a KV connector that needs a prefill/decode peer",
+    "P/D transfer connectors (NIXL, Mooncake, LLMDataDist, P2pNccl, PyNccl) move the KV cache from a prefill "
+    "instance (`kv_producer`) to a decode instance (`kv_consumer`; vLLM's disaggregated prefilling, "
+    "https://docs.vllm.ai/en/latest/features/disagg_prefill.html). An aggregated plan has one `serve` role and "
+    "no such peer, so sncc writes no `kv_transfer_config` for the connector it names. A connector that works "
+    "on one server, KV offload such as LMCache's `LMCacheConnectorV1` (`aggregated = true` in "
+    "`software.toml [[kv_connectors]]`), is written with `kv_role = kv_both` instead.",
+    'engine "vllm" {}  serve { devices = 4  tp = 4 }  kv_transfer { connector = nixl }',
+    'engine "vllm" {}  serve { devices = 4  tp = 4 }')
 
 # --- SN4xxx quantization, memory, software --------------------------------
 QUANT_MISMATCH = _code(
