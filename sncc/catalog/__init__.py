@@ -1214,6 +1214,9 @@ class KVConnector:
     models exempt) or "unknown".  ``removed_in``: engine → first release without it.
     ``ascend_min_cann_exclusive``: on Ascend the CANN release must be newer than this.
     ``same_host_env``: environment a P/D pair sharing one host needs.
+    ``aggregated``: the connector also serves one server on its own (KV offload to CPU or disk,
+    ``kv_role = kv_both``), so an aggregated plan's ``serve`` role gets it; the others only move
+    KV from a prefill to a decode instance, and an aggregated plan naming one is SN3026.
     """
 
     id: str
@@ -1227,6 +1230,7 @@ class KVConnector:
     status: str
     source: tuple[str, ...]
     notes: str = ""
+    aggregated: bool = False
 
 
 @dataclass(frozen=True)
@@ -1289,7 +1293,8 @@ def kv_connectors() -> Mapping[str, KVConnector]:
             ascend_min_cann_exclusive=d.get("ascend_min_cann_exclusive"),
             ascend_requires_direct=bool(d.get("ascend_requires_direct", False)),
             same_host_env=MappingProxyType({k: str(v) for k, v in d.get("same_host_env", {}).items()}),
-            status=_status(d, where), source=_sources(d, where), notes=d.get("notes", ""))
+            status=_status(d, where), source=_sources(d, where), notes=d.get("notes", ""),
+            aggregated=bool(d.get("aggregated", False)))
     return MappingProxyType(out)
 
 

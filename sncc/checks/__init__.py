@@ -55,6 +55,7 @@ CHECKS = (
     runtime_env.check_hccl_buffer,
     runtime_env.check_hccl_connect_timeout,
     pd_transfer.check_kv_connector,
+    pd_transfer.check_kv_connector_without_peer,
     pd_transfer.check_kv_connector_tp,
     pd_transfer.check_connector_layout,
     pd_transfer.check_kv_connector_settings,

@@ -1,8 +1,8 @@
-"""Prefill/decode KV-transfer checks (SN3008, SN3009, SN3024, SN4009): a disaggregated
+"""Prefill/decode KV-transfer checks (SN3008, SN3009, SN3024, SN3026, SN4009): a disaggregated
 plan has a connector its engine release offers, the prefill and decode TP suit
 the connector, the connector of the release supports the P/D layout and the model's
-attention (``engine_rules.toml [[pd_connectors]]``), and the connector's settings match
-the deployment.
+attention (``engine_rules.toml [[pd_connectors]]``), the connector's settings match
+the deployment, and an aggregated plan names no P/D transfer connector (it has no peer).
 
 Connector facts: ``software.toml [[kv_connectors]]`` (misconfig BR-18, BR-31, BR-32).
 """
@@ -63,25 +63,63 @@ def check_kv_connector(plan, r):
     except KeyError:
         return
     if not catalog.connector_runs_on(conn, eng.kind):
+        offer = r.kv_connector_offer
         yield diag(codes.KV_CONNECTOR_UNAVAILABLE, f"`{eng.kind}` has no `{cid}` connector ({conn.class_name})",
                    _kt_span(plan, "connector"), related=[Related(eng.name_span, "engine chosen here")],
-                   help="connectors of " + eng.kind + ": " + ", ".join(
+                   help=offer.help() if offer is not None else "connectors of " + eng.kind + ": " + ", ".join(
                        f"`{c.id}`" for c in catalog.kv_connectors().values() if catalog.connector_runs_on(c, eng.kind)),
                    path=("kv_transfer", "connector"))
         return
     gone = conn.removed_in.get(eng.kind)
     if gone and eng.version:
-        try:
-            removed = catalog.parse_version(eng.version) >= catalog.parse_version(gone)
-        except ValueError:
-            removed = False
-        if removed:
+        if _removed(conn, eng):
             yield diag(codes.KV_CONNECTOR_UNAVAILABLE,
                        f"the `{cid}` connector ({conn.class_name}) was removed in {eng.kind} {gone}",
                        _kt_span(plan, "connector"), related=[Related(eng.span_of("version"), f"{eng.kind} {eng.version}")],
                        help=(f"use `connector = {default}`" if (default := catalog.default_kv_connector(eng.kind)) not in (None, cid)
                              else f"use a release before {gone}"),
                        notes=[conn.notes] if conn.notes else [], path=("kv_transfer", "connector"))
+
+
+def _removed(conn, eng) -> bool:
+    """True when the plan's release of ``eng`` is at or after the one that removed ``conn``."""
+    gone = conn.removed_in.get(eng.kind)
+    if not gone or not eng.version:
+        return False
+    try:
+        return catalog.parse_version(eng.version) >= catalog.parse_version(gone)
+    except ValueError:
+        return False
+
+
+def check_kv_connector_without_peer(plan, r):
+    """An aggregated plan (one ``serve`` role) that names a P/D transfer connector its engine offers
+    (SN3026, a warning): the connector moves KV from a prefill instance to a decode instance, and a
+    ``serve`` role has neither, so sncc writes no ``kv_transfer_config`` for it.  A connector that
+    works on one server (``aggregated = true`` in ``software.toml [[kv_connectors]]``: LMCache's KV
+    offload) is written instead; one the engine does not offer is SN3008's."""
+    kt = plan.kv_transfer
+    if plan.disaggregated or plan.serve is None or kt is None or kt.connector in (None, "none"):
+        return
+    try:
+        conn = catalog.kv_connector(kt.connector)
+    except KeyError:
+        return
+    eng = plan.engine
+    if conn.aggregated or not catalog.connector_runs_on(conn, eng.kind) or _removed(conn, eng):
+        return
+    offer = r.kv_connector_offer
+    alone = [c for c in (offer.built if offer is not None else ())]
+    help_ = "remove the `kv_transfer` block, or split `serve` into `prefill` and `decode` roles to disaggregate"
+    if alone:
+        help_ += "; for KV offload on this server name " + " or ".join(f"`{c}`" for c in alone)
+    yield diag(codes.KV_CONNECTOR_WITHOUT_PEER,
+               f"the `{kt.connector}` connector ({conn.class_name}) moves KV from a prefill to a decode instance, "
+               "and this plan has one `serve` role and no prefill/decode peer: sncc writes no kv_transfer_config for it",
+               kt.span_of("connector"), related=[Related(plan.serve.name_span, "the aggregated role")],
+               help=help_, notes=["https://docs.vllm.ai/en/latest/features/disagg_prefill.html: the KV connector "
+                                  "transfers KV between the prefill (kv_producer) and decode (kv_consumer) instances"],
+               path=("kv_transfer", "connector"))
 
 
 def check_kv_connector_tp(plan, r):

@@ -330,6 +330,16 @@ EPLB_REDUNDANT_NEEDS_BALANCER = _code(
     "slots exist to be filled by the load balancer. Turn it on (`eplb { dynamic = true }`) or drop the "
     "redundant experts. With EPLB the slots must also split evenly over the EP group (SN3005).",
     'engine "vllm" {}  eplb { redundant_experts = 32 }', 'engine "vllm" {}  eplb { redundant_experts = 32  dynamic = true }')
+KV_CONNECTOR_WITHOUT_PEER = _code(
+    "SN3026", "kv-connector-without-peer", "warning", "an aggregated plan names a KV connector that needs a prefill/decode peer",
+    "P/D transfer connectors (NIXL, Mooncake, LLMDataDist, P2pNccl, PyNccl) move the KV cache from a prefill "
+    "instance (`kv_producer`) to a decode instance (`kv_consumer`; vLLM's disaggregated prefilling, "
+    "https://docs.vllm.ai/en/latest/features/disagg_prefill.html). An aggregated plan has one `serve` role and "
+    "no such peer, so sncc writes no `kv_transfer_config` for the connector it names. A connector that works "
+    "on one server, KV offload such as LMCache's `LMCacheConnectorV1` (`aggregated = true` in "
+    "`software.toml [[kv_connectors]]`), is written with `kv_role = kv_both` instead.",
+    'engine "vllm" {}  serve { devices = 4  tp = 4 }  kv_transfer { connector = nixl }',
+    'engine "vllm" {}  serve { devices = 4  tp = 4 }')
 
 # --- SN4xxx quantization, memory, software --------------------------------
 QUANT_MISMATCH = _code(
@@ -806,11 +816,15 @@ IMPORT_NODE_DIFFERS = _code(
 
 # --- SN81xx search (`sncc search`: diagnostics located in the plan's `search { }` block) ------------
 SEARCH_EMPTY_SPACE = _code(
-    "SN8101", "search-empty-space", "error", "the search space holds no candidate layout",
-    "Every combination of the `search { }` lists was ruled out by construction: a tensor-parallel size "
+    "SN8101", "search-empty-space", "error", "the search space holds no candidate",
+    "Every combination of the `search { }` lists (or the flags that override them) was ruled out by "
+    "construction, and the message says which rule and which values: a tensor-parallel size "
     "that does not divide the attention heads, an expert-parallel group that does not divide the routed "
     "experts, a layout larger than the device budget, or weights that do not fit the device's HBM at any "
-    "tensor/data-parallel size listed (the memory model of `sncc check`, sncc/capacity.py).",
+    "tensor/data-parallel size listed (the memory model of `sncc check`, sncc/capacity.py); every "
+    "`chunked_prefill` listed larger than every `max_num_batched_tokens` listed (a prefill chunk cannot "
+    "exceed the step's token budget, e.g. `--max-num-batched-tokens 100` under the plan's `chunked_prefill = 8k`); "
+    "or instance counts whose fewest instances of the smallest layouts need more devices than the budget.",
     "search { tp = [3]  devices = 8 }", "search { tp = [1, 2, 4, 8]  devices = 8 }")
 SEARCH_VALUE_DROPPED = _code(
     "SN8102", "search-value-dropped", "warning", "a listed search value can never form a valid layout",

@@ -88,6 +88,27 @@ class All2AllRelease:
 
 
 @dataclass(frozen=True)
+class ConnectorOffer:
+    """What :meth:`EngineAdapter.connector_offer` answers: ``release`` (``vllm 0.23.0``), the
+    connector ids sncc ``built`` launch files for and those the release has but sncc has no
+    launch facts for (``unbuilt``), for a plan that is ``aggregated`` (one ``serve`` role) or not."""
+
+    release: str
+    built: tuple[str, ...]
+    unbuilt: tuple[str, ...]
+    aggregated: bool = False
+
+    def help(self) -> str:
+        """``connectors sncc builds for vllm 0.23.0: `nixl`; no launch facts in sncc for ...``."""
+        where = f"a `serve` role of {self.release}" if self.aggregated else self.release
+        out = f"connectors sncc builds for {where}: " + (", ".join(f"`{c}`" for c in self.built) or "none")
+        if self.unbuilt:
+            out += ("; the release also has " + ", ".join(f"`{c}`" for c in self.unbuilt)
+                    + ", which sncc has no launch facts for (`sncc build` refuses them, SN4042)")
+        return out
+
+
+@dataclass(frozen=True)
 class ConnectorSpec:
     """A KV connector as one engine release spells it.
 
@@ -97,8 +118,11 @@ class ConnectorSpec:
     ``"kv_port+rank"`` (each DP rank listens on ``kv_port + dp_rank × tp × pp + local rank``, so
     one instance needs ``devices`` consecutive ports from ``kv_port``), ``"env"`` (the port base is
     the environment variable ``port_env``), ``"llmdatadist"`` (Omni-Infer: rank tables and
-    ``LLMDATADIST_*`` environment); ``engine_id``: ``"per-node"`` (a unique id per process; vLLM
-    appends ``_dp<local rank>``) or ``"kv-rank"`` (Omni-Infer: the instance's kv_rank);
+    ``LLMDATADIST_*`` environment), ``"none"`` (no listening port: a KV offload connector);
+    ``roles`` the plan roles sncc launches it for (``prefill``/``decode``: a P/D transfer
+    connector; ``serve``: one on an aggregated server); ``engine_id``: ``"per-node"`` (a unique id per process; vLLM
+    appends ``_dp<local rank>``), ``"kv-rank"`` (Omni-Infer: the instance's kv_rank) or ``"none"``
+    (not written: a connector with no peer to tell engines apart);
     ``rank_table_env`` the variable naming a rank table the connector needs (its path is the
     caller's: rank tables hold the NPUs' own addresses); ``min_kv_port`` the lowest port clear of
     ranges the transport takes for itself, by devices per node; ``listen`` the ``(since vLLM
@@ -120,6 +144,7 @@ class ConnectorSpec:
     source: tuple[str, ...] = ()
     notes: str = ""
     listen: tuple[tuple[str, str], ...] = ()
+    roles: tuple[str, ...] = ("prefill", "decode")
 
     def listen_ports(self, vllm_version: str) -> str:
         """How each DP rank of an ``env`` connector's instance listens from the instance's port base
@@ -309,7 +334,34 @@ class EngineAdapter:
                              min_kv_port=MappingProxyType(dict(d.get("min_kv_port", {}))),
                              extra=MappingProxyType(dict(d.get("extra", {}))),
                              source=tuple(d.get("source", ())), notes=d.get("notes", ""),
-                             listen=tuple((str(r["since"]), str(r["ports"])) for r in d.get("listen", ())))
+                             listen=tuple((str(r["since"]), str(r["ports"])) for r in d.get("listen", ())),
+                             roles=tuple(d.get("roles", ("prefill", "decode"))))
+
+    def connector_offer(self, version: str | None, aggregated: bool) -> "ConnectorOffer":
+        """The KV connectors a plan of this engine at release ``version`` (None: the default pin) can
+        name for its roles (``aggregated``: one ``serve`` role; else prefill + decode): the catalog's
+        connectors of the engine (``software.toml [[kv_connectors]] engines``; for a ``serve`` role
+        only those marked ``aggregated``) that the release has not removed, split into ``built``
+        (this adapter's ``[connectors.<id>]`` launch facts cover the roles) and ``unbuilt`` (sncc has
+        none: ``sncc build`` refuses them, SN4042).  The one list the connector help and "did you
+        mean" read (through :attr:`sncc.facts.Facts.kv_connector_offer`)."""
+        from sncc import catalog
+
+        v = version or self.choose(None).pin.version
+        role = "serve" if aggregated else "prefill"
+        built, unbuilt = [], []
+        for c in catalog.kv_connectors().values():
+            if not catalog.connector_runs_on(c, self.kind) or (aggregated and not c.aggregated):
+                continue
+            gone = c.removed_in.get(self.kind)
+            try:
+                if gone and catalog.parse_version(v) >= catalog.parse_version(gone):
+                    continue
+            except ValueError:
+                pass
+            spec = self.connector(c.id)
+            (built if spec is not None and role in spec.roles else unbuilt).append(c.id)
+        return ConnectorOffer(f"{self.kind} {v}", tuple(built), tuple(unbuilt), aggregated)
 
     def default_connector_id(self) -> str | None:
         """Connector of a disaggregated plan that names none (``software.toml [default_kv_connector]``)."""

@@ -68,6 +68,20 @@ def _derive_kv_dtype_run(plan, f: Facts) -> None:
     except UnknownEngine:
         return
     f.kv_dtype_run, f.kv_dtype_run_note = adapter.kv_dtype_run(plan.kv_cache.dtype)
+    f.kv_connector_offer = connector_offer(plan, adapter)
+
+
+def connector_offer(plan, adapter=None):
+    """The :class:`~sncc.engines.base.ConnectorOffer` of ``plan``'s engine release and roles (an
+    aggregated plan: a ``serve`` role), or None for an engine sncc has no adapter for."""
+    if adapter is None:
+        from sncc.engines.registry import UnknownEngine, adapter_for
+
+        try:
+            adapter = adapter_for(plan.engine.kind)
+        except UnknownEngine:
+            return None
+    return adapter.connector_offer(plan.engine.version, not plan.disaggregated)
 
 
 def omni_attn_layout(adapter) -> OmniAttnLayout | None:

@@ -200,6 +200,10 @@ places routed experts statically and needs them to split evenly over the EP grou
     #: simulator size the KV pool with; ``kv_dtype_run_note`` says why when they differ
     kv_dtype_run: str = "bf16"
     kv_dtype_run_note: str = ""
+    #: the KV connectors the plan's engine release offers for its roles, split into those sncc
+    #: builds and those it has no launch facts for (:meth:`sncc.engines.base.EngineAdapter.connector_offer`,
+    #: a :class:`~sncc.engines.base.ConnectorOffer`); None for an engine sncc has no adapter for
+    kv_connector_offer: Any | None = None
     max_model_len: int = 0
     max_model_len_span: Span | None = None
     max_model_len_note: str = ""

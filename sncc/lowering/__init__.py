@@ -48,6 +48,11 @@ def lower(plan, resolved, plan_file: str | None = None) -> Deployment:
         if conn is None:
             raise LoweringError(f"sncc has no launch facts for the `{ctx.connector_id}` connector on "
                                 f"{ctx.adapter.label} {ctx.pin.version}", ("kv_transfer", "connector"))
+        unlaunched = [n for n in ctx.roles if n not in conn.roles]
+        if unlaunched:
+            raise LoweringError(f"sncc launches the `{ctx.connector_id}` connector on {ctx.adapter.label} "
+                                f"{ctx.pin.version} for a {' or '.join(f'`{r}`' for r in conn.roles)} role only, "
+                                f"not for {' or '.join(f'`{r}`' for r in unlaunched)}", ("kv_transfer", "connector"))
     try:
         slots, used = place([(n, rs.instances, rs.dp, rs.tp * rs.pp) for n, rs in ctx.roles.items()],
                             ctx.per_node, ctx.nodes_available)

@@ -30,7 +30,8 @@ class LowerCtx:
     ``vendor`` is ``ascend`` or ``nvidia`` and ``per_node`` the devices per node (None when
     unknown), both the facts layer's;
     ``nodes_available`` the plan's node count (None when it gives devices only and the node size
-    is unknown); ``connector_id`` the effective P/D connector (None: aggregated or ``none``);
+    is unknown); ``connector_id`` the effective KV connector (None: ``none``, or an aggregated plan naming a P/D
+    transfer connector, which has no peer there);
     ``roles`` the facts layer's :class:`~sncc.facts.model.RoleFacts` by name; ``slots`` the placement
     (:class:`~sncc.lowering.placement.InstanceSlot` list), set once placed.
     """
@@ -96,10 +97,19 @@ def make_context(plan, resolved) -> LowerCtx:
         nodes = None
     roles = {n: role_facts(resolved, n) for n, _ in plan.roles()}
     cid = None
+    kt = plan.kv_transfer
     if plan.disaggregated:
-        kt = plan.kv_transfer
         cid = kt.connector if kt is not None and kt.connector else adapter.default_connector_id()
         if cid == "none":
+            cid = None
+    elif kt is not None and kt.connector not in (None, "none"):
+        # a `serve` role gets a connector that works on one server (KV offload); a P/D transfer
+        # connector has no peer there and is not written (SN3026 says so)
+        from sncc import catalog
+
+        try:
+            cid = kt.connector if catalog.kv_connector(kt.connector).aggregated else None
+        except KeyError:
             cid = None
     return LowerCtx(plan=plan, resolved=resolved, adapter=adapter, pin=choice.pin, pin_note=choice.note,
                     vendor=vendor, per_node=per_node, nodes_available=nodes, roles=roles, ports=port_bases(plan),

@@ -66,7 +66,7 @@ def kv_base(ctx: LowerCtx, conn) -> int | None:
     node size (Mooncake on Ascend: above AscendDirectTransport's random range), else the default."""
     from sncc.lowering.hosts import DEFAULT_KV_PORT
 
-    if conn is None or conn.port_rule == "llmdatadist":
+    if conn is None or conn.port_rule in ("llmdatadist", "none"):
         return None
     if ctx.ports.kv is not None:
         return ctx.ports.kv
@@ -161,7 +161,8 @@ def _finish(ctx: LowerCtx, rs: RoleFacts, slot: InstanceSlot, name: str, node: i
         req += _req_node(ctx, node, "this node")
     if conn is not None:
         cfg, cenv, creq = kv_transfer(ctx, rs, name, node, dp_ranks, conn, kv_port, kv_rank)
-        flags.append(Arg("kv-transfer-config", cfg, f"{conn.class_name}; engine_id unique per server process"))
+        flags.append(Arg("kv-transfer-config", cfg, f"{conn.class_name}; engine_id unique per server process"
+                         if "engine_id" in cfg else f"{conn.class_name}" + (f"; {conn.notes}" if conn.notes else "")))
         env += cenv
         req += creq
     req += referenced(ctx, env, flags, node)
@@ -237,7 +238,7 @@ def kv_transfer(ctx: LowerCtx, rs: RoleFacts, name: str, node: int, dp_ranks: tu
         cfg["kv_rank"] = kv_rank
         cfg["engine_id"] = str(kv_rank)
         cfg["kv_parallel_size"] = sum(r.instances for r in ctx.roles.values())
-    else:
+    elif conn.engine_id != "none":
         cfg["engine_id"] = name
     if conn.port_rule == "kv_port+rank":
         cfg["kv_port"] = kv_port

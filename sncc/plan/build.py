@@ -835,7 +835,29 @@ def build_plan(module: ast.Module) -> tuple[m.Plan | None, list[Diagnostic]]:
     _attach(plan, meta)
     _check_secret_env(b, plan, meta)
     _require_acceptance(b, plan)
+    _connector_choices(b, plan)
     return plan, b.diags
+
+
+def _connector_choices(b: "_Builder", plan: m.Plan) -> None:
+    """An invalid ``kv_transfer.connector`` (SN2004) gets the connectors the plan's engine release
+    builds for its roles in its help, and those it has but sncc has no launch facts for, marked
+    (the adapter's :class:`~sncc.engines.base.ConnectorOffer`, the list SN3008's help shows), in
+    place of every connector id the language knows; the "did you mean" and its fix stay."""
+    idx = [i for i, d in enumerate(b.diags) if d.code is codes.INVALID_VALUE and d.path == ("kv_transfer", "connector")]
+    if not idx:
+        return
+    import dataclasses
+
+    from sncc.facts import connector_offer
+
+    offer = connector_offer(plan)
+    if offer is None:
+        return
+    for i in idx:
+        d = b.diags[i]
+        near = d.help.partition("? ")[0] + "? " if d.help and d.help.startswith("did you mean") else ""
+        b.diags[i] = dataclasses.replace(d, help=near + offer.help() + "; `none` writes no kv_transfer_config")
 
 
 def _secret_refs(node: BaseModel, out: dict[str, Span]) -> dict[str, Span]:

@@ -180,6 +180,10 @@ class Space:
     #: the values the command line or the ``search { }`` block asked for (key → tuple), the
     #: defaults left out: what :meth:`excludes` holds a candidate to
     requested: dict = field(default_factory=dict)
+    #: role → (chunks, token budgets) for a role whose parallel layouts all passed a construction
+    #: rule but whose every ``chunked_prefill`` value is larger than every ``max_num_batched_tokens``
+    #: value: what emptied it (SN8101 names those values, not the layouts)
+    token_emptied: dict = field(default_factory=dict)
 
     def excludes(self, cand: Any) -> Optional[str]:
         """Why candidate ``cand`` lies outside the requested space, every reason joined by ``; ``
@@ -270,11 +274,13 @@ def build_space(plan: Any, facts: Any, overrides: Optional[dict] = None) -> Spac
     roles = ("serve",) * ("aggregated" in modes) + ("prefill", "decode") * ("disaggregated" in modes)
     layouts: dict = {}
     instances: dict = {}
+    token_emptied: dict = {}
     for role in roles:
         vals = {d.name: values(s, ctx, d, role, overrides) for d in DIMENSIONS if role in d.roles}
         vals.setdefault("chunked_prefill", [None])
         vals.setdefault("speculative", [plan.speculative is not None])
         out = []
+        parallel = 0                  # tp × dp × pp × ep layouts that pass the parallel and memory rules
         for tp in vals["tp"]:
             if heads and heads % tp:
                 dropped.append(("tp", tp, f"does not divide the {heads} attention heads"))
@@ -298,6 +304,7 @@ def build_space(plan: Any, facts: Any, overrides: Optional[dict] = None) -> Spac
                             weights = 0.0
                         if hbm and weights >= hbm * util:
                             continue
+                        parallel += 1
                         for mbt in vals["max_num_batched_tokens"]:
                             for chunk in vals["chunked_prefill"]:
                                 if chunk is not None and chunk > mbt:
@@ -306,6 +313,9 @@ def build_space(plan: Any, facts: Any, overrides: Optional[dict] = None) -> Spac
                                 for spec in vals["speculative"]:
                                     out.append(Layout(role, tp, dp, pp, ep, int(mbt), chunk, bool(spec)))
         layouts[role] = sorted(set(out), key=Layout.key)
+        if parallel and not out:
+            token_emptied[role] = (tuple(sorted({c for c in vals["chunked_prefill"] if c is not None})),
+                                   tuple(sorted(set(int(t) for t in vals["max_num_batched_tokens"]))))
         instances[role] = tuple(sorted(set(int(i) for i in values(s, ctx, DIMENSION_BY_NAME["instances"], role, overrides))))
     seqs_role = "serve" if "serve" in roles else "decode"
     batches = tuple(sorted(set(int(b) for b in values(s, ctx, DIMENSION_BY_NAME["max_num_seqs"], seqs_role, overrides))))
@@ -315,7 +325,7 @@ def build_space(plan: Any, facts: Any, overrides: Optional[dict] = None) -> Spac
                 dropped.append((name, value, f"larger than the device budget {budget}"))
     top = int(overrides.get("top") or (s.top if s else 10))
     return Space(modes, layouts, batches, instances, budget, fixed, top, sorted(set(dropped), key=str),
-                 _requested(s, overrides, routed > 0))
+                 _requested(s, overrides, routed > 0), token_emptied)
 
 
 #: the list keys :meth:`Space.excludes` compares (the ``search { }`` keys, ``*_instances`` included)
@@ -405,6 +415,14 @@ def space_diagnostics(plan: Any, facts: Any, space: Optional[Space], overrides: 
         return out
     need = {"aggregated": ("serve",), "disaggregated": ("prefill", "decode")}
     empty = [role for mode in space.modes for role in need[mode] if not space.layouts.get(role)]
+    by_tokens = [role for role in empty if role in space.token_emptied]
+    if by_tokens:
+        groups: dict = {}
+        for role in by_tokens:                     # one error per distinct (chunks, budgets) pair
+            groups.setdefault(space.token_emptied[role], []).append(role)
+        for roles_ in groups.values():
+            out.append(_token_rule_empty(plan, space, roles_, head, flagged, src, role_value))
+        empty = [role for role in empty if role not in by_tokens]
     if empty:
         given = [f"{k} from --{k}" for k in ("tp", "dp", "pp") if flagged(k)] + (["budget from --devices"]
                                                                              if flagged("devices") else [])
@@ -413,6 +431,10 @@ def space_diagnostics(plan: Any, facts: Any, space: Optional[Space], overrides: 
                         f"{' (' + ', '.join(given) + ')' if given else ''} breaks a "
                         f"construction rule or the budget of {format_count(space.budget, 'device')}", at("tp"),
                         help="list sizes that divide the attention heads and fit the budget and HBM"))
+    if not any(d.code is codes.SEARCH_EMPTY_SPACE for d in out):
+        over = _instances_over_budget(space, flagged)
+        if over is not None:
+            out.append(diag(codes.SEARCH_EMPTY_SPACE, over[0], head(), help=over[1]))
     for what, value, why in space.dropped:
         where, whence = at(what), src(what)
         own = None if flagged(what) else role_value(what, value)
@@ -421,6 +443,76 @@ def space_diagnostics(plan: Any, facts: Any, space: Optional[Space], overrides: 
         out.append(diag(codes.SEARCH_VALUE_DROPPED, f"`{what} = {value}`{whence} is skipped: it {why}"
                         if not why.startswith("larger") else f"`{what} = {value}`{whence} is skipped: {why}", where))
     return out
+
+
+def _values_text(values: tuple) -> str:
+    return ", ".join(str(v) for v in values)
+
+
+def _token_rule_empty(plan: Any, space: Space, roles: list, head, flagged, src, role_value):
+    """SN8101 for roles emptied by the token rule of :func:`build_space`: a chunk
+    (``chunked_prefill``) larger than the step's token budget (``max_num_batched_tokens``) is
+    never a layout, and no listed chunk fits under any listed budget.  Says which values (and
+    which flag, key or plan role gave them), located at the flag's search block, else the search
+    block's key, else the plan role's value."""
+    from sncc.diagnostics import codes
+    from sncc.diagnostics.model import diag
+
+    s = plan.search
+    chunks, mbts = space.token_emptied[roles[0]]
+
+    def whence(key: str, values: tuple) -> str:
+        if flagged(key):
+            return src(key).strip(" ()")
+        if s is not None and s.key_span(key) is not None:
+            return f"the search block's `{key}`"
+        own = role_value(key, values[0]) if len(values) == 1 else None
+        return own[1].strip(" ()") if own is not None else f"the plan's `{key}`"
+
+    where = None
+    for key, values in (("max_num_batched_tokens", mbts), ("chunked_prefill", chunks)):
+        if flagged(key):
+            where = head()
+            break
+        if s is not None and s.key_span(key) is not None:
+            where = s.span_of(key)
+            break
+    if where is None:
+        own = role_value("chunked_prefill", chunks[0]) if len(chunks) == 1 else None
+        where = own[0] if own is not None else head()
+    names = " / ".join(f"`{r}`" for r in roles)
+    msg = (f"no {names} candidate is left: every `chunked_prefill` searched ({_values_text(chunks)}, "
+           f"{whence('chunked_prefill', chunks)}) is larger than every `max_num_batched_tokens` searched "
+           f"({_values_text(mbts)}, {whence('max_num_batched_tokens', mbts)}), and a prefill chunk cannot exceed "
+           "the step's token budget")
+    help_ = (f"list a `max_num_batched_tokens` of at least {min(chunks)} (`--max-num-batched-tokens {min(chunks)}`), "
+             f"or a `chunked_prefill` of at most {max(mbts)} (`--chunked-prefill {max(mbts)}`)")
+    return diag(codes.SEARCH_EMPTY_SPACE, msg, where, help=help_)
+
+
+def _instances_over_budget(space: Space, flagged):
+    """(message, help) when no instance count searched fits the device budget in any mode the
+    search needs: the fewest instances of each role times its smallest layout exceed the budget
+    (a mode with such a role has no whole plan to combine); None otherwise."""
+    need = {"aggregated": ("serve",), "disaggregated": ("prefill", "decode")}
+    parts, worst = [], []
+    for mode in space.modes:
+        roles = need[mode]
+        if any(not space.layouts.get(r) or not space.instances.get(r) for r in roles):
+            return None
+        least = {r: (min(space.instances[r]), min(lay.devices for lay in space.layouts[r])) for r in roles}
+        total = sum(n * d for n, d in least.values())
+        if total <= space.budget:
+            return None
+        parts.append(" + ".join(f"{n} `{r}` × {format_count(d, 'device')}" for r, (n, d) in least.items())
+                     + f" = {total}")
+        worst += [r for r in roles]
+    keys = [f"{r}_instances" for r in worst]
+    given = [f"--{k.replace('_', '-')}" for k in keys if flagged(k)]
+    msg = (f"no candidate is left: the fewest instances searched need more than the budget of "
+           f"{format_count(space.budget, 'device')} ({'; '.join(parts)})"
+           + (f"; instance counts from {', '.join(given)}" if given else ""))
+    return msg, "list smaller instance counts (" + ", ".join(f"`{k}`" for k in keys) + ") or enlarge the budget (--devices)"
 
 
 def no_plan_meets_slo(plan: Any):

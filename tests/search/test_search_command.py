@@ -279,6 +279,8 @@ def test_a_dropped_role_default_is_located_at_the_role_value():
     r = CliRunner().invoke(main, ["search", str(SMALL), "--max-num-batched-tokens", "100", "--mode", "aggregated"])
     assert r.exit_code == 1
     assert "`chunked_prefill = 8192` (the plan's `serve` value) is skipped" in r.output
+    assert "error[SN8101]: no `serve` candidate is left: every `chunked_prefill` searched (8192" in r.output
+    assert "(100, from --max-num-batched-tokens)" in r.output and "layout fits" not in r.output
     assert "small_space.sn:19:23" in r.output                    # `chunked_prefill = 8k` in `serve { }`
 
 

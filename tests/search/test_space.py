@@ -71,6 +71,9 @@ BUDGET = SMALL.replace("  search {\n    devices = 8", "  search {\n    devices =
     (BUDGET, SMALL, "SN8103"),                         # 16 devices on an 8-device plan
     (SMALL.replace("top = 4", "top = 4\n    speculative = both"), SMALL, "SN8104"),
     (SMALL.replace("tp = [1, 2, 3, 4, 8]", "tp = [3]"), SMALL, "SN8101"),
+    # every chunk (the plan's serve chunked_prefill = 8k) above every token budget listed
+    (SMALL.replace("top = 4", "top = 4\n    max_num_batched_tokens = [100]"),
+     SMALL.replace("top = 4", "top = 4\n    max_num_batched_tokens = [8192]"), "SN8101"),
 ])
 def test_search_errors_and_their_corrected_twins(bad, good, code):
     for text, want in ((bad, code), (good, None)):
@@ -82,3 +85,37 @@ def test_search_errors_and_their_corrected_twins(bad, good, code):
         assert errors == ([want] if want else []), (code, [d.message for d in pre])
         for d in pre:
             assert d.span is not None
+
+
+def _empty(overrides: dict, text: str = SMALL):
+    comp = _comp(text)
+    space = build_space(comp.plan, comp.facts, overrides)
+    return comp, [d for d in space_diagnostics(comp.plan, comp.facts, space, overrides) if d.code.code == "SN8101"]
+
+
+def test_a_token_budget_flag_below_every_chunk_says_which_flag_and_rule_emptied_the_space():
+    comp, got = _empty({"max_num_batched_tokens": [100], "mode": "aggregated"})
+    assert len(got) == 1, got
+    d = got[0]
+    assert "layout" not in d.message
+    assert d.message == ("no `serve` candidate is left: every `chunked_prefill` searched (8192, the plan's `serve` "
+                         "value) is larger than every `max_num_batched_tokens` searched (100, from "
+                         "--max-num-batched-tokens), and a prefill chunk cannot exceed the step's token budget")
+    assert "`--max-num-batched-tokens 8192`" in d.help and "`--chunked-prefill 100`" in d.help
+    assert comp.source.text[d.span.start:d.span.end] == "search"          # the flag: at the search block
+    assert _empty({"max_num_batched_tokens": [8192], "mode": "aggregated"})[1] == []     # corrected twin
+
+
+def test_the_token_rule_in_the_block_is_reported_at_the_block_value_in_both_modes():
+    comp, got = _empty({}, SMALL.replace("top = 4", "top = 4\n    max_num_batched_tokens = [100, 200]"))
+    assert len(got) == 1 and got[0].message.startswith("no `serve` / `prefill` candidate is left")
+    assert "(100, 200, the search block's `max_num_batched_tokens`)" in got[0].message
+    assert comp.source.text[got[0].span.start:got[0].span.end] == "[100, 200]"
+
+
+def test_instance_counts_above_the_budget_empty_the_space_and_say_so():
+    comp, got = _empty({"serve_instances": [9], "mode": "aggregated", "tp": [1], "dp": [1]})
+    assert len(got) == 1
+    assert got[0].message == ("no candidate is left: the fewest instances searched need more than the budget of "
+                              "8 devices (9 `serve` × 1 device = 9); instance counts from --serve-instances")
+    assert _empty({"serve_instances": [8], "mode": "aggregated", "tp": [1], "dp": [1]})[1] == []
