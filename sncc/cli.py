@@ -93,8 +93,10 @@ def source_from_bytes(name: str, data: bytes):
         text = data.decode("utf-8", errors="replace")
         offset = len(data[: e.start].decode("utf-8", errors="replace"))
         src = SourceFile(name, text)
-        return src, [diag(codes.INVALID_ENCODING, f"invalid UTF-8 byte 0x{data[e.start]:02x}", src.span(offset, offset + 1),
-                          help="save the file as UTF-8")]
+        from sncc.syntax.paths import with_paths
+
+        return src, with_paths([diag(codes.INVALID_ENCODING, f"invalid UTF-8 byte 0x{data[e.start]:02x}",
+                                     src.span(offset, offset + 1), help="save the file as UTF-8")], {name: src})
 
 
 def _compile(path: str, stdin_name: str | None = None):

@@ -8,21 +8,24 @@ from sncc.units import format_count
 
 
 def check_roles(plan, r):
-    """A plan is disaggregated (prefill + decode) or aggregated (serve), not a mix (SN2011)."""
+    """A plan is disaggregated (prefill + decode) or aggregated (serve), not a mix (SN2011).
+
+    Its ``path`` is the role block it points at (``("prefill",)``), or ``("plan",)``, the plan
+    block itself, when the plan has no role at all."""
     has = {n for n, _ in plan.roles()}
     if not has:
         yield diag(codes.ROLE_SHAPE, "the plan has no role", plan.name_span,
-                   help="add `serve { devices = ... }`, or `prefill { ... }` and `decode { ... }`")
+                   help="add `serve { devices = ... }`, or `prefill { ... }` and `decode { ... }`", path=("plan",))
     elif "serve" in has and has - {"serve"}:
         other = sorted(has - {"serve"})[0]
         yield diag(codes.ROLE_SHAPE, f"`{other}` cannot be combined with `serve`", getattr(plan, other).name_span,
                    related=[Related(plan.serve.name_span, "`serve` given here")],
-                   help="use `serve` alone (aggregated) or `prefill` and `decode` (disaggregated)")
+                   help="use `serve` alone (aggregated) or `prefill` and `decode` (disaggregated)", path=(other,))
     elif has in ({"prefill"}, {"decode"}):
         missing = ({"prefill", "decode"} - has).pop()
-        present = getattr(plan, has.pop())
-        yield diag(codes.ROLE_SHAPE, f"a disaggregated plan needs a `{missing}` role too", present.name_span,
-                   help=f"add `{missing} {{ ... }}`, or rename this role to `serve`")
+        name = has.pop()
+        yield diag(codes.ROLE_SHAPE, f"a disaggregated plan needs a `{missing}` role too", getattr(plan, name).name_span,
+                   help=f"add `{missing} {{ ... }}`, or rename this role to `serve`", path=(name,))
 
 
 def _dp_key(role) -> str:
