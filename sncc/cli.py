@@ -436,7 +436,9 @@ def _build_one(plan: str, out_dir: Path, force: bool, fmt: str, check_only: bool
         for p in res.written:
             say(f"wrote {p}")
     else:
-        say(f"wrote {len(res.written)} files into {out_dir} (manifest.json lists them with their sha256)")
+        from sncc.units import format_count
+
+        say(f"wrote {format_count(len(res.written), 'file')} into {out_dir} (manifest.json lists them with their sha256)")
     if res.nodes:
         if res.required:
             say("each script checks the variables it needs first: " + ", ".join(res.required))

@@ -177,7 +177,7 @@ def check_experts_spread(plan, r):
         fit = [g for g in range(2, min(2 * group, total, _DIVISOR_SEARCH_LIMIT) + 1) if total % g == 0]
         near = min(fit, key=lambda g: abs(g - group)) if fit else None
         pad = group - total % group
-        related = [Related(ep.span, f"{red} redundant experts ({ep.source})")] if ep is not None and red else []
+        related = [Related(ep.span, f"{format_count(red, 'redundant expert')} ({ep.source})")] if ep is not None and red else []
         k = _dp_key(role)
         yield diag(codes.EXPERTS_NOT_DIVISIBLE,
                    f"`{name}`: {rf.routed_experts} routed experts" + (f" + {red} redundant" if red else "")
@@ -213,7 +213,7 @@ def check_redundant_needs_eplb(plan, r):
         if ep is None or ep.dynamic or not ep.redundant_experts or not rf.expert_parallel:
             continue
         yield diag(codes.EPLB_REDUNDANT_NEEDS_BALANCER,
-                   f"`{name}`: {ep.redundant_experts} redundant experts without load balancing: {plan.engine.kind} refuses "
+                   f"`{name}`: {format_count(ep.redundant_experts, 'redundant expert')} without load balancing: {plan.engine.kind} refuses "
                    "num_redundant_experts unless --enable-eplb is on",
                    ep.span, notes=["source: " + sources(row)],
                    help="add `dynamic = true` to the `eplb` block, or remove `redundant_experts`",
