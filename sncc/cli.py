@@ -93,8 +93,10 @@ def source_from_bytes(name: str, data: bytes):
         text = data.decode("utf-8", errors="replace")
         offset = len(data[: e.start].decode("utf-8", errors="replace"))
         src = SourceFile(name, text)
-        return src, [diag(codes.INVALID_ENCODING, f"invalid UTF-8 byte 0x{data[e.start]:02x}", src.span(offset, offset + 1),
-                          help="save the file as UTF-8")]
+        from sncc.syntax.paths import with_paths
+
+        return src, with_paths([diag(codes.INVALID_ENCODING, f"invalid UTF-8 byte 0x{data[e.start]:02x}",
+                                     src.span(offset, offset + 1), help="save the file as UTF-8")], {name: src})
 
 
 def _compile(path: str, stdin_name: str | None = None):
@@ -434,7 +436,9 @@ def _build_one(plan: str, out_dir: Path, force: bool, fmt: str, check_only: bool
         for p in res.written:
             say(f"wrote {p}")
     else:
-        say(f"wrote {len(res.written)} files into {out_dir} (manifest.json lists them with their sha256)")
+        from sncc.units import format_count
+
+        say(f"wrote {format_count(len(res.written), 'file')} into {out_dir} (manifest.json lists them with their sha256)")
     if res.nodes:
         if res.required:
             say("each script checks the variables it needs first: " + ", ".join(res.required))

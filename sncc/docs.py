@@ -26,6 +26,24 @@ GROUPS = (
 )
 
 
+#: what a diagnostic's ``path`` (JSON ``path``, SARIF ``properties.path``) names, code by code
+PATH_NOTE = (
+    "**`path`.** In `--format json` (and SARIF's `properties.path`) every diagnostic carries `path`, the "
+    "block and key it is about, relative to the `plan` block: `[\"decode\", \"tp\"]`, `[\"model\"]` "
+    "for the model block itself, `[\"hardware\"]` for a missing `hardware` block. "
+    "SN1001–SN1004 (syntax, encoding), SN1005 and SN1006 (suppression comments) have no syntax tree "
+    "to take it from, so it is read from the text before the diagnostic's position "
+    "(`sncc/syntax/paths.py`): the blocks enclosing the position, then the item it falls inside "
+    "(after a key or block name, before its value is complete: `prefill { tp = = 8 }` is at "
+    "`[\"prefill\", \"tp\"]`, "
+    "the `{` of a block never closed at `[\"decode\"]`); a dotted key (`ttft.p99`) is one element and "
+    "block labels are left out. The plan block itself is `[\"plan\"]`: a position directly inside it "
+    "or on its head, and SN2011 when the plan has no role (otherwise SN2011 names the role block it "
+    "points at, `[\"prefill\"]`). `[]` means a position outside every block (before or after the "
+    "top-level blocks) and SN1060, a file that could not be read."
+)
+
+
 def _fence(text: str) -> str:
     ticks = "```"
     while ticks in text:
@@ -62,6 +80,8 @@ def codes_markdown() -> str:
         "",
         "Every code sncc can report. `sncc explain CODE` prints the same text; `--select`/`--ignore` "
         "and `# sncc: ignore[CODE] reason` comments accept the code or its name.",
+        "",
+        PATH_NOTE,
         "",
         "| Code | Name | Severity | Summary |",
         "| --- | --- | --- | --- |",

@@ -53,7 +53,9 @@ def build_check(args: list[str]) -> int:
     for line in dict.fromkeys(skipped):
         print(f"skipped {line}")
     code = _run(main, ["build", "--check", *plans]) if plans else 0
-    print(f"sncc build --check: {len(plans)} plan(s) compared, {len(dict.fromkeys(skipped))} skipped")
+    from sncc.units import format_count
+
+    print(f"sncc build --check: {format_count(len(plans), 'plan')} compared, {len(dict.fromkeys(skipped))} skipped")
     return code
 
 

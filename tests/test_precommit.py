@@ -105,7 +105,7 @@ def test_build_hook_maps_outputs_to_plans_and_reports_skips(tmp_path, capsys, mo
     env = Path("r1.out/env/common.sh")
     assert hook(["build-check", str(env)]) == 0
     out = capsys.readouterr().out
-    assert "1 plan(s) compared, 0 skipped" in out
+    assert "1 plan compared, 0 skipped" in out
     env.write_text(env.read_text(encoding="utf-8") + "export EDITED=1\n", encoding="utf-8")
     assert hook(["build-check", str(env), "r1.sn"]) == 1  # one check of r1.sn, stale
     out = capsys.readouterr().out
@@ -113,7 +113,7 @@ def test_build_hook_maps_outputs_to_plans_and_reports_skips(tmp_path, capsys, mo
     assert hook(["build-check", "new.sn", "gone.out/x.json"]) == 0
     out = capsys.readouterr().out
     assert "skipped new.sn: no new.out/ beside it" in out and "skipped gone.out/x.json: no plan gone.sn" in out
-    assert "0 plan(s) compared, 2 skipped" in out
+    assert "0 plans compared, 2 skipped" in out
 
 
 def test_release_version_is_consistent():

@@ -17,6 +17,7 @@ from sncc.diagnostics import codes
 from sncc.diagnostics.model import Related, diag
 from sncc.units import format_bytes_gib as gib
 from sncc.units import format_tokens
+from sncc.units import format_count
 
 
 def _util_span(plan, role):
@@ -60,11 +61,11 @@ def check_kv_fits(plan, r):
         if (one > mem.budget and fitted_only) or (mem.seqs > 1 and mem.kv_needed > mem.kv_budget):
             fit = mem.seqs_that_fit
             yield diag(codes.KV_OVERCOMMITTED,
-                       f"`{name}`: {mem.seqs} sequences at {format_tokens(mem.context)} tokens need {gib(mem.kv_needed)} of KV cache per device; {gib(mem.kv_budget)} is left",
+                       f"`{name}`: {format_count(mem.seqs, 'sequence')} at {format_tokens(mem.context)} tokens need {gib(mem.kv_needed)} of KV cache per device; {gib(mem.kv_budget)} is left",
                        role.span_of("max_num_seqs"), related=related,
                        notes=[parts + f"; budget {have}"] + ([f"reserve {mem.reserve_note}"] if mem.reserve_note.startswith("fitted") else []),
-                       help=f"at full context {fit} sequences fit per attention group (max_num_seqs ≤ {fit}), "
-                            f"or {format_tokens(mem.context_that_fits)} tokens of context with {mem.seqs} sequences",
+                       help=f"at full context {format_count(fit, 'sequence')} {'fits' if fit == 1 else 'fit'} per attention group (max_num_seqs ≤ {fit}), "
+                            f"or {format_tokens(mem.context_that_fits)} tokens of context with {format_count(mem.seqs, 'sequence')}",
                        path=(name, "max_num_seqs"))
 
 

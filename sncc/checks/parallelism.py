@@ -8,21 +8,24 @@ from sncc.units import format_count
 
 
 def check_roles(plan, r):
-    """A plan is disaggregated (prefill + decode) or aggregated (serve), not a mix (SN2011)."""
+    """A plan is disaggregated (prefill + decode) or aggregated (serve), not a mix (SN2011).
+
+    Its ``path`` is the role block it points at (``("prefill",)``), or ``("plan",)``, the plan
+    block itself, when the plan has no role at all."""
     has = {n for n, _ in plan.roles()}
     if not has:
         yield diag(codes.ROLE_SHAPE, "the plan has no role", plan.name_span,
-                   help="add `serve { devices = ... }`, or `prefill { ... }` and `decode { ... }`")
+                   help="add `serve { devices = ... }`, or `prefill { ... }` and `decode { ... }`", path=("plan",))
     elif "serve" in has and has - {"serve"}:
         other = sorted(has - {"serve"})[0]
         yield diag(codes.ROLE_SHAPE, f"`{other}` cannot be combined with `serve`", getattr(plan, other).name_span,
                    related=[Related(plan.serve.name_span, "`serve` given here")],
-                   help="use `serve` alone (aggregated) or `prefill` and `decode` (disaggregated)")
+                   help="use `serve` alone (aggregated) or `prefill` and `decode` (disaggregated)", path=(other,))
     elif has in ({"prefill"}, {"decode"}):
         missing = ({"prefill", "decode"} - has).pop()
-        present = getattr(plan, has.pop())
-        yield diag(codes.ROLE_SHAPE, f"a disaggregated plan needs a `{missing}` role too", present.name_span,
-                   help=f"add `{missing} {{ ... }}`, or rename this role to `serve`")
+        name = has.pop()
+        yield diag(codes.ROLE_SHAPE, f"a disaggregated plan needs a `{missing}` role too", getattr(plan, name).name_span,
+                   help=f"add `{missing} {{ ... }}`, or rename this role to `serve`", path=(name,))
 
 
 def _dp_key(role) -> str:
@@ -174,7 +177,7 @@ def check_experts_spread(plan, r):
         fit = [g for g in range(2, min(2 * group, total, _DIVISOR_SEARCH_LIMIT) + 1) if total % g == 0]
         near = min(fit, key=lambda g: abs(g - group)) if fit else None
         pad = group - total % group
-        related = [Related(ep.span, f"{red} redundant experts ({ep.source})")] if ep is not None and red else []
+        related = [Related(ep.span, f"{format_count(red, 'redundant expert')} ({ep.source})")] if ep is not None and red else []
         k = _dp_key(role)
         yield diag(codes.EXPERTS_NOT_DIVISIBLE,
                    f"`{name}`: {rf.routed_experts} routed experts" + (f" + {red} redundant" if red else "")
@@ -210,7 +213,7 @@ def check_redundant_needs_eplb(plan, r):
         if ep is None or ep.dynamic or not ep.redundant_experts or not rf.expert_parallel:
             continue
         yield diag(codes.EPLB_REDUNDANT_NEEDS_BALANCER,
-                   f"`{name}`: {ep.redundant_experts} redundant experts without load balancing: {plan.engine.kind} refuses "
+                   f"`{name}`: {format_count(ep.redundant_experts, 'redundant expert')} without load balancing: {plan.engine.kind} refuses "
                    "num_redundant_experts unless --enable-eplb is on",
                    ep.span, notes=["source: " + sources(row)],
                    help="add `dynamic = true` to the `eplb` block, or remove `redundant_experts`",

@@ -26,6 +26,7 @@ from __future__ import annotations
 from sncc.checks._rules import rows, sources, table
 from sncc.diagnostics import codes
 from sncc.diagnostics.model import Related, diag
+from sncc.units import format_count
 
 
 def bytes_per_node(arch, wb: dict[str, float], rf, devices_on_node: int) -> float:
@@ -138,7 +139,7 @@ def check_startup_within_timeout(plan, r):
                f"{bw / 1e9:g} GB/s = {load_s:.0f} s" + (f", + {warm:.0f} s warm-up" if warm else "") + f"), more than the "
                f"{bound:.0f} s readiness bound ({how})",
                span, related=related, severity=None if sure else "warning",
-               notes=[f"{devs} devices on the node; weight bytes per group: {r.weight_bytes_note or 'catalog quantization'}",
+               notes=[f"{format_count(devs, 'device')} on the node; weight bytes per group: {r.weight_bytes_note or 'catalog quantization'}",
                       f"bandwidth: {bw_how}"] + warm_notes
                      + ["the API server stops waiting for engine cores after VLLM_ENGINE_READY_TIMEOUT_S: \"Timed out waiting for "
                         "engines to send initial message\" (vllm#35547)"],

@@ -361,4 +361,8 @@ def apply_suppressions(diags: Iterable[Diagnostic], sources: dict[str, SourceFil
                                      src.span(a, b), notes=(f"the comment covers {where}",),
                                      help="remove the code from the comment, or move the comment to the line it is meant for",
                                      fixes=fixes))
+    if problems:   # SN1005/SN1006: the path of the comment's position (the block it is written in)
+        from sncc.syntax.paths import with_paths
+
+        problems = with_paths(problems, sources)
     return sorted(kept + problems, key=Diagnostic.sort_key)

@@ -7,7 +7,9 @@ summary, explanation, failing and fixed examples, ``helpUri`` (the code's
 :attr:`~sncc.diagnostics.codes.ErrorCode.url`) and default level.  Each
 result has ``ruleId``, ``level`` (``error``, ``warning``, ``note`` for info
 and hint), the message (followed by notes and help, one per line), the
-primary location, ``relatedLocations`` and ``fixes``.
+primary location, ``relatedLocations``, ``fixes`` and, in its property bag (§3.8), the
+diagnostic's logical ``path`` in the plan, as in ``--format json`` (``properties.path``:
+``["decode", "tp"]``).
 
 Positions: regions are 1-based with an exclusive ``endColumn``, and the run
 declares ``columnKind: unicodeCodePoints``, so columns are the code-point
@@ -85,6 +87,7 @@ def result(d: Diagnostic, index: int, sources: dict[str, SourceFile]) -> dict:
         "level": LEVEL.get(d.severity, "note"),
         "message": {"text": text},
         "locations": [{"physicalLocation": physical_location(d.span, sources)}] if d.span is not None else [],
+        "properties": {"path": list(d.path)},
     }
     if d.related:
         out["relatedLocations"] = [

@@ -41,6 +41,7 @@ from __future__ import annotations
 from sncc.facts.model import EnvValue, EplbFacts, RoleFacts, SpeculativeFacts
 from sncc.facts.speculative import expected_tokens
 from sncc.plan.model import Plan, Role
+from sncc.units import format_count
 
 _SPEC_FIELDS = ("method", "draft_tokens", "model", "acceptance", "draft_cost")
 _EPLB_FIELDS = ("redundant_experts", "dynamic", "interval", "window")
@@ -154,7 +155,7 @@ def role_facts(plan: Plan, name: str, role: Role, arch, hw_utilization: float) -
     if not is_moe:
         ep_on, notes["expert_parallel"] = False, "dense model: no routed experts" if arch is not None else "model unknown"
     elif role.expert_parallel is False:
-        ep_on, notes["expert_parallel"] = False, f"expert_parallel = false: {routed} routed experts tensor-sharded over tp × dp = {tp * dp} ranks"
+        ep_on, notes["expert_parallel"] = False, f"expert_parallel = false: {routed} routed experts tensor-sharded over tp × dp = {format_count(tp * dp, 'rank')}"
     elif tp * dp <= 1:
         ep_on, notes["expert_parallel"] = False, "tp × dp = 1: a single device holds every expert"
     else:

@@ -33,6 +33,7 @@ from sncc.engines.base import DRAFT_CHECKPOINT_METHODS
 from sncc.lowering.context import LowerCtx, LoweringError
 from sncc.lowering.deployment import Arg
 from sncc.lowering.roles import RoleFacts
+from sncc.units import format_count
 
 #: first vLLM release whose ``hf-overrides`` RoPE object is ``rope_parameters`` (domain-facts §3.1)
 ROPE_PARAMETERS_SINCE = "0.12.0"
@@ -118,7 +119,7 @@ def role_args(ctx: LowerCtx, rs: RoleFacts) -> list[Arg]:
     hf, hf_note = hf_overrides(ctx)
     if hf:
         out.append(Arg("hf-overrides", hf, hf_note))
-    layout = f"one instance = tp × dp × pp = {rs.tp} × {rs.dp} × {rs.pp} = {rs.devices} devices"
+    layout = f"one instance = tp × dp × pp = {rs.tp} × {rs.dp} × {rs.pp} = {format_count(rs.devices, 'device')}"
     out.append(Arg("tensor-parallel-size", rs.tp, f"plan {name}.tp; {layout}"))
     if not ctx.adapter.data.get("dp_from_env"):
         out.append(Arg("data-parallel-size", rs.dp, f"plan {name}: {rs.notes.get('dp', 'dp')}; attention data-parallel replicas"))
@@ -134,8 +135,8 @@ def role_args(ctx: LowerCtx, rs: RoleFacts) -> list[Arg]:
     kv = resolved.kv_dtype
     out.append(Arg("kv-cache-dtype", "fp8" if kv == "fp8" else "auto", f"plan kv_cache.dtype resolves to {kv}"))
     out.append(Arg("max-num-seqs", rs.max_num_seqs,
-                   f"per DP rank; × {rs.dp} × {rs.instances} instance{'s' if rs.instances != 1 else ''} "
-                   f"= {rs.max_num_seqs * rs.dp * rs.instances} sequences"))
+                   f"per DP rank; × {rs.dp} × {format_count(rs.instances, 'instance')} "
+                   f"= {format_count(rs.max_num_seqs * rs.dp * rs.instances, 'sequence')}"))
     out.append(Arg("max-num-batched-tokens", rs.max_num_batched_tokens, f"plan {name}.max_num_batched_tokens (per DP rank)"))
     out.append(Arg("enable-chunked-prefill", rs.enable_chunked_prefill, rs.notes.get("enable_chunked_prefill", "")))
     if rs.chunk is not None:

@@ -140,7 +140,7 @@ def render_text(res: SearchResult, plan_name: str, width: int = 160) -> str:
     if not res.ranked:
         con.print("no candidate of the searched space passed the checks: nothing is ranked or written")
     if res.rejected:
-        con.print(f"{len(res.rejected)} candidate(s) refused by the checks and not ranked: "
+        con.print(f"{format_count(len(res.rejected), 'candidate')} refused by the checks and not ranked: "
                   + "; ".join(f"{k}: {', '.join(v)}" for k, v in sorted(res.rejected.items())[:5]))
     for n in res.notes:
         con.print(f"note: {n}")

@@ -203,7 +203,9 @@ def calibrate(measurements: str, out: str) -> str:
         raise CommandError(str(e)) from None
     except OSError as e:
         raise CommandError(f"cannot write {out}: {e.strerror or e}") from None
-    lines = [f"fitted {len(res['values'])} constants of profile {base} to {len(points)} points:"]
+    from sncc.units import format_count
+
+    lines = [f"fitted {format_count(len(res['values']), 'constant')} of profile {base} to {format_count(len(points), 'point')}:"]
     for k, v in res["values"].items():
         lines.append(f"  {k} = {v:.6g}")
     for pt in points:

@@ -359,8 +359,18 @@ def parse(source: SourceFile) -> tuple[object | None, list[Diagnostic]]:
 
     Returns ``(module, diagnostics)``; ``module`` is None when the text does not
     parse, nests deeper than :data:`~sncc.syntax.build_ast.MAX_DEPTH` or holds
-    more than :data:`MAX_TOKENS` tokens.
+    more than :data:`MAX_TOKENS` tokens.  Each diagnostic's ``path`` is the block and
+    key its position is inside (:func:`sncc.syntax.paths.enclosing_paths`).
     """
+    module, diags = _parse(source)
+    if diags:
+        from sncc.syntax.paths import with_paths
+
+        diags = with_paths(diags, {source.name: source})
+    return module, diags
+
+
+def _parse(source: SourceFile) -> tuple[object | None, list[Diagnostic]]:
     from sncc.syntax.build_ast import MAX_DEPTH, build_module
 
     deep = _nesting_overflow(source.text, MAX_DEPTH)

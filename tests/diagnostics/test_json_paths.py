@@ -1,6 +1,8 @@
 """Every diagnostic about a key carries that key's path in JSON (`path`), the plan errors of the
-syntax-tree-to-plan phase (SN2xxx) included: editors and CI annotate by it.  A diagnostic about
-the plan as a whole (two role layouts mixed) has the empty path."""
+syntax-tree-to-plan phase (SN2xxx) included: editors and CI annotate by it.  SN2011 (role layouts
+mixed or incomplete) names the role block it points at; the syntax errors and suppression problems
+(SN1xxx), which have no syntax tree, the block and key their position is in
+(tests/diagnostics/test_syntax_paths.py)."""
 from __future__ import annotations
 
 import json
@@ -17,7 +19,7 @@ from sncc.cli import main
     ("examples/broken/zero-devices.sn", "SN2009", ["serve", "ep"]),
     ("examples/broken/literal-secret.sn", "SN2007", ["gateway", "api_key"]),
     ("examples/broken/wrong-unit.sn", "SN2003", ["slo"]),
-    ("examples/broken/mixed-roles.sn", "SN2011", []),
+    ("examples/broken/mixed-roles.sn", "SN2011", ["prefill"]),
 ])
 def test_the_json_path_names_the_key(plan, code, path):
     res = CliRunner().invoke(main, ["check", plan, "--format", "json"])

@@ -15,6 +15,7 @@ from typing import Any, Dict, List, Optional
 
 from sncc.sim.engine.metrics import RATE_METRICS
 from sncc.sim.report.units import NA, fmt, to_unit, unit_of, window_stats
+from sncc.units import format_count
 
 #: why a registered cost term may be zero for a plan (report footnote)
 ZERO_WHY = {
@@ -97,7 +98,7 @@ def render_text(result, plan, extra: dict | None = None, *, color: bool = False)
     info = d["info"]
     con = _console(color)
     p = con.print
-    p(f"plan `{plan.name}`: {d['requests']['completed']} requests in {fmt(d['duration_s'], 's')} "
+    p(f"plan `{plan.name}`: {format_count(d['requests']['completed'], 'request')} in {fmt(d['duration_s'], 's')} "
       f"(simulated, profile {info.get('profile', '?')})")
     for n in [info.get("profile_note"), info.get("interval_note"), *(info.get("not_applied") or ()),
               *(info.get("notes") or ())]:
@@ -134,7 +135,7 @@ def render_text(result, plan, extra: dict | None = None, *, color: bool = False)
             sat.get("window"), "arrivals 10-90 %")
         rows_src = {k: v for k, v in window_stats(result).items() if k != "window"}
         p(lat_table(f"latency, steady state ({rule}: {fmt(sat['start_s'], 's')} to {fmt(sat['end_s'], 's')}, "
-                    f"{int(sat['requests'])} requests)", spec_rows))
+                    f"{format_count(int(sat['requests']), 'request')})", spec_rows))
         p()
 
     iv = d.get("intervals") or {}
@@ -183,7 +184,7 @@ def render_text(result, plan, extra: dict | None = None, *, color: bool = False)
         kv = b.get("kv_transfer")
         if kv and "kv_transfer" in b["time_shares"]:
             p(f"  of the KV transfer, waiting for shared P/D links: {fmt(kv['contention_mean_s'], 's')} "
-              f"({fmt(100 * kv['contention_share'], '%', 2)}; {kv['delayed']} of {kv['transfers']} transfers delayed)")
+              f"({fmt(100 * kv['contention_share'], '%', 2)}; {kv['delayed']} of {format_count(kv['transfers'], 'transfer')} delayed)")
     p()
     _steps(p, b)
 
@@ -194,8 +195,8 @@ def render_text(result, plan, extra: dict | None = None, *, color: bool = False)
             eff = "; ".join(f"{e['slo']}: {fmt(to_unit(e.get('metric', ''), e['before']))} -> "
                             f"{fmt(to_unit(e.get('metric', ''), e['after']), unit_of(e.get('metric', '')))}"
                             for e in c["effects"])
-            need = f", needs {c['needs_devices']} devices beyond the plan's hardware" if c.get("needs_devices") else ""
-            p(f"  {c['change']} (+{c['added_devices']} devices{need}): {eff}; after it: {_after(c)}", markup=False)
+            need = f", needs {format_count(c['needs_devices'], 'device')} beyond the plan's hardware" if c.get("needs_devices") else ""
+            p(f"  {c['change']} (+{format_count(c['added_devices'], 'device')}{need}): {eff}; after it: {_after(c)}", markup=False)
     elif "changes" in extra:
         p("\n  " + no_change_line(result.slo), markup=False)
     gp = extra.get("goodput")
@@ -214,10 +215,10 @@ def render_text(result, plan, extra: dict | None = None, *, color: bool = False)
         if gp["rate"] > 0:
             bind = f"; binding above it: {names}" if names else ""
             p(f"\ngoodput: {fmt(gp['rate'])} {unit}{ivl} ({fmt(gp['qpm'])} QPM) of {arrivals} meet {what} "
-              f"({gp['runs']} runs){bind}", markup=False)
+              f"({format_count(gp['runs'], 'run')}){bind}", markup=False)
         else:
             low = min((r for r, _ in gp.get("trials") or ()), default=0.0)
-            p(f"\ngoodput: none - no rate down to {fmt(low)} {unit} meets {what} ({gp['runs']} runs)"
+            p(f"\ngoodput: none - no rate down to {fmt(low)} {unit} meets {what} ({format_count(gp['runs'], 'run')})"
               + (f"; failing there: {names}" if names else ""), markup=False)
         if ivl:
             p("  interval: the rates at which the pessimistic / optimistic ends of the calibration residuals "
@@ -238,7 +239,7 @@ def _steps(p, b: Dict[str, Any]) -> None:
         st = b.get(key)
         if not st:
             continue
-        what = (f"{st['batch_per_group']} sequences per DP rank" if "batch_per_group" in st
+        what = (f"{format_count(st['batch_per_group'], 'sequence')} per DP rank" if "batch_per_group" in st
                 else f"one {fmt(st['tokens'])}-token prompt")
         terms = st.get("terms") or {}
         total = st["total"] or 1.0
