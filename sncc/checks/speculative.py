@@ -13,6 +13,10 @@ MTP / EAGLE / DFlash without ``draft_cost`` the drafter is one decoder layer per
 draft token, ``draft_cost = 1 / num_hidden_layers``.  ``draft_cost``
 defaults to 0 for n-gram and to engines.toml ``draft_model_cost_fraction`` for
 a separate draft model.  Warn when ``E × t_target / step < 1``.
+
+When the cost model can cost the decoding role (:func:`_costed_ratio`), ``t_target`` and the
+speculative step come from it instead, at the role's ``max_num_seqs`` per DP rank: the
+simulator's own step cost, so ``check`` and ``simulate`` agree on the slowdown.
 """
 
 from __future__ import annotations
@@ -95,7 +99,12 @@ def check_speculative_gain(plan, r):
             0.0 if sp.method == "ngram" else float(engine_defaults()["draft_model_cost_fraction"]))
         how = f"step ≈ verify (1 target step) + {k} × {c:g} draft = {1 + k * c:.2f} target steps"
     ratio = e / (1.0 + k * c)
-    if ratio is None or ratio >= 1.0:
+    costed = _costed_ratio(plan, r, role_name, rf, k, a, e)
+    if costed is not None:
+        ratio, batch, steps = costed
+        how = (f"cost model (sncc.cost, the simulator's step cost) at {batch} sequences per DP rank: "
+               f"a step with {k} drafts and their verification = {steps:.2f} plain decode steps")
+    if ratio >= 1.0:
         return
     span = sp.span_of("acceptance")
     yield diag(codes.SPECULATIVE_SLOWDOWN,
@@ -104,3 +113,27 @@ def check_speculative_gain(plan, r):
                span, notes=[how, "E = (1 − α^(k+1)) / (1 − α)"],
                help="use a draft with higher acceptance (MTP), fewer draft tokens (k = 1), or turn speculation off; measure α on your traffic",
                path=("speculative", "acceptance"))
+
+
+def _costed_ratio(plan, r, role_name: str, rf, k: int, a: float, e: float):
+    """``(E × t_plain / t_speculative, batch, t_speculative / t_plain)`` of the decoding role from
+    the cost model the simulator steps with (:func:`sncc.checks._cost.decode_step_s`), at the
+    role's ``max_num_seqs`` per DP rank (the batch a loaded server runs: verifying ``k + 1``
+    tokens per sequence there can turn a memory-bound step compute-bound, which the batch-1 rule
+    above cannot see) and the workload's mean context; None when the cost model cannot tell
+    (a fact it needs is missing), and the batch-1 rule stands."""
+    batch = max(1, int(rf.max_num_seqs))
+    wl = plan.workload
+    try:
+        context = int(wl.input.mean + wl.output.mean / 2) if wl is not None and wl.input and wl.output else 2048
+    except (AttributeError, TypeError):
+        context = 2048
+    try:
+        from sncc.checks._cost import decode_step_s
+        plain = decode_step_s(plan, r, role_name, batch, graph=rf.graph_mode, context=context, mtp=None)
+        spec = decode_step_s(plan, r, role_name, batch, graph=rf.graph_mode, context=context, mtp=(k, a))
+    except Exception:  # the estimate is optional: any missing fact just drops it
+        return None
+    if not plain or not spec:
+        return None
+    return e * plain / spec, batch, spec / plain

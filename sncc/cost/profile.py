@@ -18,11 +18,6 @@ import os
 import sys
 from typing import Any, Dict, List, Optional, Tuple
 
-if sys.version_info >= (3, 11):
-    import tomllib as _toml
-else:  # pragma: no cover - Python 3.10
-    import tomli as _toml
-
 PROFILE_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "catalog", "data", "profiles")
 
 
@@ -340,9 +335,15 @@ def _derive(data: Dict[str, Any], path: str, seen: Tuple[str, ...] = ()) -> Dict
 
 
 def _read(pid: str, path: str) -> Dict[str, Any]:
+    """The parsed profile file at ``path``, memoised in sncc's disk cache under a hash of its
+    text (:func:`sncc.cache.cached`: a warm ``sncc check`` that costs a step, SN5006/SN7002, does
+    not parse TOML).  Raises :class:`ProfileError` when it cannot be read or parsed."""
+    from sncc.cache import cached, key_of
+
     try:
         with open(path, "rb") as fh:
-            return _toml.load(fh)
+            text = fh.read().decode("utf-8")
+        return cached("toml-profile", key_of(os.path.abspath(path), text), lambda: _toml().loads(text))
     except FileNotFoundError:
         if path != pid:     # an id, not a path: say which ids exist
             raise ProfileError(f"unknown profile `{pid}`; available: {', '.join(available_profiles())} "
@@ -350,8 +351,21 @@ def _read(pid: str, path: str) -> Dict[str, Any]:
         raise ProfileError(f"cannot read profile {path}: no such file") from None
     except OSError as e:
         raise ProfileError(f"cannot read profile {path}: {e.strerror or e}") from None
-    except (_toml.TOMLDecodeError, UnicodeDecodeError) as e:
+    except UnicodeDecodeError as e:
         raise ProfileError(f"profile {path} is not valid TOML: {e}") from None
+    except Exception as e:
+        if isinstance(e, _toml().TOMLDecodeError):
+            raise ProfileError(f"profile {path} is not valid TOML: {e}") from None
+        raise
+
+
+def _toml():
+    """The TOML parser module, imported on first use (a warm cache never needs it)."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+        return tomllib
+    import tomli  # pragma: no cover - Python 3.10
+    return tomli  # pragma: no cover
 
 
 def load_profile(pid: str) -> Profile:
