@@ -396,6 +396,13 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
     mblock[""] = Value(mid, mnote)
     if model_text.startswith(("/", "./", "../", "~")):
         mblock["weights"] = Value(model_text, _origin(srcs.get(model_opt.file, msrc), model_opt.key[0]))
+    elif model is None and model_opt is not None and "/" in model_text and mid != model_text:
+        # a repository the catalog knows by its base model's name (`vllm-ascend/DeepSeek-V3.2-W8A8` →
+        # deepseek-v3.2): the servers load that repository, not the catalog model's own, and without
+        # --served-model-name vLLM registers the model argument (`served_model_name` defaults to `model`)
+        origin = _origin(srcs.get(model_opt.file, msrc), model_opt.key[0])
+        mblock["weights"] = Value(model_text, origin + " (the repository the script loads)")
+        mblock["served_name"] = Value(model_text, "engine default of " + vlabel + ": the model argument (no --served-model-name)")
     mblock.update(blocks.pop("model", {}))
     if "max_model_len" not in mblock:
         mblock["max_model_len"] = Value("auto", f"engine default of {vlabel}: from config.json "

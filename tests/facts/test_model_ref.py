@@ -57,8 +57,9 @@ _PLAN = ('plan "p" {{\n  model "{model}" {{ {body} }}\n  hardware {{ system = "{
     # the repository's own format, or the plan silent about quant
     ("deepseek-r1", "quant = fp8", "hgx-h200", "vllm", False),
     ("qwen3-32b", "", "hgx-h200", "vllm", False),
-    # a variant's repository: its format is not in the catalog, nothing is claimed
-    ("kimi-k2-thinking", "quant = w4a8", "atlas-800i-a3", "vllm-ascend", False),
+    # Kimi-K2-Thinking's repository is INT4 on the experts (models.toml kimi-k2-thinking), not a W4A8 export
+    ("kimi-k2-thinking", "quant = w4a8", "atlas-800i-a3", "vllm-ascend", True),
+    ("kimi-k2-thinking", "", "atlas-800i-a3", "vllm-ascend", False),
 ])
 def test_sn4022_the_loaded_repository_against_quant(tmp_path, model, body, system, engine, warned):
     from expect import compile_text
