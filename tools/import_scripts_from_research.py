@@ -23,7 +23,9 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 OUT = ROOT / "tests" / "import" / "scripts"
 #: known-good files whose nightly config carries the argv (import-sources names them)
 KNOWN_GOOD = ("va-nightly-qwen3-235b-bf16-a2-2node-dp", "va-nightly-qwen3.5-397b-w4a8-mtp-a2",
-              "va-nightly-qwen3-32b-w8a8-a2", "va-nightly-glm-4.7-w8a8-mtp3")
+              "va-nightly-qwen3-32b-w8a8-a2", "va-nightly-glm-4.7-w8a8-mtp3", "va-nightly-deepseek-v3.2-w8a8-mtp3",
+              "va-nightly-kimi-k2-thinking-tp16", "va-nightly-minimax-m2.7-w8a8-eagle3",
+              "va-nightly-qwen3-30b-a3b-w4a8-tp2-no-ep")
 
 
 def _q(word: str) -> str:
