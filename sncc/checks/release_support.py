@@ -58,12 +58,14 @@ def _applies(row, setting, value, engine, model_type) -> bool:
 
 def check_values_in_release(plan, r):
     """Every enum value of the plan exists in the engine release; model-family refusals (SN4020)."""
-    versions = plan_versions(plan)
+    versions = plan_versions(plan, r)
     if not versions:
         return
     eng = plan.engine
+    version = versions["engine"]
+    release = r.engine_release_label(eng.kind) if getattr(r, "engine_version", None) else f"{eng.kind} {version}"
     model_type = getattr(r.arch, "model_type", None) if r.arch is not None else None
-    rel = [Related(eng.span_of("version"), f"{eng.kind} {eng.version}")]
+    rel = [Related(getattr(r, "engine_version_span", None) or eng.span_of("version"), release)]
     bases = table("release_support_basis")
     for setting, value, span, path in _plan_values(plan, r):
         for row in rows("release_support"):
@@ -74,7 +76,7 @@ def check_values_in_release(plan, r):
             if v is None:
                 continue
             shown = bases["labels"].get(basis)      # a basis other than the release itself is named
-            label = f"{eng.kind} {eng.version}" + (f" ({shown} {v})" if shown and v != versions.get("engine") else "")
+            label = release + (f" ({shown} {v})" if shown and v != versions.get("engine") else "")
             first, miss, last = row.get("first"), row.get("missing_through"), row.get("last")
             what = f"`{setting.split('.')[-1]} = {value}`" + (f" (`{row['engine_value']}`)" if row.get("engine_value") not in (None, value) else "")
             if (miss is not None and (cmp_version(v, miss) or 0) <= 0) or (last is not None and (cmp_version(v, last) or 0) > 0):
@@ -92,10 +94,10 @@ def check_values_in_release(plan, r):
         for row in rows("release_exceptions"):
             if not _applies(row, setting, value, eng.kind, model_type):
                 continue
-            if not in_range(eng.version, row.get("min_version"), row.get("max_version")):
+            if not in_range(version, row.get("min_version"), row.get("max_version")):
                 continue
             yield diag(codes.VALUE_NOT_IN_RELEASE,
-                       f"{what_of(setting, value)} is refused for `{r.served_name}` ({model_type}) by {eng.kind} {eng.version}: {row['message']}",
+                       f"{what_of(setting, value)} is refused for `{r.served_name}` ({model_type}) by {release}: {row['message']}",
                        span, related=rel, notes=[row.get("notes", ""), "source: " + sources(row)], help=row.get("fix"), path=path)
 
 

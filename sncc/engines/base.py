@@ -511,10 +511,7 @@ class EngineAdapter:
 def _vkey(v: str) -> tuple[int, ...] | None:
     from sncc import catalog
 
-    s = v.split("@")[0]
-    if s.startswith("release_"):
-        s = s[len("release_"):]
     try:
-        return catalog.parse_version(s)
+        return catalog.parse_version(v.split("@")[0])
     except ValueError:
         return None
