@@ -132,7 +132,9 @@ def check_removed_options(plan, r):
 
 
 def check_engine_pinned(plan, r):
-    """The engine release is one sncc pins its launch files to (SN4040, warning)."""
+    """The engine release is one sncc pins its launch files to (SN4040, info); a release newer than
+    any sncc knows (:meth:`~sncc.engines.base.EngineAdapter.newest_known_release`) is a warning:
+    sncc's rules stop at its newest known release."""
     from sncc.engines.registry import plan_adapter
 
     eng = plan.engine
@@ -141,6 +143,22 @@ def check_engine_pinned(plan, r):
         return
     choice = adapter.choose(eng.version)
     if choice.exact:
+        return
+    newest = adapter.newest_known_release()
+    try:
+        future = catalog.parse_version(eng.version.split("@")[0]) > catalog.parse_version(newest.split("@")[0])
+    except ValueError:
+        future = False
+    if future:
+        # a release newer than every table sncc has: no rule has read it, so every check is a guess
+        yield diag(codes.ENGINE_VERSION_NOT_PINNED,
+                   f"{adapter.label} {eng.version} is newer than any release sncc knows: its rules stop at "
+                   f"{newest}, and the launch files follow {choice.pin.version} unverified",
+                   eng.span_of("version"), severity="warning",
+                   help=f"use {adapter.label} {adapter.pins[-1].version}, the newest pin, or check the release's "
+                        "own arguments and changes before deploying",
+                   notes=["the pins and their sources: sncc/engines/" + adapter.package.rsplit(".", 1)[-1] + "/data/pins.toml"],
+                   path=("engine", "version"))
         return
     yield diag(codes.ENGINE_VERSION_NOT_PINNED,
                f"sncc writes launch files for {adapter.label} " + ", ".join(p.version for p in adapter.pins)

@@ -481,7 +481,9 @@ ENGINE_VERSION_NOT_PINNED = _code(
     "environment variables it has read from the tagged sources and checks in CI (`sncc/engines/<engine>/data/`): "
     "vLLM 0.11.0 and 0.23.0, vllm-ascend v0.11.0 and v0.23.0, Omni-Infer release_v0.3.0. For another release the "
     "checks still use the release matrix, but the launch files follow the nearest pinned release and are not "
-    "verified against this one. Pin the engine to a release sncc knows.",
+    "verified against this one. Pin the engine to a release sncc knows. A release newer than any sncc knows "
+    "(its pins, manifests and release rows) is a warning: the rules stop at the newest known release, so "
+    "nothing sncc checks has read the newer one.",
     'engine "vllm-ascend" { version = "v0.13.0" }',
     'engine "vllm-ascend" { version = "v0.23.0" }')
 OPTION_ABSENT_IN_PIN = _code(
