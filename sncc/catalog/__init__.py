@@ -498,10 +498,16 @@ _RELEASE_RE = re.compile(r"^(\d+(?:\.\d+)*)")
 _TAG_RE = re.compile(r"^[.\-_]?(alpha|beta|rc|post|dev|a|b|c)[.\-_]?(\d*)")
 
 
+#: the prefix of Omni-Infer's release branches (``release_v0.3.0``), which name its releases
+#: (https://github.com/omni-ai-npu/omni-infer/tree/release_v0.3.0); :func:`parse_version` ignores it
+RELEASE_BRANCH_PREFIX = "release_"
+
+
 def parse_version(s: str) -> tuple[int, ...]:
     """Parse a vllm-ascend / vLLM / torch_npu / CANN version into a comparable tuple of ints.
 
-    Accepts an optional leading "v" (``0.9.1 == v0.9.1``), PEP 440 style pre/post/dev parts
+    Accepts an optional leading "v" (``0.9.1 == v0.9.1``) and Omni-Infer's release-branch spelling
+    (``release_v0.3.0 == v0.3.0``: :data:`RELEASE_BRANCH_PREFIX`, the one place it is read), PEP 440 style pre/post/dev parts
     (``v0.11.0rc3 < v0.11.0 < v0.11.0.post1``; ``2.7.1.dev20250724 < 2.7.1``), local parts
     (``+git4c901a4``, ignored) and CANN's RC scheme, where the RC releases of x.y come BEFORE
     x.y.0 (``8.0.RC3 < 8.0.0 < 8.1.RC1 < 8.2.RC1 < 8.3.RC2 < 8.5.0 < 9.0.0``).
@@ -511,6 +517,8 @@ def parse_version(s: str) -> tuple[int, ...]:
     if not isinstance(s, str):
         raise ValueError(f"not a version string: {s!r}")
     text = s.strip().lower()
+    if text.startswith(RELEASE_BRANCH_PREFIX):
+        text = text[len(RELEASE_BRANCH_PREFIX):]
     if text.startswith("v"):
         text = text[1:]
     text = text.split("+", 1)[0]
@@ -1013,6 +1021,28 @@ def omni_infer_revisions() -> tuple[OmniInferRevision, ...]:
             )
         )
     return tuple(rows)
+
+
+def omni_infer_revision(version: str | None) -> OmniInferRevision | None:
+    """The ``[[omni_infer]]`` row of release ``version`` (``release_v0.3.0``, ``v0.3.0`` or the
+    revision ``release_v0.3.0@c38ffb7``), or None."""
+    if not version:
+        return None
+    rows = omni_infer_revisions()
+    for row in rows:
+        if version in (row.revision, row.revision.split("@")[0]):
+            return row
+    try:
+        key = parse_version(version.split("@")[0])
+    except ValueError:
+        return None
+    for row in rows:
+        try:
+            if parse_version(row.revision.split("@")[0]) == key:
+                return row
+        except ValueError:
+            continue
+    return None
 
 
 @lru_cache(maxsize=None)

@@ -47,6 +47,7 @@ CHECKS = (
     versions.check_software_versions,
     software_set.check_software_set,
     release_support.check_values_in_release,
+    release_support.check_model_in_release,
     versions.check_removed_options,
     graph.check_graph_mode,
     graph.check_capture_grid,

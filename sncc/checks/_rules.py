@@ -35,47 +35,61 @@ def table(name: str) -> Mapping[str, Any]:
     return t if isinstance(t, dict) else {}
 
 
-def _release_row(plan):
+def engine_release(plan, r=None) -> str | None:
+    """The engine release the checks judge: :attr:`sncc.facts.Facts.engine_version` (the release the
+    plan names, else the default pin the build uses); ``plan.engine.version`` without facts."""
+    v = getattr(r, "engine_version", None) if r is not None else None
+    return v or plan.engine.version
+
+
+def default_pin_help(plan, r, what: str) -> str | None:
+    """``"write `version = ...` to choose a release that supports <what>"`` when the release judged is
+    sncc's default pin (the plan names none), else None."""
+    if r is None or not getattr(r, "engine_version_default", False):
+        return None
+    return f"write `version = \"...\"` in `engine \"{plan.engine.kind}\"` to choose a release that supports {what}"
+
+
+def _release_row(plan, r=None):
     """(basis, row) of the plan's engine release per ``[release_basis]``: ``("self", None)`` for a
     vLLM version, ``("vllm_ascend", EngineRelease)``, ``("omni_infer", OmniInferRevision)``, or
     (basis, None) when the release is not catalogued."""
     eng = plan.engine
+    version = engine_release(plan, r)
     basis = table("release_basis").get(eng.kind)
     if basis == "vllm_ascend":
         try:
-            return basis, catalog.vllm_ascend_release(eng.version)
+            return basis, catalog.vllm_ascend_release(version)
         except (KeyError, ValueError):
             return basis, None
     if basis == "omni_infer":
-        rows_ = [row for row in catalog.omni_infer_revisions()
-                 if row.revision.split("@")[0] == eng.version or row.revision == eng.version]
-        return basis, (rows_[0] if rows_ else None)
+        return basis, catalog.omni_infer_revision(version)
     return basis, None
 
 
-def plan_versions(plan) -> dict[str, str]:
-    """``{"engine": release, "vllm": vLLM version}`` of the plan's engine, each only when known
-    (an unversioned engine or an unknown release gives neither); ``[release_basis]`` says where
-    an engine's vLLM version is found."""
-    eng = plan.engine
+def plan_versions(plan, r=None) -> dict[str, str]:
+    """``{"engine": release, "vllm": vLLM version}`` of the plan's engine release (:func:`engine_release`:
+    the default pin when the plan names none), each only when known (an engine without adapter or an
+    unknown release gives neither); ``[release_basis]`` says where an engine's vLLM version is found."""
     out: dict[str, str] = {}
-    if not eng.version:
+    version = engine_release(plan, r)
+    if not version:
         return out
-    out["engine"] = eng.version
-    basis, row = _release_row(plan)
+    out["engine"] = version
+    basis, row = _release_row(plan, r)
     if basis == "self":
-        out["vllm"] = eng.version
+        out["vllm"] = version
     elif row is not None:
         out["vllm"] = getattr(row, "vllm", None) or getattr(row, "vllm_base")
     return out
 
 
-def release_cann(plan) -> str | None:
-    """The CANN release the plan's engine release is built for (None for an engine without one,
-    an unversioned engine or an uncatalogued release)."""
-    if not plan.engine.version:
+def release_cann(plan, r=None) -> str | None:
+    """The CANN release the plan's engine release (:func:`engine_release`) is built for (None for an
+    engine without one or an uncatalogued release)."""
+    if not engine_release(plan, r):
         return None
-    _, row = _release_row(plan)
+    _, row = _release_row(plan, r)
     return getattr(row, "cann", None) if row is not None else None
 
 

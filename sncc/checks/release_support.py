@@ -12,6 +12,7 @@ A release at or before ``missing_through`` (or after ``last``) is an error; one 
 
 from __future__ import annotations
 
+from sncc import catalog
 from sncc.checks._rules import cmp_version, in_range, plan_versions, rows, sources, table
 from sncc.diagnostics import codes
 from sncc.diagnostics.model import Related, diag
@@ -58,12 +59,14 @@ def _applies(row, setting, value, engine, model_type) -> bool:
 
 def check_values_in_release(plan, r):
     """Every enum value of the plan exists in the engine release; model-family refusals (SN4020)."""
-    versions = plan_versions(plan)
+    versions = plan_versions(plan, r)
     if not versions:
         return
     eng = plan.engine
+    version = versions["engine"]
+    release = r.engine_release_label(eng.kind) if getattr(r, "engine_version", None) else f"{eng.kind} {version}"
     model_type = getattr(r.arch, "model_type", None) if r.arch is not None else None
-    rel = [Related(eng.span_of("version"), f"{eng.kind} {eng.version}")]
+    rel = [Related(getattr(r, "engine_version_span", None) or eng.span_of("version"), release)]
     bases = table("release_support_basis")
     for setting, value, span, path in _plan_values(plan, r):
         for row in rows("release_support"):
@@ -74,7 +77,7 @@ def check_values_in_release(plan, r):
             if v is None:
                 continue
             shown = bases["labels"].get(basis)      # a basis other than the release itself is named
-            label = f"{eng.kind} {eng.version}" + (f" ({shown} {v})" if shown and v != versions.get("engine") else "")
+            label = release + (f" ({shown} {v})" if shown and v != versions.get("engine") else "")
             first, miss, last = row.get("first"), row.get("missing_through"), row.get("last")
             what = f"`{setting.split('.')[-1]} = {value}`" + (f" (`{row['engine_value']}`)" if row.get("engine_value") not in (None, value) else "")
             if (miss is not None and (cmp_version(v, miss) or 0) <= 0) or (last is not None and (cmp_version(v, last) or 0) > 0):
@@ -92,13 +95,46 @@ def check_values_in_release(plan, r):
         for row in rows("release_exceptions"):
             if not _applies(row, setting, value, eng.kind, model_type):
                 continue
-            if not in_range(eng.version, row.get("min_version"), row.get("max_version")):
+            if not in_range(version, row.get("min_version"), row.get("max_version")):
                 continue
             yield diag(codes.VALUE_NOT_IN_RELEASE,
-                       f"{what_of(setting, value)} is refused for `{r.served_name}` ({model_type}) by {eng.kind} {eng.version}: {row['message']}",
+                       f"{what_of(setting, value)} is refused for `{r.served_name}` ({model_type}) by {release}: {row['message']}",
                        span, related=rel, notes=[row.get("notes", ""), "source: " + sources(row)], help=row.get("fix"), path=path)
 
 
 def what_of(setting: str, value: str) -> str:
     """```key = value``` for a message."""
     return f"`{setting.split('.')[-1]} = {value}`"
+
+
+def check_model_in_release(plan, r):
+    """The engine release loads the model's architecture (SN4023): a release before the first one
+    ``engine_rules.toml [[model_support]]`` lists for the ``model_type`` (on the chip's device type,
+    when a row narrows to it) has no model class for it.  The release is the one the plan is built
+    for (:attr:`sncc.facts.Facts.engine_version`: written, else sncc's default pin); an architecture
+    without a row draws nothing."""
+    from sncc.checks._rules import default_pin_help
+
+    versions = plan_versions(plan, r)
+    model_type = getattr(r.arch, "model_type", None) if r.arch is not None else None
+    if not versions or not model_type:
+        return
+    eng = plan.engine
+    version = versions["engine"]
+    device_type = getattr(r.chip, "device_type", None) if r.chip is not None else None
+    fit = [row for row in rows("model_support") if row["engine"] == eng.kind and model_type in row["model_types"]
+           and (not row.get("device_types") or device_type in row["device_types"])]
+    late = [row for row in fit if (cmp_version(version, row["first"]) or 0) < 0]
+    if not late:
+        return
+    row = max(late, key=lambda x: catalog.parse_version(x["first"]))   # the latest first release binds
+    on = f" on {r.chip.name}" if row.get("device_types") and r.chip is not None else ""
+    release = r.engine_release_label(eng.kind) if getattr(r, "engine_version", None) else f"{eng.kind} {version}"
+    pin_help = default_pin_help(plan, r, row["family"])
+    yield diag(codes.MODEL_NOT_IN_RELEASE,
+               f"{release} cannot load `{r.served_name}` ({row['family']}, `{model_type}`): "
+               f"{eng.kind} supports it{on} from {row['first']}",
+               plan.model.name_span,
+               related=[Related(getattr(r, "engine_version_span", None) or eng.span_of("version"), release)],
+               help=f"use {eng.kind} {row['first']} or later" + (f" ({pin_help})" if pin_help else ""),
+               notes=["source: " + sources(row)], path=("engine", "version"))

@@ -52,20 +52,21 @@ def _releases_hint(chip) -> str:
     return f"releases that work with {chip.name}: {pairs}" + (" (newest first)" if len(rows) > 1 else "")
 
 
-def _vllm_ascend_version(plan) -> str | None:
-    """The vllm-ascend release the plan names, or None (an engine whose adapter has no release
-    matrix, or no version)."""
+def _vllm_ascend_version(plan, r=None) -> str | None:
+    """The vllm-ascend release the plan is checked for (:func:`sncc.checks._rules.engine_release`:
+    written, else sncc's default pin), or None (an engine whose adapter has no release matrix)."""
+    from sncc.checks._rules import engine_release
     from sncc.engines.registry import plan_adapter
 
     adapter = plan_adapter(plan)
     if adapter is None or not adapter.data.get("release_matrix"):
         return None
-    return plan.engine.version
+    return engine_release(plan, r)
 
 
-def _engine_row(plan):
-    """The vllm-ascend release row the plan names, or None (other engines, unknown release)."""
-    version = _vllm_ascend_version(plan)
+def _engine_row(plan, r=None):
+    """The vllm-ascend release row the plan is checked for, or None (other engines, unknown release)."""
+    version = _vllm_ascend_version(plan, r)
     try:
         return catalog.vllm_ascend_release(version) if version is not None else None
     except KeyError:
@@ -91,7 +92,7 @@ def check_cann_supports_chip(plan, r):
         return
     first = catalog.first_supported_release("cann", r.chip.device_type, product=r.chip.id)
     related = [Related(_chip_span(plan), "chip chosen here")]
-    row = _engine_row(plan)
+    row = _engine_row(plan, r)
     if status == "unknown":
         yield diag(codes.CANN_UNSUPPORTED_CHIP,
                    f"no source sncc has lists {r.chip.name} (`{r.chip.id}`) in CANN {hw.cann}; "
@@ -154,17 +155,26 @@ def check_engine_vendor(plan, r):
 
 
 def check_engine_release(plan, r):
-    """vllm-ascend: the release is known, supports the chip, and pairs with the CANN given (SN4006, SN4007)."""
+    """vllm-ascend: the release is known, supports the chip, and pairs with the CANN given (SN4006, SN4007).
+
+    The release is :attr:`sncc.facts.Facts.engine_version`: an unversioned engine is judged as its
+    default pin, the release the build writes files for, and the diagnostic says so."""
+    from sncc.checks._rules import default_pin_help
+
     eng, hw = plan.engine, plan.hardware
-    if _vllm_ascend_version(plan) is None:
+    version = _vllm_ascend_version(plan, r)
+    if version is None:
         return
+    vspan = getattr(r, "engine_version_span", None) or eng.span_of("version")
     try:
-        row = catalog.vllm_ascend_release(eng.version)
+        row = catalog.vllm_ascend_release(version)
     except KeyError:
         known = [x.version for x in catalog.vllm_ascend_releases()[:6]]
-        yield diag(codes.UNKNOWN_CATALOG_ENTRY, f"unknown vllm-ascend release `{eng.version}`", eng.span_of("version"),
+        yield diag(codes.UNKNOWN_CATALOG_ENTRY, f"unknown vllm-ascend release `{version}`", vspan,
                    help="known releases include " + ", ".join(f"`{k}`" for k in known))
         return
+    label = r.engine_release_label("vllm-ascend") if getattr(r, "engine_version", None) else f"vllm-ascend {row.version}"
+    is_default = bool(getattr(r, "engine_version_default", False))
     if r.chip is not None and r.chip.vendor == "huawei":
         try:
             status = catalog.support_status("vllm-ascend", r.chip.device_type, row.version)
@@ -172,10 +182,12 @@ def check_engine_release(plan, r):
         except KeyError:
             status, first = "supported", None
         if status != "supported":
+            pin_help = default_pin_help(plan, r, r.chip.name)
+            hint = _releases_hint(r.chip) if first else "no vllm-ascend release supports this chip"
             yield diag(codes.ENGINE_UNSUPPORTED_CHIP,
-                       f"vllm-ascend {row.version} does not support {r.chip.name}" + (" (accepted with caveats)" if status == "warn" else ""),
-                       eng.span_of("version"), related=[Related(_chip_span(plan), "chip chosen here")],
-                       help=_releases_hint(r.chip) if first else "no vllm-ascend release supports this chip",
+                       f"{label} does not support {r.chip.name}" + (" (accepted with caveats)" if status == "warn" else ""),
+                       vspan, related=[Related(_chip_span(plan), "chip chosen here")],
+                       help=f"{pin_help}; {hint}" if pin_help and first else hint,
                        severity="warning" if status == "warn" else None, path=("engine", "version"))
     if hw.cann is None or catalog.parse_version(hw.cann) == catalog.parse_version(row.cann):
         return
@@ -183,15 +195,19 @@ def check_engine_release(plan, r):
     if ascend and _cann_status(r.chip, hw.cann) == "unsupported":
         return  # SN4005 on the same value already says which CANN (or release) to use
     if ascend and _cann_status(r.chip, row.cann) == "unsupported":
+        pin_help = default_pin_help(plan, r, f"{r.chip.name} with CANN {hw.cann}")
         yield diag(codes.CANN_ENGINE_MISMATCH,
-                   f"vllm-ascend {row.version} is built for CANN {row.cann}, which does not support {r.chip.name}",
-                   eng.span_of("version"), related=[Related(hw.span_of("cann"), f"CANN {hw.cann} given here"),
-                                                     Related(_chip_span(plan), "chip chosen here")],
-                   help=_releases_hint(r.chip), path=("engine", "version"))
+                   f"{label} is built for CANN {row.cann}, which does not support {r.chip.name}",
+                   vspan, related=[Related(hw.span_of("cann"), f"CANN {hw.cann} given here"),
+                                   Related(_chip_span(plan), "chip chosen here")],
+                   help=f"{pin_help}; {_releases_hint(r.chip)}" if pin_help else _releases_hint(r.chip), path=("engine", "version"))
         return
+    pin_help = default_pin_help(plan, r, f"CANN {hw.cann}")
     yield diag(codes.CANN_ENGINE_MISMATCH,
-               f"vllm-ascend {row.version} is built for CANN {row.cann}, not {hw.cann}",
-               hw.span_of("cann"), related=[Related(eng.span_of("version"), "engine release chosen here")],
-               help=f"use CANN {row.cann} (with torch {row.torch}, torch_npu {row.torch_npu}, vLLM {row.vllm})",
+               f"{label} is built for CANN {row.cann}, not {hw.cann}",
+               hw.span_of("cann"), related=[Related(vspan, "sncc's default pin: no `version` written" if is_default
+                                                    else "engine release chosen here")],
+               help=f"use CANN {row.cann} (with torch {row.torch}, torch_npu {row.torch_npu}, vLLM {row.vllm})"
+               + (f", or {pin_help}" if pin_help else ""),
                fixes=[Fix(f"use CANN {row.cann}", (Edit(hw.span_of("cann"), f'"{row.cann}"'),), "unsafe")],
                path=("hardware", "cann"))

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import re
 
-from sncc.checks._rules import cmp_version, in_range, release_cann, rows, sources
+from sncc.checks._rules import cmp_version, engine_release, in_range, release_cann, rows, sources
 from sncc.diagnostics import codes
 from sncc.diagnostics.model import Related, diag
 
@@ -84,7 +84,7 @@ def check_software_set(plan, r):
         eff.setdefault(comp, (v, sw.span_of("install_path")))
     cann = eff.get("cann", (None, None))[0]
     if cann is None:
-        cann = release_cann(plan)
+        cann = release_cann(plan, r)
     if cann is None:
         return
     for row in rows("software_sets"):
@@ -92,7 +92,8 @@ def check_software_set(plan, r):
             continue
         sev = None if row.get("severity") == "error" else "warning"
         if row["rule"] == "nnal_equals_cann" and "nnal" in eff:
-            if eng.version and row.get("min_version") and not in_range(eng.version, row["min_version"], None):
+            version = engine_release(plan, r)
+            if version and row.get("min_version") and not in_range(version, row["min_version"], None):
                 continue
             nnal, span = eff["nnal"]
             if not _same(nnal, cann):

@@ -11,6 +11,7 @@ Facts: ``software.toml`` ``[[vllm_ascend]]``, ``[[omni_infer]]``,
 from __future__ import annotations
 
 from sncc import catalog
+from sncc.checks._rules import default_pin_help, engine_release
 from sncc.diagnostics import codes
 from sncc.diagnostics.model import Edit, Fix, Related, diag
 
@@ -21,41 +22,51 @@ def _release(v: str) -> tuple[int, ...]:
 
 
 def check_quant_release(plan, r):
-    """The engine release runs the checkpoint's weight format on this chip (SN4002)."""
+    """The engine release runs the checkpoint's weight format on this chip (SN4002); an unversioned
+    engine is judged as its default pin (:attr:`sncc.facts.Facts.engine_version`)."""
     eng = plan.engine
-    if r.quant is None or r.chip is None or not eng.version:
+    version = engine_release(plan, r)
+    if r.quant is None or r.chip is None or not version:
         return
     on_chip = r.quant in (r.chip.weight_formats or ())  # else check_quant_supported reports the chip
     try:
         gates = [f for f in catalog.quant_features(eng.kind, r.quant)
                  if not f.device_types or r.chip.device_type in f.device_types]
-        ok = not on_chip or not gates or any(f.available(eng.version, r.chip.device_type) for f in gates)
+        ok = not on_chip or not gates or any(f.available(version, r.chip.device_type) for f in gates)
         routing = [q for q in catalog.quant_routing() if q.engine == eng.kind and q.quant == r.quant
-                   and catalog.version_in(eng.version, q.min_version, q.fixed_in)]
+                   and catalog.version_in(version, q.min_version, q.fixed_in)]
     except ValueError:
         return
-    rel = [Related(eng.span_of("version"), f"{eng.kind} {eng.version}")]
+    label = r.engine_release_label(eng.kind) if getattr(r, "engine_version", None) else f"{eng.kind} {version}"
+    rel = [Related(getattr(r, "engine_version_span", None) or eng.span_of("version"), label)]
+    pin_help = default_pin_help(plan, r, f"`{r.quant}` on {r.chip.name}")
     if not ok:
         first = min((f.min_version for f in gates if f.min_version), key=catalog.parse_version, default=None)
-        yield diag(codes.QUANT_UNSUPPORTED, f"{eng.kind} {eng.version} cannot run `{r.quant}` weights on {r.chip.name}",
+        yield diag(codes.QUANT_UNSUPPORTED, f"{label} cannot run `{r.quant}` weights on {r.chip.name}",
                    r.quant_span or plan.model.name_span, related=rel,
-                   help=f"use {eng.kind} {first} or later" if first else "use another weight format",
+                   help=(f"use {eng.kind} {first} or later" if first else "use another weight format")
+                   + (f" ({pin_help})" if pin_help and first else ""),
                    notes=[g.notes for g in gates if g.notes][:1], path=("model", "quant"))
     for q in routing:
         yield diag(codes.QUANT_UNSUPPORTED,
-                   f"{eng.kind} {eng.version} routes a serialized `{r.quant}` checkpoint to online quantization and fails to load it",
+                   f"{label} routes a serialized `{r.quant}` checkpoint to online quantization and fails to load it",
                    r.quant_span or plan.model.name_span, related=rel,
                    help=(f"use {eng.kind} {q.fixed_in} or later" if q.fixed_in else "no fixed release is known: use another checkpoint format")
                    + " (or a build with the loader fix)", notes=[q.notes] if q.notes else [], path=("model", "quant"))
 
 
-def _paired(plan):
-    """(engine label, vllm, torch, torch_npu) the engine release pins, or None (the adapter's
-    :meth:`~sncc.engines.base.EngineAdapter.paired_software`)."""
+def _paired(plan, r=None):
+    """(engine label, vllm, torch, torch_npu) the engine release (written, else the default pin) pins,
+    or None (the adapter's :meth:`~sncc.engines.base.EngineAdapter.paired_software`)."""
     from sncc.engines.registry import plan_adapter
 
     adapter = plan_adapter(plan)
-    return adapter.paired_software(plan.engine.version) if adapter is not None else None
+    if adapter is None:
+        return None
+    pair = adapter.paired_software(engine_release(plan, r))
+    if pair is not None and getattr(r, "engine_version_default", False):
+        pair = (pair[0] + " (sncc's default pin)",) + tuple(pair[1:])
+    return pair
 
 
 def check_software_versions(plan, r):
@@ -70,7 +81,7 @@ def check_software_versions(plan, r):
                        sw.span_of("torch_npu"), related=[Related(sw.span_of("torch"), f"torch {sw.torch}")],
                        help="torch_npu is built for one torch release: install the pair of the same version",
                        path=("software", "torch_npu"))
-        pair = _paired(plan)
+        pair = _paired(plan, r)
         if pair is None:
             return
         label, vllm, torch, torch_npu = pair
@@ -104,22 +115,26 @@ def check_removed_options(plan, r):
             yield diag(codes.OPTION_REMOVED, f"`scheduler = ascend` is a vllm-ascend option, not one of `{eng.kind}`",
                        role.span_of("scheduler"), help="remove it", path=(name, "scheduler"))
             continue
-        if not eng.version:
+        version = engine_release(plan, r)
+        if not version:
             continue
         try:
             f = catalog.feature("ascend_scheduler")
-            ok = f.available(eng.version)
+            ok = f.available(version)
         except (KeyError, ValueError):
             continue
         if not ok:
-            yield diag(codes.OPTION_REMOVED, f"vllm-ascend {eng.version} has no Ascend scheduler (removed in {f.removed_in})",
-                       role.span_of("scheduler"), related=[Related(eng.span_of("version"), f"vllm-ascend {eng.version}")],
+            label = r.engine_release_label("vllm-ascend") if getattr(r, "engine_version", None) else f"vllm-ascend {version}"
+            yield diag(codes.OPTION_REMOVED, f"{label} has no Ascend scheduler (removed in {f.removed_in})",
+                       role.span_of("scheduler"), related=[Related(eng.span_of("version"), label)],
                        help="remove `scheduler = ascend`; use vLLM's scheduler with chunked prefill", notes=[f.notes],
                        path=(name, "scheduler"))
 
 
 def check_engine_pinned(plan, r):
-    """The engine release is one sncc pins its launch files to (SN4040, warning)."""
+    """The engine release is one sncc pins its launch files to (SN4040, info); a release newer than
+    any sncc knows (:meth:`~sncc.engines.base.EngineAdapter.newest_known_release`) is a warning:
+    sncc's rules stop at its newest known release."""
     from sncc.engines.registry import plan_adapter
 
     eng = plan.engine
@@ -128,6 +143,22 @@ def check_engine_pinned(plan, r):
         return
     choice = adapter.choose(eng.version)
     if choice.exact:
+        return
+    newest = adapter.newest_known_release()
+    try:
+        future = catalog.parse_version(eng.version.split("@")[0]) > catalog.parse_version(newest.split("@")[0])
+    except ValueError:
+        future = False
+    if future:
+        # a release newer than every table sncc has: no rule has read it, so every check is a guess
+        yield diag(codes.ENGINE_VERSION_NOT_PINNED,
+                   f"{adapter.label} {eng.version} is newer than any release sncc knows: its rules stop at "
+                   f"{newest}, and the launch files follow {choice.pin.version} unverified",
+                   eng.span_of("version"), severity="warning",
+                   help=f"use {adapter.label} {adapter.pins[-1].version}, the newest pin, or check the release's "
+                        "own arguments and changes before deploying",
+                   notes=["the pins and their sources: sncc/engines/" + adapter.package.rsplit(".", 1)[-1] + "/data/pins.toml"],
+                   path=("engine", "version"))
         return
     yield diag(codes.ENGINE_VERSION_NOT_PINNED,
                f"sncc writes launch files for {adapter.label} " + ", ".join(p.version for p in adapter.pins)

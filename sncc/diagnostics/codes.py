@@ -481,7 +481,9 @@ ENGINE_VERSION_NOT_PINNED = _code(
     "environment variables it has read from the tagged sources and checks in CI (`sncc/engines/<engine>/data/`): "
     "vLLM 0.11.0 and 0.23.0, vllm-ascend v0.11.0 and v0.23.0, Omni-Infer release_v0.3.0. For another release the "
     "checks still use the release matrix, but the launch files follow the nearest pinned release and are not "
-    "verified against this one. Pin the engine to a release sncc knows.",
+    "verified against this one. Pin the engine to a release sncc knows. A release newer than any sncc knows "
+    "(its pins, manifests and release rows) is a warning: the rules stop at the newest known release, so "
+    "nothing sncc checks has read the newer one.",
     'engine "vllm-ascend" { version = "v0.13.0" }',
     'engine "vllm-ascend" { version = "v0.23.0" }')
 OPTION_ABSENT_IN_PIN = _code(
@@ -602,6 +604,17 @@ LOADED_CHECKPOINT_FORMAT = _code(
     "(vllm-ascend#119, #3197). Point `weights` at the quantized checkpoint the servers should load; sncc "
     "then reads its quantization (SN4001).",
     'model "deepseek-v3" { quant = w8a8 }', 'model "deepseek-v3" { quant = w8a8  weights = "/models/DeepSeek-V3-w8a8" }')
+MODEL_NOT_IN_RELEASE = _code(
+    "SN4023", "model-not-in-release", "error", "the engine release cannot load the model's architecture",
+    "Each engine release loads only the model architectures it has a model class for; an older one stops at "
+    "start-up (\"Model architectures ['Qwen3_5MoeForConditionalGeneration'] are not supported for now\"). "
+    "The first release per engine of each architecture (`model_type`) is `engine_rules.toml "
+    "[[model_support]]`, from the release notes and recipes: DeepSeek-V4 from vllm-ascend v0.20.2rc1 "
+    "(v0.21.0rc1 on Ascend 950) and vLLM 0.20.0, Qwen3.5 from vllm-ascend v0.17.0rc1 and vLLM 0.17.0. "
+    "An unversioned engine is judged as sncc's default pin, the release the build writes files for. An "
+    "architecture without a row has no known minimum and draws nothing.",
+    'model "deepseek-v4-flash" {}  engine "vllm-ascend" { version = "v0.11.0" }',
+    'model "deepseek-v4-flash" {}  engine "vllm-ascend" { version = "v0.23.0" }')
 # --- SN5xxx scheduler and context -----------------------------------------
 CHUNK_EXCEEDS_BUDGET = _code(
     "SN5001", "chunk-exceeds-batch-tokens", "error", "chunked_prefill is larger than max_num_batched_tokens",

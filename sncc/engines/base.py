@@ -411,6 +411,20 @@ class EngineAdapter:
         Empty when the catalog holds no release rows for the engine (plain vLLM)."""
         return ()
 
+    def newest_known_release(self) -> str:
+        """The newest release sncc has facts for: its pins, its manifests (``data/*.json``) and the
+        catalog's release rows (:meth:`catalog_releases`).  The rules stop there: a newer release is
+        one no table has read (SN4040 says so)."""
+        from sncc.engines.manifest import ManifestError, versions
+
+        names = [p.version for p in self.pins] + [r[0] for r in self.catalog_releases()]
+        try:
+            names += list(versions(self.kind))
+        except ManifestError:
+            pass
+        known = [(k, n) for n in names if (k := _vkey(n)) is not None]
+        return max(known)[1] if known else self.pins[-1].version
+
     def paired_software(self, version: str | None) -> tuple[str, str | None, str | None, str | None] | None:
         """(label, vLLM, torch, torch_npu) the release ``version`` pins, or None when unknown."""
         return None
@@ -511,10 +525,7 @@ class EngineAdapter:
 def _vkey(v: str) -> tuple[int, ...] | None:
     from sncc import catalog
 
-    s = v.split("@")[0]
-    if s.startswith("release_"):
-        s = s[len("release_"):]
     try:
-        return catalog.parse_version(s)
+        return catalog.parse_version(v.split("@")[0])
     except ValueError:
         return None

@@ -30,6 +30,7 @@ def derive(plan, base_dir: str | None = None) -> Facts:
     from sncc.catalog.engine_defaults import engine_defaults
 
     f = resolve_catalog(plan, base_dir=base_dir)
+    derive_engine_release(plan, f)
     _derive_kv_dtype_run(plan, f)
     row = engine_defaults().get("expert_placement", {}).get(plan.engine.kind)
     f.even_expert_split = bool(row["even_split"]) if row is not None else None
@@ -56,6 +57,25 @@ def derive_roles(plan, f: Facts) -> None:
     f.roles = {name: derive_watched(role_facts, plan, name, role, f.arch, util) for name, role in plan.roles()}
     _derive_all2all(plan, f)
     _derive_omni_attn(plan, f)
+
+
+def derive_engine_release(plan, f: Facts) -> None:
+    """Set :attr:`Facts.engine_version` (and its origin and span): the release the plan names, else
+    the one the build uses, the adapter's default pin (:meth:`~sncc.engines.base.EngineAdapter.choose`
+    with no version), so that every release check judges the release the launch files are for."""
+    from sncc.engines.registry import UnknownEngine, adapter_for
+
+    eng = plan.engine
+    if eng.version:
+        f.engine_version, f.engine_version_origin, f.engine_version_span = eng.version, "plan", eng.span_of("version")
+        return
+    try:
+        adapter = adapter_for(eng.kind)
+    except UnknownEngine:
+        return
+    f.engine_version = adapter.choose(None).pin.version
+    f.engine_version_origin = "default"
+    f.engine_version_span = eng.span_of("kind") or eng.name_span
 
 
 def _derive_kv_dtype_run(plan, f: Facts) -> None:

@@ -229,6 +229,14 @@ places routed experts statically and needs them to split evenly over the EP grou
     devices_per_node: int | None = None
     vendor: str | None = None
     even_expert_split: bool | None = None
+    #: the engine release the plan is checked and built for: ``engine.version`` as written, else the
+    #: adapter's default pin (:meth:`sncc.engines.base.EngineAdapter.choose`); None for an engine
+    #: sncc has no adapter for.  Every release check reads this, never ``plan.engine.version``.
+    engine_version: str | None = None
+    #: ``"plan"`` (written), ``"default"`` (sncc's default pin) or ``""`` (no release)
+    engine_version_origin: str = ""
+    #: where the release comes from: the ``version`` value, else the ``engine "<kind>"`` label
+    engine_version_span: Span | None = None
     roles: dict[str, RoleFacts] = field(default_factory=dict)
     #: draft checkpoints read from local ``speculative.model`` directories, keyed by the value as written
     draft_checkpoints: dict[str, Any] = field(default_factory=dict)
@@ -239,6 +247,15 @@ places routed experts statically and needs them to split evenly over the EP grou
     #: how :attr:`weight_bytes_per_param` was derived (one line per group that differs from the rest)
     weight_bytes_note: str = ""
     diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    @property
+    def engine_version_default(self) -> bool:
+        """True when :attr:`engine_version` is sncc's default pin (the plan names no release)."""
+        return self.engine_version_origin == "default"
+
+    def engine_release_label(self, kind: str) -> str:
+        """``"vllm-ascend v0.11.0"``, with ``" (sncc's default pin)"`` when the plan names no release."""
+        return f"{kind} {self.engine_version}" + (" (sncc's default pin)" if self.engine_version_default else "")
 
     @property
     def is_ascend(self) -> bool:

@@ -28,10 +28,8 @@ class OmniInferAdapter(EngineAdapter):
 
         if not version:
             return None
-        for row in catalog.omni_infer_revisions():
-            if row.revision.split("@")[0] == version or row.revision == version:
-                return f"Omni-Infer {row.revision}", row.vllm_base, None, None
-        return None
+        row = catalog.omni_infer_revision(version)
+        return (f"Omni-Infer {row.revision}", row.vllm_base, None, None) if row is not None else None
 
     def catalog_releases(self) -> tuple[tuple[str, str, str, tuple[str, ...]], ...]:
         """The catalog's Omni-Infer revisions (software.toml), in catalog order."""
