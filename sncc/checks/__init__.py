@@ -26,6 +26,7 @@ def check_trace(plan, resolved):
 
 
 CHECKS = (
+    parallelism.check_plan_size,
     parallelism.check_roles,
     parallelism.check_parallel_keys,
     parallelism.check_parallel_sizes,

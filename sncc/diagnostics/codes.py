@@ -140,7 +140,9 @@ OUT_OF_RANGE = _code(
     "SN2009", "out-of-range", "error", "a number outside its valid range, or a string too long",
     "Counts are positive integers, ratios lie in their interval (for example "
     "`memory_utilization` in (0, 1]). Strings (names, ids, versions, paths, URLs) are at most 4,096 "
-    "characters (Linux PATH_MAX), `hosts.nic` 15 (IFNAMSIZ) and an `env` value 131,071 (MAX_ARG_STRLEN).",
+    "characters (Linux PATH_MAX), `hosts.nic` 15 (IFNAMSIZ) and an `env` value 131,071 (MAX_ARG_STRLEN). "
+    "`hardware { nodes }` (or `devices`) is at most what its system has (`systems.toml max_nodes`: 48 nodes "
+    "of 16 dies for the Atlas 900 A3 SuperPoD).",
     "decode { devices = 0 }", "decode { devices = 64 }")
 CHECKPOINT_UNREADABLE = _code(
     "SN2010", "checkpoint-unreadable", "error", "the weights directory has an unreadable config",
@@ -340,6 +342,17 @@ KV_CONNECTOR_WITHOUT_PEER = _code(
     "`software.toml [[kv_connectors]]`), is written with `kv_role = kv_both` instead.",
     'engine "vllm" {}  serve { devices = 4  tp = 4 }  kv_transfer { connector = nixl }',
     'engine "vllm" {}  serve { devices = 4  tp = 4 }')
+PLAN_TOO_LARGE = _code(
+    "SN3060", "plan-too-large", "error", "the plan has more devices or instances than sncc lays out in one deployment",
+    "One plan is one deployment: `sncc check` lays out every server process, node and port of it and "
+    "`sncc simulate` runs every instance. sncc takes at most `max_devices` devices and `max_instances` "
+    "instances per plan (`sncc/catalog/data/limits.toml`, the message gives them): twice the 15,488 NPUs of the Atlas 960 SuperPoD, the largest "
+    "supernode announced (HUAWEI CONNECT 2025), counted in dies and rounded up, and one instance per NPU "
+    "of it. A plan past that is nearly always a typo (`nodes = 100000`), and it is refused before any "
+    "per-instance work, so that `check` and `simulate` answer at once. Several such deployments are "
+    "several plans.",
+    'hardware { system = "hgx-h100"  nodes = 100000 }\nserve { instances = 100000  devices = 8  tp = 8 }',
+    'hardware { system = "hgx-h100"  nodes = 16 }\nserve { instances = 16  devices = 8  tp = 8 }')
 
 # --- SN4xxx quantization, memory, software --------------------------------
 QUANT_MISMATCH = _code(
