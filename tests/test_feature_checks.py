@@ -83,3 +83,10 @@ def test_gateway_timeout_without_latency_slos_is_bounded_by_physics_and_e2e():
     e2e = sn6002("slo { e2e < 5min }", "60s")
     assert len(e2e) == 1 and "e2e target" in e2e[0]
     assert sn6002("slo { e2e < 5min }", "10min") == []                 # twin
+
+
+def test_gateway_timeout_names_the_slo_targets_it_derives_from():
+    """With `tpot < 50s` SN6002 said "the longest generation, 455 h" without saying where it came from."""
+    comp = compile_text(GW.format(slo="slo { ttft < 2s  tpot < 50s }", timeout="30min"))
+    (m,) = [d.message for d in comp.diagnostics if d.code.code == "SN6002"]
+    assert "ttft target 2 s" in m and "tpot target 50 s" in m and "max_tokens" in m, m

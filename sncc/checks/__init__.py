@@ -53,6 +53,7 @@ CHECKS = (
     graph.check_capture_grid,
     graph.check_decode_gears,
     runtime_env.check_device_mask,
+    runtime_env.check_hccl_buffsize_range,
     runtime_env.check_hccl_buffer,
     runtime_env.check_hccl_connect_timeout,
     pd_transfer.check_kv_connector,
