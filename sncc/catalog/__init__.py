@@ -1338,3 +1338,11 @@ def plan_limits() -> Mapping[str, Any]:
 
     return package_toml("sncc.catalog", "data/limits.toml")["plan"]
 
+
+def slo_limits() -> Mapping[str, Any]:
+    """The ``data/limits.toml [slo]`` table: ``min_ttft_s`` and ``min_tpot_s``, the smallest
+    targets that mean anything (check SN7060), with their reason and source."""
+    from sncc.cache import package_toml
+
+    return package_toml("sncc.catalog", "data/limits.toml")["slo"]
+

@@ -762,6 +762,17 @@ SPECULATIVE_SLOWDOWN = _code(
     'speculative { method = draft_model  draft_tokens = 4  acceptance = 0.4  draft_cost = 0.3 }',
     'speculative { method = mtp  draft_tokens = 1  acceptance = 0.8 }')
 
+SLO_TARGET_IMPLAUSIBLE = _code(
+    "SN7060", "slo-target-implausible", "warning", "an SLO target below any physically meaningful value",
+    "A latency target smaller than any deployment can reach is nearly always a slip of the unit "
+    "(`ttft < 0.0000001ms` for `100ms`): the simulator would report every request missing it. sncc "
+    "warns below `min_ttft_s` for `ttft`, `engine_ttft` and `e2e` (1 ms: tokenizing the request and one "
+    "forward pass over the prompt already take longer) and below `min_tpot_s` for `tpot` (0.1 ms, "
+    "10,000 tokens/s per stream, 3x the fastest single-stream decode published); both are in "
+    "`sncc/catalog/data/limits.toml [slo]` with their sources. A TPOT target below the plan's own batch-1 "
+    "floor is the error SN7001 instead.",
+    "slo { ttft < 0.0000001ms }", "slo { ttft < 100ms }")
+
 # --- SN80xx import (`sncc import`: diagnostics located in the launch script) -------------------
 IMPORT_UNKNOWN_ARGUMENT = _code(
     "SN8001", "import-unknown-argument", "error", "an engine argument the pinned release does not accept",
