@@ -837,6 +837,12 @@ IMPORT_NODE_DIFFERS = _code(
     "(addresses, ports, ranks) that differs between them has no single plan value, and vLLM would run the "
     "nodes' engine cores with different settings.",
     "node0: --max-num-seqs 16   node1: --headless --max-num-seqs 32", "both: --max-num-seqs 16")
+IMPORT_REPEATED_OPTION = _code(
+    "SN8012", "import-repeated-option", "warning", "an option given twice in a vLLM --config file",
+    "A YAML mapping that repeats a key (`max-num-seqs: 64` and later `max-num-seqs: 256`) is loaded by "
+    "vLLM's --config reader (PyYAML) without complaint: the last value wins and the first is silently "
+    "dropped. The importer takes the last value, as vLLM does, and reports the repeat at its second key.",
+    "max-num-seqs: 64\nmax-num-seqs: 256", "max-num-seqs: 256")
 
 # --- SN81xx search (`sncc search`: diagnostics located in the plan's `search { }` block) ------------
 SEARCH_EMPTY_SPACE = _code(
