@@ -257,12 +257,17 @@ def check(plans: tuple[str, ...], fmt: str, stdin_filename: str | None, color: b
     if imported:
         from sncc.importer.command import check_imported
 
-        diags, srcs = check_imported(_unique_paths(plans), **import_kw)
+        given = _unique_paths(plans)
+        try:
+            diags, srcs = check_imported(given, **import_kw)
+        except ReadFailure as e:   # SN1060 on the file, exit 2, as for a plan that cannot be read
+            diags, srcs, failed = [_unreadable(e, IMPORT_READ_HELP)], {}, True
         sources.update(srcs)
         all_diags += select(diags, selected, ignored)
     if color is None:
         color = sys.stdout.isatty()
-    _emit_diagnostics(all_diags, sources, len(sources) + unread, fmt, color)
+    # with --import, the files the user gave (not the plan made of them, nor a --config YAML a script names)
+    _emit_diagnostics(all_diags, sources, (len(given) if imported else len(sources)) + unread, fmt, color)
     internal = any(d.code.code == "SN9001" for d in all_diags)
     if failed or internal:
         sys.exit(EXIT_FAILURE)
@@ -270,15 +275,18 @@ def check(plans: tuple[str, ...], fmt: str, stdin_filename: str | None, color: b
     sys.exit(EXIT_PROBLEMS if problems and not exit_zero else EXIT_OK)
 
 
-def _unreadable(e: ReadFailure):
+#: SN1060's help for a file given to `sncc import` / `check --import`
+IMPORT_READ_HELP = "give the path of a launch script (`vllm serve ...`) or of a vLLM --config YAML file"
+
+
+def _unreadable(e: ReadFailure, help: str = "give the path of a plan file (`.sn`), or `-` to read one from stdin"):
     """SN1060 on the file ``e.path`` (a span with no text behind it: renderers print the
     file alone) saying why it cannot be read."""
     from sncc.diagnostics import codes
     from sncc.diagnostics.model import diag
     from sncc.source import Span
 
-    return diag(codes.UNREADABLE_FILE, f"cannot read `{e.path}`: {e.reason}", Span(e.path, 0, 0),
-                help="give the path of a plan file (`.sn`), or `-` to read one from stdin")
+    return diag(codes.UNREADABLE_FILE, f"cannot read `{e.path}`: {e.reason}", Span(e.path, 0, 0), help=help)
 
 
 def _unreadable_exit(e: ReadFailure, fmt: str) -> None:

@@ -83,3 +83,22 @@ def test_gateway_timeout_without_latency_slos_is_bounded_by_physics_and_e2e():
     e2e = sn6002("slo { e2e < 5min }", "60s")
     assert len(e2e) == 1 and "e2e target" in e2e[0]
     assert sn6002("slo { e2e < 5min }", "10min") == []                 # twin
+
+
+def test_gateway_timeout_names_the_slo_targets_it_derives_from():
+    """With `tpot < 50s` SN6002 said "the longest generation, 455 h" without saying where it came from."""
+    comp = compile_text(GW.format(slo="slo { ttft < 2s  tpot < 50s }", timeout="30min"))
+    (m,) = [d.message for d in comp.diagnostics if d.code.code == "SN6002"]
+    assert "ttft target 2 s" in m and "tpot target 50 s" in m and "max_tokens" in m, m
+
+
+def test_superkernel_layers_past_the_models_layers_are_out_of_range():
+    """`superkernel_layers = 99` on the 61-layer DeepSeek-R1 raised nothing."""
+    from expect import ROOT
+
+    seed = (ROOT / "examples" / "deepseek-r1-a3-7p1d.sn").read_text(encoding="utf-8")
+    comp = compile_text(seed.replace("superkernel_layers = 58", "superkernel_layers = 99"), "seed.sn")
+    (e,) = [d for d in comp.diagnostics if d.is_error]
+    assert e.code.code == "SN2009" and "61 layers" in e.message and comp.source.text[e.span.start:e.span.end] == "99"
+    comp = compile_text(seed.replace("superkernel_layers = 58", "superkernel_layers = 61"), "seed.sn")
+    assert not [d for d in comp.diagnostics if d.is_error]

@@ -1359,3 +1359,20 @@ def quant_routing() -> tuple[QuantRouting, ...]:
 def quant_features(engine: str, quant_id: str) -> tuple[Feature, ...]:
     """Feature gates of ``engine`` that list the weight format ``quant_id`` (``quant = [...]``)."""
     return tuple(f for f in features().values() if f.engine == engine and quant_id in f.quant)
+
+
+def plan_limits() -> Mapping[str, Any]:
+    """The ``data/limits.toml [plan]`` table: ``max_devices`` and ``max_instances`` one plan may
+    have (check SN3060), with their reason and source."""
+    from sncc.cache import package_toml
+
+    return package_toml("sncc.catalog", "data/limits.toml")["plan"]
+
+
+def slo_limits() -> Mapping[str, Any]:
+    """The ``data/limits.toml [slo]`` table: ``min_ttft_s`` and ``min_tpot_s``, the smallest
+    targets that mean anything (check SN7060), with their reason and source."""
+    from sncc.cache import package_toml
+
+    return package_toml("sncc.catalog", "data/limits.toml")["slo"]
+

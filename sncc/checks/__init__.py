@@ -26,6 +26,7 @@ def check_trace(plan, resolved):
 
 
 CHECKS = (
+    parallelism.check_plan_size,
     parallelism.check_roles,
     parallelism.check_parallel_keys,
     parallelism.check_parallel_sizes,
@@ -53,6 +54,7 @@ CHECKS = (
     graph.check_capture_grid,
     graph.check_decode_gears,
     runtime_env.check_device_mask,
+    runtime_env.check_hccl_buffsize_range,
     runtime_env.check_hccl_buffer,
     runtime_env.check_hccl_connect_timeout,
     pd_transfer.check_kv_connector,
@@ -64,6 +66,7 @@ CHECKS = (
     scheduler.check_budget_covers_context,
     scheduler.check_seqs_within_budget,
     versions.check_engine_pinned,
+    features.check_superkernel_layers,
     features.check_options_apply,
     features.check_eplb_effective,
     features.check_pinned_options,
@@ -85,6 +88,7 @@ CHECKS = (
     timeouts.check_proxy_timeouts,
     timeouts.check_gateway_timeout_set,
     startup.check_startup_within_timeout,
+    slo.check_slo_targets_plausible,
     slo.check_tpot_reachable,
     speculative.check_draft_model,
     speculative.check_speculative_gain,

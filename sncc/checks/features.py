@@ -17,6 +17,22 @@ def _engine_span(plan):
     return plan.engine.span_of("kind")
 
 
+def check_superkernel_layers(plan, r):
+    """``optimize.superkernel_layers`` counts layers of the model: at most its
+    ``num_hidden_layers`` (the catalog's or config.json's; SN2009)."""
+    opt = plan.optimize
+    if opt is None or opt.superkernel_layers <= 0 or r.arch is None:
+        return
+    layers = r.arch.num_hidden_layers
+    if opt.superkernel_layers > layers:
+        yield diag(codes.OUT_OF_RANGE,
+                   f"`superkernel_layers = {opt.superkernel_layers}` is more than the {layers} layers of `{r.served_name or plan.model.id}`",
+                   opt.span_of("superkernel_layers"), notes=[f"num_hidden_layers = {layers} ({r.arch_source})"],
+                   help=f"give at most {layers}" + (f" ({r.arch.num_hidden_layers - r.arch.n_dense_layers} of them are MoE layers)"
+                                                     if r.arch.is_moe and r.arch.n_dense_layers else ""),
+                   path=("optimize", "superkernel_layers"))
+
+
 def check_options_apply(plan, r):
     """Omni-Infer-only components on other engines; Ascend-only features on other chips (SN4015).
 

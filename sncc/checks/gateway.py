@@ -49,7 +49,9 @@ def check_timeout(plan, r):
     worst, what = None, ""
     if per_tok:
         worst = (ttft.target if ttft is not None else 0.0) + r.max_tokens * per_tok
-        what = "the longest generation" if tpot is not None else (
+        what = (f"the longest generation the SLO targets allow ("
+                + (f"{ttft.metric} target {format_duration(ttft.target)} + " if ttft is not None else "")
+                + f"max_tokens {r.max_tokens} × tpot target {format_duration(per_tok)})") if tpot is not None else (
             f"the fastest possible longest generation (max_tokens {r.max_tokens} × the batch-1 TPOT floor "
             f"{format_duration(per_tok)}, weights read from HBM per token)")
         if ttft is not None:
@@ -61,5 +63,6 @@ def check_timeout(plan, r):
     yield diag(codes.GATEWAY_TIMEOUT_SHORT,
                f"gateway timeout {format_duration(gw.timeout)} is shorter than {what}, {format_duration(worst)}",
                gw.span_of("timeout"), related=related,
-               help=f"raise the timeout above {format_duration(worst)} (e.g. `timeout = {int(worst // 60) + 1}min`)",
+               help=f"raise the timeout above {format_duration(worst)} (e.g. `timeout = {int(worst // 60) + 1}min`)"
+                    + (", or check the TPOT target" if tpot is not None and worst > 2 * gw.timeout and worst > 86400 else ""),
                path=("gateway", "timeout"))

@@ -83,13 +83,14 @@ def check_memory_outside_budget(plan, r):
             continue
         seen.add(key)
         items = " + ".join(f"{i.name} {gib(i.bytes)}" for i in mem.outside.items)
+        if len(mem.outside.items) > 1:   # one item is its own total: no "0.36 GiB = 0.36 GiB"
+            items += f" = {gib(mem.outside.bytes)}"
         span = _util_span(plan, role) or role.span_of("devices")
         fit = max(0.0, 1.0 - mem.outside.bytes / mem.hbm)
         notes = [f"{i.name}: {i.source}" for i in mem.outside.items] + list(mem.outside.notes)
         yield diag(codes.MEMORY_OUTSIDE_BUDGET,
                    f"`{name}`: memory_utilization {mem.utilization:g} leaves {gib(mem.outside_room)} of "
-                   f"{gib(mem.hbm)} outside the engine's budget, but the device needs {items} "
-                   f"= {gib(mem.outside.bytes)} there",
+                   f"{gib(mem.hbm)} outside the engine's budget, but the device needs {items} there",
                    span, notes=notes,
                    help=f"lower memory_utilization to {int(fit * 100) / 100:g} or less, or capture fewer graph sizes",
                    path=(name, "memory_utilization"))

@@ -84,15 +84,62 @@ def check_parallel_sizes(plan, r):
                    role.span_of("devices"), related=related, help=help_, fixes=fixes, path=(name, "devices"))
 
 
-def check_device_count(plan, r):
-    """All roles fit in the hardware (SN3002); unused devices are a warning (SN3003)."""
-    if r.devices_available is None:
+def check_plan_size(plan, r):
+    """At most ``limits.toml [plan] max_devices`` devices (the hardware's, or the roles') and
+    ``max_instances`` instances in one plan (SN3060): lowering and the simulator work per server
+    process and instance, so a plan past the largest supernode announced is refused before them."""
+    from sncc.catalog import plan_limits
+
+    lim = plan_limits()
+    max_dev, max_inst = int(lim["max_devices"]), int(lim["max_instances"])
+    why = (f"limits.toml [plan]: twice the 15,488 NPUs of the Atlas 960 SuperPoD, the largest supernode announced, "
+           f"rounded up ({lim['source'][0]})")
+    help_ = "check `nodes` and `instances` for a typo; a larger fleet is several deployments, one plan each"
+    roles = list(plan.roles())
+    hw = plan.hardware
+    if r.devices_available is not None and r.devices_available > max_dev:
+        yield diag(codes.PLAN_TOO_LARGE,
+                   f"the hardware has {format_count(r.devices_available, 'device')}; one plan takes at most {max_dev}",
+                   r.devices_span or hw.name_span, help=help_, notes=[why],
+                   path=("hardware", "devices" if hw.devices is not None else "nodes"))
         return
+    used = sum(role.instances * role.devices for _, role in roles)
+    count = sum(role.instances for _, role in roles)
+    if not roles or (used <= max_dev and count <= max_inst):
+        return
+    name, role = max(roles, key=lambda nr: nr[1].instances * (nr[1].devices if used > max_dev else 1))
+    what = (f"{format_count(used, 'device')}; one plan takes at most {max_dev}" if used > max_dev else
+            f"{format_count(count, 'instance')}; one plan takes at most {max_inst}")
+    yield diag(codes.PLAN_TOO_LARGE, f"the roles need {what}", role.span_of("instances"),
+               related=[Related(other.span_of("instances"), f"{n}: {format_count(other.instances, 'instance')} × "
+                                                            f"{format_count(other.devices, 'device')}")
+                        for n, other in roles if n != name],
+               help=help_, notes=[why if used > max_dev else
+                                  "limits.toml [plan]: one instance per NPU of the Atlas 960 SuperPoD (15,488), "
+                                  f"rounded up ({lim['source'][0]})"],
+               path=(name, "instances"))
+
+
+def check_device_count(plan, r):
+    """All roles fit in the hardware (SN3002); unused devices are a warning (SN3003).  Nothing
+    more is said of hardware whose `nodes`/`devices` is already in error (:attr:`Facts.devices_in_error`).
+    Without `nodes` or `devices` the roles must still fit in their system (``max_nodes``)."""
     used = sum(role.instances * role.devices for _, role in plan.roles())
     parts = " + ".join(f"{n} {role.instances} × {role.devices}" for n, role in plan.roles())
-    avail = r.devices_available
     hw = plan.hardware
-    per_node = r.system.devices_per_node if r.system is not None else None
+    sysm = r.system
+    if r.devices_in_error:
+        return
+    if r.devices_available is None:
+        if sysm is not None and sysm.max_devices is not None and used > sysm.max_devices:
+            yield diag(codes.DEVICES_EXCEED, f"the roles need {format_count(used, 'device')} ({parts}) but system "
+                                             f"`{sysm.id}` has {sysm.max_devices} ({sysm.max_nodes} × {sysm.devices_per_node})",
+                       hw.span_of("system"),
+                       related=[Related(role.span_of("instances"), f"{n} uses {role.instances * role.devices}") for n, role in plan.roles()],
+                       help="shrink a role, or split the deployment into plans of one system each")
+        return
+    avail = r.devices_available
+    per_node = sysm.devices_per_node if sysm is not None else None
     if used > avail:
         need = f"; {-(-used // per_node)} nodes of {format_count(per_node, 'device')} would fit" if per_node else ""
         yield diag(codes.DEVICES_EXCEED, f"the roles need {format_count(used, 'device')} ({parts}) but the hardware has {avail}",

@@ -155,6 +155,28 @@ def dispatch_buffer_mb(arch, role, redundant: int, draft: int) -> float | None:
                role.max_num_seqs * (1 + draft))
 
 
+def check_hccl_buffsize_range(plan, r):
+    """``HCCL_BUFFSIZE`` is a whole number of MB of at least CANN's minimum
+    (``engines.toml hccl_buffsize_min_mb``): a negative or zero size is a range error (SN2009),
+    not a buffer below what the dispatch needs (SN4010 then says nothing of it)."""
+    if not _ascend(r):
+        return
+    lo = int(engine_defaults()["hccl_buffsize_min_mb"])
+    seen = set()
+    for name, rf in r.roles.items():
+        ev = rf.env.get("HCCL_BUFFSIZE")
+        if ev is None or ev.span in seen:
+            continue
+        seen.add(ev.span)
+        mb = _int_or_none(ev.value)
+        if mb is not None and mb < lo:
+            yield diag(codes.OUT_OF_RANGE, f"HCCL_BUFFSIZE = {ev.value} is not a buffer size: CANN takes a whole number "
+                                           f"of MB, at least {lo}",
+                       ev.span, notes=["source: " + engine_defaults()["hccl_buffsize_source"]],
+                       help=f"remove it for CANN's default ({engine_defaults()['hccl_buffsize_default_mb']} MB), or give a size in MB",
+                       path=("env", "HCCL_BUFFSIZE"))
+
+
 def check_hccl_buffer(plan, r):
     """``HCCL_BUFFSIZE`` covers the MoE dispatch/combine window of each decoding role that runs an
     EP dispatch (SN4010; misconfig BR-09).  Prefill steps use the all-to-all path, not the fused
@@ -174,6 +196,8 @@ def check_hccl_buffer(plan, r):
             continue
         raw = rf.env_value("HCCL_BUFFSIZE")
         set_mb = _int_or_none(raw)
+        if set_mb is not None and set_mb < int(engine_defaults()["hccl_buffsize_min_mb"]):
+            continue   # SN2009 (check_hccl_buffsize_range)
         have = set_mb if set_mb is not None else hccl_buffsize_mb({}, r.moe_ep)
         if need <= have:
             continue

@@ -51,6 +51,31 @@ def tpot_floor_s(plan, r, role, rf=None) -> float | None:
     return t
 
 
+def check_slo_targets_plausible(plan, r):
+    """A latency target below ``limits.toml [slo]``'s physical minimum is a warning (SN7060):
+    ``ttft``, ``engine_ttft`` and ``e2e`` below ``min_ttft_s``, ``tpot`` below ``min_tpot_s``
+    (unless it is also below the plan's batch-1 floor: the error SN7001 says so)."""
+    lim = catalog.slo_limits()
+    bounds = {"ttft": float(lim["min_ttft_s"]), "engine_ttft": float(lim["min_ttft_s"]),
+              "e2e": float(lim["min_ttft_s"]), "tpot": float(lim["min_tpot_s"])}
+    role = plan.decode or plan.serve
+    for t in plan.slo:
+        low = bounds.get(t.metric)
+        if low is None or t.target >= low:
+            continue
+        if t.metric == "tpot" and role is not None:
+            floor = tpot_floor_s(plan, r, role)
+            if floor is not None and t.target < floor:
+                continue
+        why = ("10,000 tokens/s per stream, 3x the fastest single-stream decode published" if t.metric == "tpot"
+               else "the request must be tokenized and the prompt run through the model at least once")
+        yield diag(codes.SLO_TARGET_IMPLAUSIBLE,
+                   f"{t.label} target {format_duration(t.target)} is below {format_duration(low)}, less than any "
+                   f"deployment can reach ({why})",
+                   t.span, notes=["limits.toml [slo]; source: " + "; ".join(lim["source"])],
+                   help="check the unit: `ms` is milliseconds (`ttft < 500ms`, `tpot < 50ms`)", path=("slo", t.label))
+
+
 def check_tpot_reachable(plan, r):
     """A TPOT target below the batch-1 floor of the decode (or serve) role is an error."""
     targets = [t for t in plan.slo if t.metric == "tpot"]

@@ -140,7 +140,9 @@ OUT_OF_RANGE = _code(
     "SN2009", "out-of-range", "error", "a number outside its valid range, or a string too long",
     "Counts are positive integers, ratios lie in their interval (for example "
     "`memory_utilization` in (0, 1]). Strings (names, ids, versions, paths, URLs) are at most 4,096 "
-    "characters (Linux PATH_MAX), `hosts.nic` 15 (IFNAMSIZ) and an `env` value 131,071 (MAX_ARG_STRLEN).",
+    "characters (Linux PATH_MAX), `hosts.nic` 15 (IFNAMSIZ) and an `env` value 131,071 (MAX_ARG_STRLEN). "
+    "`hardware { nodes }` (or `devices`) is at most what its system has (`systems.toml max_nodes`: 48 nodes "
+    "of 16 dies for the Atlas 900 A3 SuperPoD).",
     "decode { devices = 0 }", "decode { devices = 64 }")
 CHECKPOINT_UNREADABLE = _code(
     "SN2010", "checkpoint-unreadable", "error", "the weights directory has an unreadable config",
@@ -340,6 +342,17 @@ KV_CONNECTOR_WITHOUT_PEER = _code(
     "`software.toml [[kv_connectors]]`), is written with `kv_role = kv_both` instead.",
     'engine "vllm" {}  serve { devices = 4  tp = 4 }  kv_transfer { connector = nixl }',
     'engine "vllm" {}  serve { devices = 4  tp = 4 }')
+PLAN_TOO_LARGE = _code(
+    "SN3060", "plan-too-large", "error", "the plan has more devices or instances than sncc lays out in one deployment",
+    "One plan is one deployment: `sncc check` lays out every server process, node and port of it and "
+    "`sncc simulate` runs every instance. sncc takes at most `max_devices` devices and `max_instances` "
+    "instances per plan (`sncc/catalog/data/limits.toml`, the message gives them): twice the 15,488 NPUs of the Atlas 960 SuperPoD, the largest "
+    "supernode announced (HUAWEI CONNECT 2025), counted in dies and rounded up, and one instance per NPU "
+    "of it. A plan past that is nearly always a typo (`nodes = 100000`), and it is refused before any "
+    "per-instance work, so that `check` and `simulate` answer at once. Several such deployments are "
+    "several plans.",
+    'hardware { system = "hgx-h100"  nodes = 100000 }\nserve { instances = 100000  devices = 8  tp = 8 }',
+    'hardware { system = "hgx-h100"  nodes = 16 }\nserve { instances = 16  devices = 8  tp = 8 }')
 
 # --- SN4xxx quantization, memory, software --------------------------------
 QUANT_MISMATCH = _code(
@@ -762,6 +775,17 @@ SPECULATIVE_SLOWDOWN = _code(
     'speculative { method = draft_model  draft_tokens = 4  acceptance = 0.4  draft_cost = 0.3 }',
     'speculative { method = mtp  draft_tokens = 1  acceptance = 0.8 }')
 
+SLO_TARGET_IMPLAUSIBLE = _code(
+    "SN7060", "slo-target-implausible", "warning", "an SLO target below any physically meaningful value",
+    "A latency target smaller than any deployment can reach is nearly always a slip of the unit "
+    "(`ttft < 0.0000001ms` for `100ms`): the simulator would report every request missing it. sncc "
+    "warns below `min_ttft_s` for `ttft`, `engine_ttft` and `e2e` (1 ms: tokenizing the request and one "
+    "forward pass over the prompt already take longer) and below `min_tpot_s` for `tpot` (0.1 ms, "
+    "10,000 tokens/s per stream, 3x the fastest single-stream decode published); both are in "
+    "`sncc/catalog/data/limits.toml [slo]` with their sources. A TPOT target below the plan's own batch-1 "
+    "floor is the error SN7001 instead.",
+    "slo { ttft < 0.0000001ms }", "slo { ttft < 100ms }")
+
 # --- SN80xx import (`sncc import`: diagnostics located in the launch script) -------------------
 IMPORT_UNKNOWN_ARGUMENT = _code(
     "SN8001", "import-unknown-argument", "error", "an engine argument the pinned release does not accept",
@@ -826,6 +850,12 @@ IMPORT_NODE_DIFFERS = _code(
     "(addresses, ports, ranks) that differs between them has no single plan value, and vLLM would run the "
     "nodes' engine cores with different settings.",
     "node0: --max-num-seqs 16   node1: --headless --max-num-seqs 32", "both: --max-num-seqs 16")
+IMPORT_REPEATED_OPTION = _code(
+    "SN8012", "import-repeated-option", "warning", "an option given twice in a vLLM --config file",
+    "A YAML mapping that repeats a key (`max-num-seqs: 64` and later `max-num-seqs: 256`) is loaded by "
+    "vLLM's --config reader (PyYAML) without complaint: the last value wins and the first is silently "
+    "dropped. The importer takes the last value, as vLLM does, and reports the repeat at its second key.",
+    "max-num-seqs: 64\nmax-num-seqs: 256", "max-num-seqs: 256")
 
 # --- SN81xx search (`sncc search`: diagnostics located in the plan's `search { }` block) ------------
 SEARCH_EMPTY_SPACE = _code(

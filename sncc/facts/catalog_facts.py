@@ -15,6 +15,7 @@ from sncc.diagnostics.model import Diagnostic, Related, diag
 from sncc.facts.model import Facts
 from sncc.plan.model import Plan
 from sncc.source import Span
+from sncc.units import format_count
 
 
 def _unknown(kind: str, value: str, span: Span | None, ids: list[str]) -> Diagnostic:
@@ -23,6 +24,31 @@ def _unknown(kind: str, value: str, span: Span | None, ids: list[str]) -> Diagno
     close = difflib.get_close_matches(value.lower(), ids, n=3, cutoff=0.6)
     help_ = f"did you mean `{close[0]}`?" if close else "known: " + ", ".join(f"`{i}`" for i in sorted(ids))
     return diag(codes.UNKNOWN_CATALOG_ENTRY, f"unknown {kind} `{value}`", span, help=help_)
+
+
+def _check_system_size(hw, r: Facts) -> None:
+    """SN2009 when ``hardware`` gives more nodes (or devices) than its system has
+    (``systems.toml max_nodes``: the Atlas 900 A3 SuperPoD has 48 nodes); sets
+    :attr:`Facts.devices_in_error` so that no device-count check repeats it."""
+    sysm = r.system
+    if sysm is None or sysm.max_nodes is None:
+        return
+    per = sysm.devices_per_node
+    source = "; ".join(sysm.source[:1])
+    if hw.nodes is not None and hw.nodes > sysm.max_nodes:
+        key, value, have = "nodes", hw.nodes, format_count(sysm.max_nodes, "node")
+    elif hw.devices is not None and sysm.max_devices is not None and hw.devices > sysm.max_devices:
+        key, value, have = "devices", hw.devices, format_count(sysm.max_devices, "device")
+    else:
+        return
+    r.devices_in_error = True
+    r.diagnostics.append(diag(
+        codes.OUT_OF_RANGE, f"`{key} = {value}` is more than system `{sysm.id}` has: {have} "
+                            f"({sysm.max_nodes} x {format_count(per, 'device')})",
+        hw.span_of(key), help=f"give at most `{key} = {sysm.max_nodes if key == 'nodes' else sysm.max_devices}`, "
+                              "or split the roles into plans of one system each",
+        notes=[f"systems.toml [systems.{sysm.id}] max_nodes = {sysm.max_nodes}" + (f" (source: {source})" if source else "")],
+        path=("hardware", key)))
 
 
 def resolve_catalog(plan: Plan, base_dir: str | None = None) -> Facts:
@@ -70,8 +96,10 @@ def resolve_catalog(plan: Plan, base_dir: str | None = None) -> Facts:
                                       hw.span_of("devices"), related=[Related(hw.span_of("nodes"), "nodes given here")],
                                       help=f"give `nodes = {-(-hw.devices // per_node)}`, or at most "
                                            f"`devices = {hw.nodes * per_node}`"))
+            r.devices_in_error = True
     elif hw.nodes is not None and per_node:
         r.devices_available, r.devices_span = hw.nodes * per_node, hw.span_of("nodes")
+    _check_system_size(hw, r)
     # --- model architecture ------------------------------------------------
     mdl = plan.model
     if mdl.weights:

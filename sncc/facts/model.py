@@ -226,6 +226,9 @@ places routed experts statically and needs them to split evenly over the EP grou
     trust_remote_code: bool = False
     devices_available: int | None = None
     devices_span: Span | None = None
+    #: the hardware's `nodes`/`devices` is already in error (more than the system holds, or more
+    #: devices than the nodes hold): checks that compare the roles with it say nothing more
+    devices_in_error: bool = False
     devices_per_node: int | None = None
     vendor: str | None = None
     even_expert_split: bool | None = None

@@ -21,14 +21,15 @@ _ORIGIN = re.compile(r"# .*?from (?P<file>[^\s:]+):(?P<line>\d+)")
 
 
 def run_import(files, system, engine, engine_version, model):
-    """:func:`sncc.importer.import_files`, with unreadable files as a click error (exit 2)."""
+    """:func:`sncc.importer.import_files`; a file that cannot be read raises
+    :class:`sncc.cli.ReadFailure` (SN1060 on that file, exit 2, as `sncc check` reports it)."""
+    from sncc.cli import ReadFailure
     from sncc.importer import import_files
 
     try:
         return import_files(list(files), system=system, engine=engine, engine_version=engine_version, model=model)
     except OSError as e:
-        click.echo(f"sncc: error: {e.filename}: {e.strerror or e}", err=True)
-        sys.exit(2)
+        raise ReadFailure(e.filename or (files[0] if files else "-"), e.strerror or str(e)) from None
 
 
 @click.command("import")
@@ -41,7 +42,13 @@ def import_command(files, output, system, engine, engine_version, model) -> None
     from sncc.atomic_file import write_atomically
     from sncc.diagnostics import render_text
 
-    res = run_import(files, system, engine, engine_version, model)
+    from sncc.cli import IMPORT_READ_HELP, ReadFailure, _unreadable
+
+    try:
+        res = run_import(files, system, engine, engine_version, model)
+    except ReadFailure as e:
+        click.echo(render_text.render([_unreadable(e, IMPORT_READ_HELP)], {}, 1, color=False), nl=False, err=True)
+        sys.exit(2)
     if res.diagnostics:
         click.echo(render_text.render(res.diagnostics, res.sources, len(res.sources), color=False), nl=False, err=True)
     if res.text:
@@ -101,6 +108,7 @@ def check_imported(files, system=None, engine=None, engine_version=None, model=N
     """(diagnostics, sources) of importing ``files`` and checking the plan: the import's own
     (SN80xx) and the plan's, relocated into the script (:func:`relocate`)."""
     from sncc.compiler import compile_file
+    from sncc.diagnostics import codes
     from sncc.source import SourceFile
 
     res = run_import(files, system, engine, engine_version, model)
@@ -110,4 +118,9 @@ def check_imported(files, system=None, engine=None, engine_version=None, model=N
     plan_src = SourceFile(f"{files[0]}.imported.sn", res.text)
     comp = compile_file(plan_src)
     sources.update(comp.sources)
-    return list(res.diagnostics) + [relocate(d, plan_src, sources) for d in comp.diagnostics], sources
+    # a variable the import already reported as read by nothing (SN8002) is not reported again
+    # by the plan's check (SN4044): one diagnostic per option of the script
+    unread = {d.path[-1] for d in res.diagnostics if d.code is codes.IMPORT_UNREAD_VARIABLE and d.path}
+    plan_diags = [d for d in comp.diagnostics
+                  if not (d.code is codes.ENV_VARIABLE_UNREAD and d.path and d.path[-1] in unread)]
+    return list(res.diagnostics) + [relocate(d, plan_src, sources) for d in plan_diags], sources

@@ -51,6 +51,8 @@ class LowerCtx:
     slots: list = field(default_factory=list)
     #: plan env entries nothing of the pinned release reads (``env.unread_plan_env``'s cache)
     unread_env: dict | None = None
+    #: (``slots``, nodes they use): ``launch._nodes``'s cache, valid while ``slots`` is that list
+    nodes_used: tuple | None = None
 
     @property
     def ascend(self) -> bool:

@@ -17,9 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-#: what a literal node address may hold: IPv4, IPv6 (with brackets and a zone) and host names;
-#: nothing a shell would expand inside double quotes
-_ADDRESS = re.compile(r"[A-Za-z0-9._:\-\[\]%]+")
+from sncc.plan.address import address_problem
 
 #: the variable holding the network interface name when the plan names none
 NIC_VAR = "SNCC_NIC"
@@ -120,9 +118,9 @@ def check_addresses(plan, nodes: int) -> str | None:
     for k, a in enumerate(addrs):
         if getattr(a, "name", None) is not None:
             continue
-        if not _ADDRESS.fullmatch(str(a)):
-            return (f"`{a}` (hosts.addresses[{k}]) is not an IP address or host name: use letters, digits and "
-                    "`.-:_[]%` only")
+        why = address_problem(str(a))   # the builder rejects these first (SN2004 at the literal)
+        if why is not None:
+            return f"`{a}` (hosts.addresses[{k}]) is not an IP address or host name: {why}"
         if str(a) in seen:
             return f"`hosts.addresses` gives `{a}` to node {seen[str(a)]} and node {k}: each node needs its own address"
         seen[str(a)] = k

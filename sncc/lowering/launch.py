@@ -201,7 +201,11 @@ def referenced(ctx: LowerCtx, env: list[EnvVar], flags: list[Arg], node: int) ->
 
 
 def _nodes(ctx: LowerCtx) -> int:
-    return 1 + max((r.node for s in ctx.slots for r in s.ranks), default=0)
+    """Nodes the placement uses (1 + the highest node of a rank), computed once per placement:
+    every process asks, so a scan per process would make lowering quadratic in the instances."""
+    if ctx.nodes_used is None or ctx.nodes_used[0] is not ctx.slots:
+        ctx.nodes_used = (ctx.slots, 1 + max((r.node for s in ctx.slots for r in s.ranks), default=0))
+    return ctx.nodes_used[1]
 
 
 def _n(k: int, word: str) -> str:

@@ -242,9 +242,13 @@ class _Builder:
                 elif isinstance(item, ast.Str):
                     if self.control_chars(item, where, key):
                         return _BAD
-                    if not item.value.strip() or any(c.isspace() for c in item.value) or _bad_dotted_quad(item.value):
-                        self.error(codes.INVALID_VALUE, f"`{item.value}` is not a host address", item.span,
-                                   help="write an IP address (four numbers 0-255) or a host name, without spaces")
+                    from sncc.plan.address import address_problem
+
+                    why = address_problem(item.value)
+                    if why is not None:
+                        self.error(codes.INVALID_VALUE, f"`{item.value}` is not a host address: {why}", item.span,
+                                   help="write an IP address (IPv4, or IPv6 in brackets with an optional %zone) or a "
+                                        "host name (RFC 1123: letters, digits and inner hyphens, labels joined by dots)")
                         return _BAD
                     out.append(item.value)
                 else:
@@ -927,15 +931,3 @@ _MISSING_HELP = {
 }
 
 
-def _bad_dotted_quad(text: str) -> bool:
-    """True for text shaped like an IPv4 address (four dot-separated numbers) that is not one
-    (``10.0.0.256``); host names and IPv6 addresses are left to the resolver."""
-    import ipaddress
-
-    if not re.fullmatch(r"[0-9]+(\.[0-9]+){3}", text):
-        return False
-    try:
-        ipaddress.IPv4Address(text)
-    except ValueError:
-        return True
-    return False

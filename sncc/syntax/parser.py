@@ -154,6 +154,11 @@ def parse_tree(source: SourceFile):
             return None, diag(codes.SYNTAX_ERROR, f"a space splits the quantity `{spaced[2]}`",
                               source.span(spaced[0], spaced[1]),
                               help=f"write quantities without a space: `{spaced[2].replace(' ', '')}`")
+        exp = _exponent_number(source.text, start, tok)
+        if exp is not None:   # `1e3`: read as the quantity `1e` (unit `e`) and the number `3`
+            return None, diag(codes.SYNTAX_ERROR, f"exponent notation is not supported: `{exp[2]}`",
+                              source.span(exp[0], exp[1]),
+                              help=f"write the number out{exp[3]}, or with a unit: `1k` = 1024 tokens, `1M` = 1048576")
         if help_ is not None:
             pass
         elif tok.type == "EQUAL" and "EQUAL" not in expected:
@@ -218,6 +223,30 @@ def _spaced_unit(text: str, start: int) -> tuple[int, int, str] | None:
     if m is None or m.end() != start:
         return None
     return m.start(1), m.end(3), f"{m.group(1)} {m.group(3)}"
+
+
+_EXPONENT_HEAD = re.compile(r"(?<![\w.])([+-]?[0-9][0-9_]*(?:\.[0-9]+)?[eE])$")
+
+
+def _exponent_number(text: str, start: int, tok) -> tuple[int, int, str, str] | None:
+    """``(start, end, "1e3", ": `1000`")`` when the unexpected number token at ``start`` is the
+    exponent of a number in exponent notation (``1e3`` lexes as the quantity ``1e`` and ``3``)."""
+    if tok.type != "NUMBER":
+        return None
+    m = _EXPONENT_HEAD.search(text, max(0, start - 60), start)
+    if m is None:
+        return None
+    written = m.group(1) + str(tok)
+    try:
+        from decimal import Decimal
+
+        value = Decimal(written.replace("_", ""))
+        shown = f": `{value:f}`" if abs(value.adjusted()) <= 15 else ""
+    except ArithmeticError:
+        shown = ""
+    if shown.endswith(".0`") or "." in shown and shown.rstrip("`").rstrip("0").endswith("."):
+        shown = shown[:shown.index(".")] + "`"
+    return m.start(1), start + len(str(tok)), written, shown
 
 
 def _token_help(text: str, tok, expected) -> str | None:

@@ -78,12 +78,26 @@ def test_a_written_kv_port_is_the_base_and_a_default_one_follows_the_connector()
     ('hosts { addresses = ["10.0.0.1", "10.0.0.1"] }', "gives `10.0.0.1` to node 0 and node 1", 23),
     # a spare address past the used nodes is checked too: a repeated one is a typo waiting for a scale-up
     ('hosts { addresses = ["10.0.0.1", "10.0.0.2", "10.0.0.1"] }', "gives `10.0.0.1` to node 0 and node 2", 23),
-    ('hosts { addresses = ["10.0.0.1", "$(reboot)"] }', "is not an IP address or host name", 23),
     ('hosts { nic = "eth0;reboot" }', "is not a network interface name", 17),
 ])
 def test_hosts_that_cannot_describe_the_deployment(hosts, message, col):
     got = errors(with_hosts(hosts))
     assert [(c, ln, cl) for c, _, ln, cl in got] == [("SN2040", HOSTS_LINE, col)], got
+    assert message in got[0][1]
+
+
+@pytest.mark.parametrize("address, message", [
+    ("$(reboot)", "other than letters, digits and `-`"),
+    # RFC 1123 host names: `-bad` would reach vLLM as the option `--data-parallel-address -bad`
+    ("-bad", "starts or ends with `-`"),
+    ("c..example", "no empty label"),
+    ("10.0.0.256", "not an IPv4 address"),
+    ("node_1", "other than letters, digits and `-`"),
+    ("fe80::1::2", "not an IPv6 address"),
+])
+def test_a_literal_that_is_no_address_is_rejected_at_the_literal(address, message):
+    got = errors(with_hosts(f'hosts {{ addresses = ["10.0.0.1", "{address}"] }}'))
+    assert [(c, ln, cl) for c, _, ln, cl in got] == [("SN2004", HOSTS_LINE, 36)], got
     assert message in got[0][1]
 
 
@@ -133,3 +147,12 @@ def test_nixl_port_comment_states_the_release_rule():
     assert "export VLLM_NIXL_SIDE_CHANNEL_PORT=20001  # NixlConnector port base of this instance (DP rank r listens on base + r)" in env
     env = outputs_of(fixed.replace('engine "vllm" {}', 'engine "vllm" { version = "0.11.0" }'))["env/prefill-0-node0.sh"]
     assert "(ranks listen on base + DP rank × tp + tp rank)" in env
+
+
+@pytest.mark.parametrize("address", ["10.0.0.2", "node-1.cluster.local", "gpu01", "fe80::1", "[fe80::1%eth0]",
+                                     "2001:db8::7", "a" * 63 + ".example", "node1.example."])
+def test_ip_literals_and_rfc1123_names_are_addresses(address):
+    from sncc.lowering.hosts import address_problem
+
+    assert address_problem(address) is None
+

@@ -135,3 +135,16 @@ def test_linear_attention_state_is_held_per_sequence_by_check_and_simulator():
     # a dense model holds no such state
     dense = _compile(ROOT / "tests" / "cases" / "k11-memory-outside-budget.fixed.sn")
     assert capacity.role_memory(dense.plan, dense.facts, "serve").state_per_seq == 0
+
+
+def test_one_outside_item_is_not_summed_with_itself():
+    """SN4081 said "runtime context 0.36 GiB = 0.36 GiB there" when the role captures no graphs."""
+    path = ROOT / "tests" / "cases" / "k11-memory-outside-budget.sn"
+    text = path.read_text(encoding="utf-8").replace("0.99 }", "0.999 }").replace(
+        "chunked_prefill = 16k", "chunked_prefill = 16k\n    graph_mode = false")
+    from expect import compile_text
+
+    (m,) = [d.message for d in compile_text(text, "k11.sn").diagnostics if d.code.code == "SN4081"]
+    assert m.endswith("needs runtime context 0.36 GiB there"), m
+    (m,) = [d.message for d in _compile(path).diagnostics if d.code.code == "SN4081"]
+    assert "+ graph-capture pool 0.44 GiB = 0.80 GiB there" in m, m

@@ -39,3 +39,11 @@ def test_a_yaml_file_points_at_import():
 def test_a_colon_inside_a_plan_does_not_suggest_import():
     d, _, _ = _error("  serve { devices = 8  tp: 8 }\n}\n")
     assert "import" not in d.help
+
+
+@pytest.mark.parametrize("written,shown", [("1e3", "`1000`"), ("2.5E+2", "`250`"), ("1e-3", "`0.001`")])
+def test_exponent_notation_says_it_is_unsupported(written, shown):
+    """`requests = 1e3` gave "expected `}` ... found `3`"."""
+    d, _, text = _error(f"  serve {{ devices = 8  tp = 8 }}\n  workload {{ requests = {written} }}\n}}\n")
+    assert text == written and "exponent notation" in d.message
+    assert shown in d.help and "`1k`" in d.help

@@ -1,0 +1,55 @@
+"""What a literal node address in ``hosts.addresses`` may be: the one rule, read by the plan
+builder (SN2004 at the literal) and by lowering's ``hosts`` check."""
+
+from __future__ import annotations
+
+import re
+
+#: one label of a host name (RFC 1123 §2.1, RFC 952): letters, digits and hyphens, 1-63 characters,
+#: neither starting nor ending with a hyphen (a leading digit is allowed since RFC 1123)
+_LABEL = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?")
+#: an IPv6 zone (``%eth0``): an interface name or index
+_ZONE = re.compile(r"[A-Za-z0-9_.:@-]{1,15}")
+
+
+def address_problem(text: str) -> str | None:
+    """Why ``text`` is no literal node address, or None when it is one: an IPv4 or IPv6 literal
+    (IPv6 optionally in brackets, with a ``%zone``), or a host name per RFC 1123 §2.1 (labels of
+    letters, digits and inner hyphens, at most 63 characters each and 253 in all; a name of
+    digits and dots only must be an IPv4 address).  Nothing here is expanded by a shell inside
+    double quotes, and no literal starts with `-` (it would be read as an option)."""
+    import ipaddress
+
+    bare = text[1:-1] if text.startswith("[") and text.endswith("]") else text
+    addr, _, zone = bare.partition("%")
+    if ":" in bare:
+        try:
+            ipaddress.IPv6Address(addr)
+        except ValueError:
+            return "not an IPv6 address"
+        if "%" in bare and not _ZONE.fullmatch(zone):
+            return "its zone after `%` is not an interface name"
+        return None
+    if bare is not text:
+        return "brackets hold an IPv6 address only"
+    name = text[:-1] if text.endswith(".") else text
+    if re.fullmatch(r"[0-9.]+", name):
+        try:
+            ipaddress.IPv4Address(name)
+            return None
+        except ValueError:
+            return "not an IPv4 address (four numbers 0-255 separated by dots)"
+    if not name:
+        return "empty"
+    if len(name) > 253:
+        return "a host name has at most 253 characters (RFC 1123)"
+    for label in name.split("."):
+        if not label:
+            return "a host name has no empty label (`..`, or a dot at the start)"
+        if not _LABEL.fullmatch(label):
+            if label.startswith("-") or label.endswith("-"):
+                return f"the label `{label}` starts or ends with `-` (RFC 1123)"
+            if len(label) > 63:
+                return f"a label has at most 63 characters (RFC 1123); `{label[:20]}…` has {len(label)}"
+            return f"the label `{label}` holds a character other than letters, digits and `-` (RFC 1123)"
+    return None
