@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 
 from click.testing import CliRunner
 
@@ -139,6 +140,16 @@ def test_a_suppressed_impossible_deployment_is_not_built(tmp_path):
     assert "SN3001" in r.output and "deployment impossible" in r.output
     explain = CliRunner().invoke(main, ["explain", "SN3001"])
     assert "`sncc build` still refuses" in explain.output
+    # simulate refuses it by the same rule (sncc.build.impossible_despite_suppression)
+    r = CliRunner().invoke(main, ["simulate", str(plan)])
+    assert r.exit_code == 1 and "SN3001" in r.output and "deployment impossible" in r.output
+    assert "SLOs" not in r.output
+    for command in (["simulate", "--format", "json", str(plan)],
+                    ["build", "--format", "json", str(plan), "-o", str(tmp_path / "out")]):
+        r = CliRunner().invoke(main, command)
+        doc = json.loads(r.stdout)
+        assert r.exit_code == 1 and doc["summary"]["valid"] is False
+        assert "SN3001" in [d["code"] for d in doc["diagnostics"]]
 
 
 def test_a_trace_inside_the_output_folder_is_refused(tmp_path):
