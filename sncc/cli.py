@@ -473,9 +473,11 @@ def simulate(plan: str, fmt: str, seed: int, profile: str | None, goodput: bool,
              strict: bool) -> None:
     """Simulate PLAN serving its workload and compare with its SLOs.
 
-    Exit 0 when no SLO is missed (an UNCERTAIN verdict, whose calibration interval
-    straddles the target, exits 0 unless --strict), 1 when one is missed or the plan
-    has errors (a definitions file without a `plan` is one), 2 when sncc could not run.
+    Exit 0 when no SLO is missed (an UNCERTAIN verdict, a prediction that meets its target
+    with a calibration interval straddling it, exits 0 unless --strict), 1 when a prediction
+    misses its target (whatever the interval) or the plan has errors (a definitions file without
+    a `plan` is one, and so are suppressed errors that make the deployment impossible, as
+    `build` refuses them), 2 when sncc could not run.
     The plan's warnings are summarised in one line on stderr (`sncc check PLAN` prints them in
     full, so `build && simulate` shows each diagnostic once); they do not change the exit code.
     """
