@@ -357,7 +357,7 @@ def search(plan: Any, facts: Any, *, overrides: Optional[dict] = None, backend: 
 
     # --- stage 3: checks + analytic screen
     t0 = time.perf_counter()
-    mpn = sim_requests or min(plan.workload.requests, SIM_REQUESTS)
+    mpn = sim_requests or min(getattr(facts, "requests", plan.workload.requests), SIM_REQUESTS)
     cctx = CandidateContext(plan, facts, moe, means.mo, mpn, goodput, seed)
     screened = run("screen", screen_candidate, cands, cctx)
     rows, rejected, seen = [], {}, {}
