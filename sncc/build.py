@@ -196,10 +196,12 @@ def start_summary(dep) -> list[tuple[int, str, list[str]]]:
 
 
 def required_variables(dep) -> list[str]:
-    """Every variable a server script needs from its caller, node addresses in node order first."""
+    """Every variable a script checks before it starts (launch, proxy and bench scripts:
+    :meth:`~sncc.lowering.deployment.Deployment.required_by_script`, the data their checks are
+    written from), node addresses in node order first."""
     import re
 
-    names = list(dict.fromkeys(q.name for p in dep.processes for q in p.required))
+    names = list(dict.fromkeys(q.name for reqs in dep.required_by_script().values() for q in reqs))
 
     def key(n: str):
         m = re.fullmatch(r"NODE_(\d+)_IP", n)

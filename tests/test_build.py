@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from click.testing import CliRunner
 
 from expect import ROOT
@@ -126,6 +127,22 @@ def test_build_prints_the_command_to_start_each_node(tmp_path):
     for k in range(11):
         assert f"node {k}: bash {tmp_path / 'out' / 'start' / f'node{k}.sh'}" in r.output
     assert "then the proxy: bash" in r.output and "NODE_10_IP" in r.output and "SNCC_NIC" in r.output
+
+
+@pytest.mark.parametrize("plan", [SEED, str(ROOT / "tests" / "golden" / "vllm-h100-qwen3-pd" / "plan.sn")],
+                         ids=["omni-infer-seed", "vllm-pd"])
+def test_build_lists_every_variable_the_scripts_check(tmp_path, plan):
+    """Fresh-user report: proxy.sh requires OMNI_INFER_SRC (VLLM_SRC for vLLM P/D), which the printed
+    list left out.  The list is now every name the written scripts' checks test (`: "${NAME:?...}"`)."""
+    import re
+
+    out = tmp_path / "out"
+    r = CliRunner().invoke(main, ["build", plan, "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    line = next(ln for ln in r.output.splitlines() if ln.startswith("each script checks the variables"))
+    printed = set(line.partition(": ")[2].split(", "))
+    checked = {m for f in out.rglob("*.sh") for m in re.findall(r'\$\{([A-Z_0-9]+):\?', f.read_text())}
+    assert checked and printed == checked, (printed ^ checked)
 
 
 def test_a_suppressed_impossible_deployment_is_not_built(tmp_path):
