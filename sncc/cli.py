@@ -318,7 +318,8 @@ def conventional_out_dir(plan: str) -> Path:
 @click.argument("plans", nargs=-1, required=True, metavar="PLAN...")
 @click.option("-o", "--output", "out_dir", default=None, type=click.Path(file_okay=False, path_type=Path),
               help="output folder (replaced atomically); required unless --check")
-@click.option("--force", is_flag=True, help="replace a non-empty folder that sncc did not create")
+@click.option("--force", is_flag=True, help="replace a non-empty folder that sncc did not create, or an sncc "
+              "folder holding files its manifest.json does not list (they are deleted)")
 @click.option("--check", "check_only", is_flag=True,
               help="write nothing; exit 1 when the output folder differs from what the build would write "
                    "(without -o, each PLAN x.sn is compared with x.out/ beside it, when that folder exists)")
