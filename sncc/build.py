@@ -100,6 +100,22 @@ def blocked_by_suppression(all_diags: list, shown: list) -> list:
     return [d for d in all_diags if d.is_error and d.code.code in BUILD_BLOCKING and id(d) not in kept]
 
 
+def impossible_despite_suppression(comp, diags: list) -> tuple[list, str | None]:
+    """The one rule ``build`` and ``simulate`` refuse a plan by although ``check`` passes it:
+    (the suppressed errors of :data:`BUILD_BLOCKING` in ``comp``, a one-line reason), or
+    ``([], None)``.  ``diags`` are the plan's diagnostics after suppressions."""
+    blocked = blocked_by_suppression(comp.diagnostics, diags) if comp is not None else []
+    if not blocked:
+        return [], None
+    return blocked, ("suppressed errors make the deployment impossible: "
+                     + ", ".join(sorted({d.code.code for d in blocked})))
+
+
+#: said after :func:`impossible_despite_suppression`'s reason on stderr
+SUPPRESSION_HINT = ("suppression comments do not apply to errors that make the deployment impossible; "
+                    "see `sncc explain`")
+
+
 def build_one(comp, src, diags: list, sources: dict, out_dir: Path, *, force: bool, check_only: bool) -> BuildRun:
     """Build (or with ``check_only`` compare) the compiled plan ``comp`` into ``out_dir``.
 
@@ -114,11 +130,9 @@ def build_one(comp, src, diags: list, sources: dict, out_dir: Path, *, force: bo
             return run
         run.status, run.exit_code = "errors", EXIT_PROBLEMS
         return run
-    run.blocked = blocked_by_suppression(comp.diagnostics, diags)
+    run.blocked, reason = impossible_despite_suppression(comp, diags)
     if run.blocked:
-        run.status, run.exit_code = "errors", EXIT_PROBLEMS
-        run.error = "suppressed errors make the deployment impossible: " + ", ".join(
-            sorted({d.code.code for d in run.blocked}))
+        run.status, run.exit_code, run.error = "errors", EXIT_PROBLEMS, reason
         return run
     try:
         dep, dep_diags = comp.deployment, comp.deployment_diagnostics
@@ -182,10 +196,12 @@ def start_summary(dep) -> list[tuple[int, str, list[str]]]:
 
 
 def required_variables(dep) -> list[str]:
-    """Every variable a server script needs from its caller, node addresses in node order first."""
+    """Every variable a script checks before it starts (launch, proxy and bench scripts:
+    :meth:`~sncc.lowering.deployment.Deployment.required_by_script`, the data their checks are
+    written from), node addresses in node order first."""
     import re
 
-    names = list(dict.fromkeys(q.name for p in dep.processes for q in p.required))
+    names = list(dict.fromkeys(q.name for reqs in dep.required_by_script().values() for q in reqs))
 
     def key(n: str):
         m = re.fullmatch(r"NODE_(\d+)_IP", n)

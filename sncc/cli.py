@@ -326,7 +326,8 @@ def conventional_out_dir(plan: str) -> Path:
 @click.argument("plans", nargs=-1, required=True, metavar="PLAN...")
 @click.option("-o", "--output", "out_dir", default=None, type=click.Path(file_okay=False, path_type=Path),
               help="output folder (replaced atomically); required unless --check")
-@click.option("--force", is_flag=True, help="replace a non-empty folder that sncc did not create")
+@click.option("--force", is_flag=True, help="replace a non-empty folder that sncc did not create, or an sncc "
+              "folder holding files its manifest.json does not list (they are deleted)")
 @click.option("--check", "check_only", is_flag=True,
               help="write nothing; exit 1 when the output folder differs from what the build would write "
                    "(without -o, each PLAN x.sn is compared with x.out/ beside it, when that folder exists)")
@@ -350,7 +351,9 @@ def build(plans: tuple[str, ...], out_dir: Path | None, force: bool, check_only:
         targets = []
         for plan in plans:
             d = conventional_out_dir(plan)
-            if d.is_dir():
+            # a PLAN that is no readable file (a folder, a missing path) is SN1060, exit 2, not
+            # "nothing to compare"
+            if d.is_dir() or not os.path.isfile(plan):
                 targets.append((plan, d))
             else:
                 click.echo(f"sncc: {plan}: no {d}{os.sep} beside it; nothing to compare", err=True)
@@ -401,15 +404,19 @@ def _build_one(plan: str, out_dir: Path, force: bool, fmt: str, check_only: bool
     try:
         comp, src, extra = _compile(plan)
     except ReadFailure as e:
-        from sncc.diagnostics import render_text
+        # one SN1060 diagnostic: in the JSON document's diagnostics[] (valid: false), else on stderr
+        if as_json:
+            run["diags"] = [_unreadable(e)]
+        else:
+            from sncc.diagnostics import render_text
 
-        click.echo(render_text.render([_unreadable(e)], {}, 1, color=sys.stderr.isatty()), nl=False, err=True)
+            click.echo(render_text.render([_unreadable(e)], {}, 1, color=sys.stderr.isatty()), nl=False, err=True)
         run["error"] = str(e)
         return EXIT_FAILURE
     diags, sources = _diagnostics(comp, src, extra)
     diags = diags + _no_plan(comp, src, diags, "build")
     res = build_one(comp, src, diags, sources, out_dir, force=force, check_only=check_only)
-    run.update({"plan": plan, "status": res.status, "written": res.written, "diags": res.diags,
+    run.update({"plan": plan, "status": res.status, "written": res.written, "diags": res.diags + res.blocked,
                 "sources": res.sources})
     if res.stale:
         run["stale"] = res.stale
@@ -420,8 +427,9 @@ def _build_one(plan: str, out_dir: Path, force: bool, fmt: str, check_only: bool
             _emit_diagnostics(res.diags + res.blocked if res.blocked else res.diags, sources, 1, fmt,
                               sys.stdout.isatty())
         if res.blocked:
-            click.echo(f"sncc: not writing {out_dir}: " + res.error + " (suppression comments do not apply to "
-                       "errors that make the deployment impossible; see `sncc explain`)", err=True)
+            from sncc.build import SUPPRESSION_HINT
+
+            click.echo(f"sncc: not writing {out_dir}: {res.error} ({SUPPRESSION_HINT})", err=True)
         elif res.status == "errors":
             click.echo(f"sncc: not {'checking' if check_only else 'writing'} {out_dir}: the plan has errors", err=True)
         return res.exit_code
@@ -474,9 +482,11 @@ def simulate(plan: str, fmt: str, seed: int, profile: str | None, goodput: bool,
              strict: bool) -> None:
     """Simulate PLAN serving its workload and compare with its SLOs.
 
-    Exit 0 when no SLO is missed (an UNCERTAIN verdict, whose calibration interval
-    straddles the target, exits 0 unless --strict), 1 when one is missed or the plan
-    has errors (a definitions file without a `plan` is one), 2 when sncc could not run.
+    Exit 0 when no SLO is missed (an UNCERTAIN verdict, a prediction that meets its target
+    with a calibration interval straddling it, exits 0 unless --strict), 1 when a prediction
+    misses its target (whatever the interval) or the plan has errors (a definitions file without
+    a `plan` is one, and so are suppressed errors that make the deployment impossible, as
+    `build` refuses them), 2 when sncc could not run.
     The plan's warnings are summarised in one line on stderr (`sncc check PLAN` prints them in
     full, so `build && simulate` shows each diagnostic once); they do not change the exit code.
     """
@@ -489,6 +499,7 @@ def simulate(plan: str, fmt: str, seed: int, profile: str | None, goodput: bool,
     if comp is None or any(d.is_error for d in diags):
         _emit_diagnostics(diags, sources, 1, fmt, sys.stdout.isatty())
         sys.exit(EXIT_FAILURE if any(d.code.code == "SN9001" for d in diags) else EXIT_PROBLEMS)
+    _refuse_impossible(comp, diags, sources, fmt, "simulating")
     if diags:                # warnings that explain the numbers (SN4008 KV at full context, ...)
         def _at(d) -> str:
             src = sources.get(d.span.file) if d.span is not None else None
@@ -514,6 +525,20 @@ def simulate(plan: str, fmt: str, seed: int, profile: str | None, goodput: bool,
         _fail(f"{type(exc).__name__}: {exc}", fmt, sources, prefix="sncc: internal error in the simulator: ")
     click.echo(text, nl=False)
     sys.exit(code)
+
+
+def _refuse_impossible(comp, diags: list, sources: dict, fmt: str, verb: str) -> None:
+    """Exit 1, as ``build`` refuses to write, when suppressed errors make the deployment
+    impossible (:func:`sncc.build.impossible_despite_suppression`): the diagnostics shown plus the
+    suppressed blocking errors in ``fmt``, and in text the reason on stderr.  Returns otherwise."""
+    from sncc.build import SUPPRESSION_HINT, impossible_despite_suppression
+
+    blocked, reason = impossible_despite_suppression(comp, diags)
+    if not blocked:
+        return
+    _emit_diagnostics(sorted(diags + blocked, key=lambda d: d.sort_key()), sources, 1, fmt, sys.stdout.isatty())
+    click.echo(f"sncc: not {verb} {comp.source.name}: {reason} ({SUPPRESSION_HINT})", err=True)
+    sys.exit(EXIT_PROBLEMS)
 
 
 def _fail(message: str, fmt: str, sources: dict | None = None, prefix: str = "sncc: error: ") -> None:
@@ -669,6 +694,8 @@ def fmt_command(plans: tuple[str, ...], check_only: bool, show_diff: bool, stdin
                 code = EXIT_FAILURE
                 continue
             click.echo(f"reformatted {src.name}", err=True)
+    if all(p == "-" for p in plans) and not (check_only or show_diff):
+        sys.exit(code)      # stdin formatted to stdout: no files to count
     verb = "would be reformatted" if (check_only or show_diff) else "reformatted"
     click.echo(f"{changed} file{'s' if changed != 1 else ''} {verb}, {unchanged} left unchanged", err=True)
     sys.exit(code)

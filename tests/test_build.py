@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 
+import pytest
 from click.testing import CliRunner
 
 from expect import ROOT
@@ -127,6 +129,22 @@ def test_build_prints_the_command_to_start_each_node(tmp_path):
     assert "then the proxy: bash" in r.output and "NODE_10_IP" in r.output and "SNCC_NIC" in r.output
 
 
+@pytest.mark.parametrize("plan", [SEED, str(ROOT / "tests" / "golden" / "vllm-h100-qwen3-pd" / "plan.sn")],
+                         ids=["omni-infer-seed", "vllm-pd"])
+def test_build_lists_every_variable_the_scripts_check(tmp_path, plan):
+    """Fresh-user report: proxy.sh requires OMNI_INFER_SRC (VLLM_SRC for vLLM P/D), which the printed
+    list left out.  The list is now every name the written scripts' checks test (`: "${NAME:?...}"`)."""
+    import re
+
+    out = tmp_path / "out"
+    r = CliRunner().invoke(main, ["build", plan, "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    line = next(ln for ln in r.output.splitlines() if ln.startswith("each script checks the variables"))
+    printed = set(line.partition(": ")[2].split(", "))
+    checked = {m for f in out.rglob("*.sh") for m in re.findall(r'\$\{([A-Z_0-9]+):\?', f.read_text())}
+    assert checked and printed == checked, (printed ^ checked)
+
+
 def test_a_suppressed_impossible_deployment_is_not_built(tmp_path):
     """Issue 14 item 3: `# sncc: ignore[SN3001]` silences `check`, never `build`."""
     text = (ROOT / "examples" / "broken" / "tp-ep-mismatch.sn").read_text()
@@ -139,6 +157,16 @@ def test_a_suppressed_impossible_deployment_is_not_built(tmp_path):
     assert "SN3001" in r.output and "deployment impossible" in r.output
     explain = CliRunner().invoke(main, ["explain", "SN3001"])
     assert "`sncc build` still refuses" in explain.output
+    # simulate refuses it by the same rule (sncc.build.impossible_despite_suppression)
+    r = CliRunner().invoke(main, ["simulate", str(plan)])
+    assert r.exit_code == 1 and "SN3001" in r.output and "deployment impossible" in r.output
+    assert "SLOs" not in r.output
+    for command in (["simulate", "--format", "json", str(plan)],
+                    ["build", "--format", "json", str(plan), "-o", str(tmp_path / "out")]):
+        r = CliRunner().invoke(main, command)
+        doc = json.loads(r.stdout)
+        assert r.exit_code == 1 and doc["summary"]["valid"] is False
+        assert "SN3001" in [d["code"] for d in doc["diagnostics"]]
 
 
 def test_a_trace_inside_the_output_folder_is_refused(tmp_path):

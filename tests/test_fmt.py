@@ -160,3 +160,10 @@ def test_fmt_stdin_to_stdout():
     r = run("fmt", "-", input='plan "p" { env { A = 1 } }\n')
     assert r.exit_code == 0
     assert r.output.startswith('plan "p" {\n  env { A = 1 }\n}\n')
+
+
+def test_fmt_stdin_prints_no_file_count():
+    """`fmt -` formats stdin to stdout: no "0 files reformatted, 0 left unchanged" line, even on empty input."""
+    for text in ("", 'plan "p" {}\n'):
+        r = run("fmt", "-", input=text)
+        assert r.exit_code == 0 and "files reformatted" not in r.output and "left unchanged" not in r.output

@@ -182,7 +182,8 @@ IMPORT_CYCLE = _code(
 TRACE_INVALID = _code(
     "SN2015", "trace-invalid", "error", "the workload trace file is unreadable or malformed",
     "`workload { trace = \"file.csv\" }` names a CSV file relative to the plan file, one request per "
-    "row: `input_len, output_len` and optionally `arrival_s` (seconds from the start, non-decreasing). "
+    "row (without `requests` a run sends each row once; SN5081): `input_len, output_len` and "
+    "optionally `arrival_s` (seconds from the start, non-decreasing). "
     "Lengths are positive integers no larger than the workload's input/output `max` (they set "
     "max_model_len). A header row and `#` comment lines are allowed. The message gives the trace "
     "file's line and column.",
@@ -699,6 +700,26 @@ SIMULATION_STEP_BOUND = _code(
     "message says how many requests had completed. Use a chunk size near the engine's default, or "
     "fewer `requests`.",
     "serve { chunked_prefill = 1 }", "serve { chunked_prefill = 4k }")
+TRACE_REQUESTS_DIFFER = _code(
+    "SN5081", "trace-requests-differ", "info", "`requests` is not the workload trace's row count",
+    "A workload trace is replayed one request per row, and without `requests` a run sends exactly "
+    "the trace's rows. A written `requests` is honoured: fewer than the rows replays the first "
+    "`requests` rows, more cycles the rows (arrival times shifted by the trace's span). That is "
+    "useful (a quick preview of a long trace, a short trace repeated until the run reaches a steady "
+    "state) but easy to do by accident, so it is said here. Remove `requests` to replay each row once.",
+    'workload { requests = 1000  trace = "two-rows.csv" }', 'workload { trace = "two-rows.csv" }')
+TRACE_LENGTHS_DISAGREE = _code(
+    "SN5082", "trace-lengths-disagree", "warning", "the `input`/`output` mean is not the workload trace's: bench.sh would send other lengths than the simulation replays",
+    "A workload trace gives every request's input and output length, so `sncc simulate` (and `sncc "
+    "search`) draw no lengths from the `input` and `output` blocks. Those blocks are still used: their "
+    "`max` bounds every trace row (SN2015) and sets the default `max_model_len` and the client's "
+    "`max_tokens`, and their `mean`, `min` and `dist` are what `bench.sh` sends, since `vllm bench "
+    "serve`'s random dataset does not replay the trace. A `mean` more than 10 % away from the "
+    "trace's mean length would have the benchmark measure another workload than the one simulated. "
+    "Write the trace's mean lengths (the message gives them).",
+    'workload { trace = "t.csv"  input { mean = 8k  max = 16k }  output { mean = 2k  max = 4k } }\n'
+    '# t.csv: prompts of about 1k tokens, replies of about 200',
+    'workload { trace = "t.csv"  input { mean = 1k  max = 16k }  output { mean = 200  max = 4k } }')
 
 ENGINE_DEFAULT_LENGTH = _code(
     "SN5020", "engine-default-length-over-platform-limit", "warning", "max_model_len is left to the engine's default, above what the platform is known to start with",

@@ -31,13 +31,7 @@ def emit(dep: Deployment) -> dict[str, str]:
     if b is None:
         return {}
     clients = b.clients
-    req, seen = [], set()
-    for c in clients:
-        t = c.target
-        need = dep.node(t.node).required(f"the {t.role} the benchmark calls")
-        if need is not None and need.name not in seen:
-            seen.add(need.name)
-            req.append(need)
+    req = list(dep.bench_required())
     if len(clients) == 1:
         t = clients[0].target
         what = f"vllm bench serve against {t.role} on node {t.node}, port {t.port}"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from sncc.emit import shell
 from sncc.emit.args import cli_words
-from sncc.lowering.deployment import Deployment, Required
+from sncc.lowering.deployment import Deployment
 
 
 def emit(dep: Deployment) -> dict[str, str]:
@@ -17,9 +17,7 @@ def emit(dep: Deployment) -> dict[str, str]:
     px = dep.proxy
     if px is None:
         return {}
-    nodes = sorted({e.node for e in px.endpoints})
-    req = [Required(px.root_env, f"set {px.root_env} to {px.root_help}")]
-    req += [q for k in nodes if (q := dep.node(k).required("a server the proxy calls")) is not None]
+    req = list(dep.proxy_required())
     what = (f"{px.kind} proxy on port {px.port} over {len(px.endpoints)} API servers; policy: {px.policy}"
             f" ({px.script})")
     lines = shell.header(dep, what, depth=0)

@@ -12,10 +12,11 @@ folders carry the writing process's id: after a successful swap, those left by a
 process that no longer runs (a build killed mid-write) are removed
 (:func:`_remove_stale`); those of a live process (a concurrent build) are kept.
 
-Ownership: every build writes ``sncc-manifest.json`` (sncc version, sha256 of
+Ownership: every build writes ``manifest.json`` (sncc version, sha256 of
 the plan source, sha256 of every file; deterministic).  An existing non-empty
 folder without a manifest is not sncc's and is only replaced with
-``force=True``.  A symlinked ``out_dir`` is followed only when it points to a
+``force=True``; nor is an sncc folder that holds files its manifest does not list
+(:func:`unlisted_entries`: results or notes a user put there), which the swap would delete.  A symlinked ``out_dir`` is followed only when it points to a
 folder inside its own parent; the swap then happens at the link's target.
 
 Errors are :class:`OutputError` with a one-line message (the CLI exits 2).
@@ -69,16 +70,49 @@ def manifest_text(files: dict[str, str], plan_source: str | bytes | None = None,
     return json.dumps(doc, indent=2, sort_keys=True) + "\n"
 
 
-def is_sncc_folder(path: Path) -> bool:
-    """True when ``path`` holds a readable manifest written by sncc (this version's or a legacy name)."""
+def manifest_files(path: Path) -> tuple[bool, set[str] | None]:
+    """(``path`` holds a readable sncc manifest, this version's name or a legacy one; the file
+    names it lists, itself included, or None when it lists none: an early manifest without
+    ``files``, whose folder is replaced whole as before)."""
     for name in (MANIFEST, *LEGACY_MANIFESTS):
         try:
             doc = json.loads((path / name).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
         if isinstance(doc, dict) and doc.get("generator") == GENERATOR:
-            return True
-    return False
+            files = doc.get("files")
+            if not isinstance(files, dict):
+                return True, None
+            return True, {name, *(k for k in files if isinstance(k, str))}
+    return False, None
+
+
+#: files not in the previous manifest that a refusal names before "and N more"
+FOREIGN_SHOWN = 3
+
+
+def unlisted_entries(path: Path, listed: set[str]) -> list[str]:
+    """The files (and empty folders, ``name/``) under ``path`` that ``listed`` does not name:
+    what a user added to an sncc folder (``bench-result.json`` of ``cd out && bash bench.sh``,
+    notes).  Sorted.  Symlinks are neither followed nor reported: removing one loses no data
+    (what it points to stays), and one planted in an old build is replaced like any file."""
+    out = []
+    for root, dirs, files in os.walk(path):
+        rel = os.path.relpath(root, path)
+        rel = "" if rel == "." else rel.replace(os.sep, "/") + "/"
+        for d in list(dirs):
+            full = os.path.join(root, d)
+            if os.path.islink(full):
+                dirs.remove(d)
+            elif not os.listdir(full) and not any(n.startswith(rel + d + "/") for n in listed):
+                out.append(rel + d + "/")
+        out += [rel + f for f in files if rel + f not in listed and not os.path.islink(os.path.join(root, f))]
+    return sorted(out)
+
+
+def is_sncc_folder(path: Path) -> bool:
+    """True when ``path`` holds a readable manifest written by sncc (this version's or a legacy name)."""
+    return manifest_files(path)[0]
 
 
 _LIBC = None
@@ -212,7 +246,8 @@ def write_outputs(files: dict[str, str], out_dir: Path, *, force: bool = False,
     ``.sn`` text or bytes) is hashed into the manifest, ``facts`` recorded in it.  Validates nothing (the
     caller validates).  Returns the written paths (under ``out_dir`` as given,
     sorted, manifest included).  Raises :class:`OutputError` (one-line message)
-    when ``out_dir`` is a foreign non-empty folder and ``force`` is false, is
+    when ``out_dir`` is a foreign non-empty folder, or an sncc folder holding files its
+    manifest does not list, and ``force`` is false, is
     not a folder, is a symlink pointing outside its parent, or on any I/O
     failure; the previous ``out_dir`` is then left exactly as it was.
     """
@@ -229,9 +264,21 @@ def write_outputs(files: dict[str, str], out_dir: Path, *, force: bool = False,
             non_empty = any(target.iterdir())
         except OSError as e:
             raise OutputError(f"cannot read {out_given}: {e.strerror or e}") from e
-        if non_empty and not force and not is_sncc_folder(target):
+        owned, listed = manifest_files(target) if non_empty else (False, None)
+        if non_empty and not force and not owned:
             raise OutputError(f"{out_given} is not empty and was not written by sncc (no {MANIFEST}); "
                               "choose another folder or pass --force to replace it")
+        if non_empty and not force and listed is not None:
+            # the folder is replaced whole: files sncc did not write there (the previous manifest
+            # does not list them) would be lost, so they stop the build
+            foreign = unlisted_entries(target, listed)
+            if foreign:
+                named = ", ".join(foreign[:FOREIGN_SHOWN]) + (
+                    f" and {len(foreign) - FOREIGN_SHOWN} more" if len(foreign) > FOREIGN_SHOWN else "")
+                raise OutputError(f"refusing to replace {out_given}: it holds {len(foreign)} "
+                                  f"{'entry' if len(foreign) == 1 else 'entries'} its {MANIFEST} does not list "
+                                  f"({named}), which the rebuild would delete; move them out of the folder, "
+                                  "or pass --force to replace it anyway")
         existed = True
     else:
         existed = False

@@ -35,6 +35,9 @@ def derive(plan, base_dir: str | None = None) -> Facts:
     row = engine_defaults().get("expert_placement", {}).get(plan.engine.kind)
     f.even_expert_split = bool(row["even_split"]) if row is not None else None
     derive_roles(plan, f)
+    from sncc.facts.workload import derive_workload
+
+    derive_workload(plan, f)
     from sncc.facts.draft import draft_checkpoints
     from sncc.facts.weights import weight_bytes_per_param
 

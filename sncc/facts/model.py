@@ -211,6 +211,14 @@ places routed experts statically and needs them to split evenly over the EP grou
     #: max output) or "engine-default" (`max_model_len = auto`: what the engine derives from config.json)
     max_model_len_origin: str = "workload"
     max_tokens: int = 0
+    #: requests of one run (:mod:`sncc.facts.workload`): ``workload.requests`` when written, else
+    #: the trace's row count (one request per row; ``requests_note`` then says so), else the default 1000
+    requests: int = 1000
+    requests_note: str = ""
+    #: the workload trace's rows ``(input_len, output_len, arrival_s or None)``, None without a
+    #: readable trace; ``trace_error`` the :class:`sncc.workload.trace.TraceError` of an unreadable one
+    trace: tuple | None = None
+    trace_error: Any | None = None
     served_name: str = ""
     #: what the engine loads (``vllm serve MODEL``, the benchmark's ``--tokenizer``): ``weights``
     #: when the plan gives it, else the model name as written when it is a Hugging Face repository

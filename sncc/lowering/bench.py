@@ -6,7 +6,7 @@ Mapping (vLLM 0.11.0 ``vllm/benchmarks/serve.py`` and ``datasets.py``):
   ``[len × (1 − r), len × (1 + r)]``; sncc sets ``len`` to the plan's mean and ``r`` to the
   widest symmetric range inside the plan's ``[min, max]`` (0 for ``dist = fixed``), so a
   lognormal plan is run as a uniform of the same mean (said in the script);
-* ``--ignore-eos`` so outputs have the drawn length, ``--num-prompts`` = ``workload.requests``;
+* ``--ignore-eos`` so outputs have the drawn length, ``--num-prompts`` = ``workload.requests`` (a trace's row count when not written);
 * ``--max-concurrency`` = ``workload.concurrency`` (closed loop) or ``--request-rate`` and
   ``--burstiness`` (open loop), all three when the plan gives both (requests start at the rate
   and wait at the client while ``concurrency`` are in flight); neither: ``--max-concurrency min(requests, 64)``, the simulator's
@@ -84,7 +84,7 @@ def bench_spec(ctx: LowerCtx, roles: tuple[RoleDeployment, ...], proxy: ProxySpe
              Arg("random-output-len", wl.output.mean, "plan workload.output.mean"),
              Arg("random-range-ratio", ratio,
                  f"input ±{rin:.0%}, output ±{rout:.0%} (one ratio for both: the wider)"),
-             Arg("ignore-eos", True), Arg("num-prompts", wl.requests, "plan workload.requests")]
+             Arg("ignore-eos", True), Arg("num-prompts", ctx.resolved.requests, ctx.resolved.requests_note or "plan workload.requests")]
     if wl.rate is not None:
         flags += [Arg("request-rate", wl.rate, "plan workload.rate (requests/s)"),
                   Arg("burstiness", wl.burstiness, "plan workload.burstiness")]
@@ -95,7 +95,7 @@ def bench_spec(ctx: LowerCtx, roles: tuple[RoleDeployment, ...], proxy: ProxySpe
             flags.append(Arg("max-concurrency", wl.concurrency,
                              "plan workload.concurrency: requests in flight at most; the others wait at the client"))
     else:
-        c = wl.concurrency if wl.concurrency is not None else min(wl.requests, DEFAULT_CLIENTS)
+        c = wl.concurrency if wl.concurrency is not None else min(ctx.resolved.requests, DEFAULT_CLIENTS)
         flags.append(Arg("max-concurrency", c, "plan workload.concurrency" if wl.concurrency is not None
                          else f"neither concurrency nor rate: min(requests, {DEFAULT_CLIENTS}) clients"))
     pcts = sorted({int(s.stat[1:]) for s in plan.slo if s.stat.startswith("p")}) or [99]

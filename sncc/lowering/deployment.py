@@ -283,3 +283,38 @@ class Deployment:
     def node(self, index: int) -> NodeDeployment:
         """Node ``index``."""
         return self.nodes[index]
+
+    def proxy_required(self) -> tuple[Required, ...]:
+        """The variables ``proxy.sh`` checks before it starts: the router's source checkout
+        (``root_env``), then the address of every node it calls; () without a proxy."""
+        px = self.proxy
+        if px is None:
+            return ()
+        req = [Required(px.root_env, f"set {px.root_env} to {px.root_help}")]
+        req += [q for k in sorted({e.node for e in px.endpoints})
+                if (q := self.node(k).required("a server the proxy calls")) is not None]
+        return tuple(req)
+
+    def bench_required(self) -> tuple[Required, ...]:
+        """The variables ``bench.sh`` checks before it starts: the address of every node its
+        clients call, once each; () without a benchmark."""
+        if self.bench is None:
+            return ()
+        req, seen = [], set()
+        for c in self.bench.clients:
+            t = c.target
+            need = self.node(t.node).required(f"the {t.role} the benchmark calls")
+            if need is not None and need.name not in seen:
+                seen.add(need.name)
+                req.append(need)
+        return tuple(req)
+
+    def required_by_script(self) -> dict[str, tuple[Required, ...]]:
+        """Every script's checked variables, the one source of its ``shell.require`` lines and of
+        the list ``sncc build`` prints: ``launch/<process>.sh``, ``proxy.sh``, ``bench.sh``."""
+        out = {f"launch/{p.name}.sh": tuple(p.required) for p in self.processes}
+        if self.proxy is not None:
+            out["proxy.sh"] = self.proxy_required()
+        if self.bench is not None:
+            out["bench.sh"] = self.bench_required()
+        return out

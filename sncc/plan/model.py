@@ -384,11 +384,11 @@ class LengthDist(Node):
 class Workload(Node):
     """``workload { ... }``: the requests the plan must serve."""
 
-    requests: int = F(1000, kind="count", doc="requests in one simulated run (at most 1M: about 40 s of simulation here)", ge=1, le=1_000_000)
+    requests: int = F(1000, kind="count", doc="requests in one simulated run (at most 1M: about 40 s of simulation here); with a `trace`, its row count by default", ge=1, le=1_000_000)
     concurrency: Optional[int] = F(None, kind="count", doc="closed-loop clients (each sends its next request when the previous completes); with `rate` too, at most this many requests in flight while new ones start at the rate (vllm bench serve `--max-concurrency` with `--request-rate`); with neither (and no trace arrival times) the simulator runs min(requests, 64) clients", ge=1)
     rate: Optional[float] = F(None, kind="float", doc="open-loop arrival rate in requests per second (Poisson unless `burstiness` != 1); with `concurrency`, requests beyond that many in flight wait at the client", gt=0)
     burstiness: float = F(1.0, kind="float", doc="shape of the Gamma inter-arrival distribution at `rate`, as vLLM's benchmark `--burstiness`: 1 = Poisson, < 1 burstier, > 1 more uniform (coefficient of variation 1/sqrt(burstiness); mean gap 1/rate)", gt=0)
-    trace: Optional[str] = F(None, doc="CSV trace, one request per row: input_len, output_len[, arrival_s]; path relative to the plan file; replaces the sampled lengths (and arrivals when given)")
+    trace: Optional[str] = F(None, doc="CSV trace, one request per row: input_len, output_len[, arrival_s]; path relative to the plan file; replaces the sampled lengths (and arrivals when given); `requests` defaults to its row count (another value is honoured, SN5081); `input`/`output` still bound the rows (`max`) and shape bench.sh (SN5082)")
     turns: int = F(1, kind="count", doc="turns per conversation: each follow-up prompt holds the previous turns' context plus a new message", ge=1, le=1000)
     think_time: float = F(0.0, kind="duration", doc="user think time between a reply and the next turn of a conversation", ge=0)
     input: LengthDist

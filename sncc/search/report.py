@@ -10,6 +10,8 @@ from sncc.units import format_count
 
 #: version of the JSON document (schemas/search.schema.json ``schema_version``)
 SCHEMA_VERSION = 1
+#: refused candidates the text report names before "and N more" (JSON `rejected` lists every one)
+REFUSED_SHOWN = 5
 
 
 def _latency(d: dict, fmt: str) -> str:
@@ -140,8 +142,11 @@ def render_text(res: SearchResult, plan_name: str, width: int = 160) -> str:
     if not res.ranked:
         con.print("no candidate of the searched space passed the checks: nothing is ranked or written")
     if res.rejected:
+        shown = sorted(res.rejected.items())[:REFUSED_SHOWN]
+        more = len(res.rejected) - len(shown)
         con.print(f"{format_count(len(res.rejected), 'candidate')} refused by the checks and not ranked: "
-                  + "; ".join(f"{k}: {', '.join(v)}" for k, v in sorted(res.rejected.items())[:5]))
+                  + "; ".join(f"{k}: {', '.join(v)}" for k, v in shown)
+                  + (f"; and {more} more (`--format json` lists them all)" if more else ""))
     for n in res.notes:
         con.print(f"note: {n}")
     if res.interrupted:

@@ -158,8 +158,7 @@ def screen_candidate(ctx: CandidateContext, cand: Candidate) -> dict:
 def simulate_candidate(ctx: CandidateContext, cand: Candidate) -> dict:
     """Stage 4 for one candidate: the event simulation with percentiles, the calibration
     intervals (the headline interval's relative width applied to each percentile) and the SLO
-    verdicts (an ``uncertain`` verdict whose point estimate misses counts as ``missed``:
-    :func:`sncc.sim.engine.metrics.violated`); with ``ctx.goodput`` the highest Poisson rate meeting every SLO percentile."""
+    verdicts (:func:`sncc.sim.engine.metrics.slo_verdict`, as ``sncc simulate`` gives them); with ``ctx.goodput`` the highest Poisson rate meeting every SLO percentile."""
     from sncc.sim import api
 
     plan = candidate_plan(ctx.plan, cand, ctx.moe)
@@ -195,14 +194,13 @@ def simulate_candidate(ctx: CandidateContext, cand: Candidate) -> dict:
     qi = r.intervals.get("qpm")
     if qi:
         out["qpm_low"], out["qpm_high"] = float(qi["low"]), float(qi["high"])
-    from sncc.sim.engine.metrics import RATE_METRICS, violated
+    from sncc.sim.engine.metrics import RATE_METRICS
 
-    # an uncertain verdict whose point estimate misses is a miss for the ranking; a throughput SLO
-    # the run could not judge (n/a: too few requests, metrics.MIN_RATE_REQUESTS) is uncertain, not
-    # met (an n/a TPOT of one-token outputs is a metric that does not exist, and stays n/a)
-    out["slo"] = [(v.name, "missed" if v.verdict == "uncertain" and violated(t, v)
-                   else "uncertain" if v.verdict == "n/a" and t.metric in RATE_METRICS
-                   else v.verdict)
+    # the verdicts are simulate's (metrics.slo_verdict: a point estimate that misses is missed,
+    # whatever its interval); a throughput SLO the run could not judge (n/a: too few requests,
+    # metrics.MIN_RATE_REQUESTS) is uncertain, not met (an n/a TPOT of one-token outputs is a
+    # metric that does not exist, and stays n/a)
+    out["slo"] = [(v.name, "uncertain" if v.verdict == "n/a" and t.metric in RATE_METRICS else v.verdict)
                   for t, v in zip(plan.slo, r.slo)]
     if ctx.goodput:
         from sncc.sim.from_plan import spec_from_plan
@@ -359,7 +357,7 @@ def search(plan: Any, facts: Any, *, overrides: Optional[dict] = None, backend: 
 
     # --- stage 3: checks + analytic screen
     t0 = time.perf_counter()
-    mpn = sim_requests or min(plan.workload.requests, SIM_REQUESTS)
+    mpn = sim_requests or min(getattr(facts, "requests", plan.workload.requests), SIM_REQUESTS)
     cctx = CandidateContext(plan, facts, moe, means.mo, mpn, goodput, seed)
     screened = run("screen", screen_candidate, cands, cctx)
     rows, rejected, seen = [], {}, {}

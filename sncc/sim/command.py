@@ -1,9 +1,11 @@
 """The work behind ``sncc simulate`` and ``sncc calibrate`` (the click layer stays thin).
 
-Exit-code decision: an SLO verdict is ``met``, ``missed`` or ``uncertain`` (its calibration
-interval straddles the target).  ``simulate`` exits 1 when any SLO is missed; an uncertain
-verdict is printed as UNCERTAIN but exits 0 — the prediction does not show a miss — unless
-``--strict``, which counts uncertain as not met (exit 1).
+Exit-code decision: an SLO verdict (:func:`sncc.sim.engine.metrics.slo_verdict`, shared with
+``sncc search``) is ``met``, ``uncertain`` (the point estimate meets the target, its calibration
+interval straddles it) or ``missed`` (the point estimate misses it, even when the interval reaches
+the target).  ``simulate`` exits 1 when any SLO is missed; an uncertain verdict is printed as
+UNCERTAIN but exits 0 — the prediction does not show a miss — unless ``--strict``, which counts
+uncertain as not met (exit 1).
 """
 from __future__ import annotations
 

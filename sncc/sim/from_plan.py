@@ -34,15 +34,19 @@ def spec_from_plan(plan, resolved, *, seed: int = 0, profile: str | None = None)
     def dist(d):
         return LengthDist(kind=d.dist, mean=d.mean, max=d.max, min=d.min)
 
-    trace = None
-    requests = wl.requests
-    if wl.trace:
+    # the trace's rows and the run's requests are facts (sncc.facts.workload): one request per
+    # row unless `requests` is written (then honoured, SN5081 says so)
+    trace = getattr(resolved, "trace", None)
+    requests = getattr(resolved, "requests", wl.requests)
+    if wl.trace and trace is None:
+        err = getattr(resolved, "trace_error", None)
+        if err is not None:
+            raise err       # TraceError (SN2015 from `sncc check` reports it first)
         from sncc.workload.trace import read_trace, trace_path
         span = wl.span_of("trace")
-        # raises TraceError (SN2015 from `sncc check` reports it first)
         trace = tuple(read_trace(trace_path(wl.trace, span.file if span is not None else None),
                                  max_input=wl.input.max, max_output=wl.output.max))
-        if trace[0][2] is not None and wl.is_default("requests"):
+        if wl.is_default("requests"):
             requests = len(trace)
     # rate and concurrency together: vllm bench serve's --request-rate under --max-concurrency
     # (Workload docs; the simulator starts requests at the rate into the free slots)

@@ -131,9 +131,19 @@ def read_trace(path: str, *, max_input: Optional[int] = None, max_output: Option
     return rows
 
 
+#: how far a workload `input`/`output` mean may be from the trace's mean length before SN5082
+#: says bench.sh (which sends the block's mean, not the trace) measures another workload: a
+#: tolerance of this check, not a fact about an engine
+MEAN_TOLERANCE = 0.10
+
+
 def check_trace(plan, resolved) -> Iterable:
     """SN2015 when the plan's workload trace cannot be read or is malformed; SN2016 when its
-    rows carry arrival times and the workload also sets ``rate`` or ``concurrency``."""
+    rows carry arrival times and the workload also sets ``rate`` or ``concurrency``; the note
+    SN5081 when a written ``requests`` is not the row count (honoured: the first rows, or the rows
+    cycled); SN5082 when an ``input``/``output`` mean is more than :data:`MEAN_TOLERANCE` away from
+    the trace's mean (``bench.sh`` sends the block's lengths).  The rows are the facts'
+    (:mod:`sncc.facts.workload`), read once."""
     from sncc.diagnostics import codes
     from sncc.diagnostics.model import diag
 
@@ -141,16 +151,21 @@ def check_trace(plan, resolved) -> Iterable:
     if wl is None or not wl.trace:
         return
     span = wl.span_of("trace")
-    path = trace_path(wl.trace, span.file if span is not None else None)
-    try:
-        rows = read_trace(path, max_input=wl.input.max, max_output=wl.output.max)
-    except TraceError as e:
-        yield diag(codes.TRACE_INVALID, f"workload trace: {e}", span,
+    rows, err = getattr(resolved, "trace", None), getattr(resolved, "trace_error", None)
+    if rows is None and err is None:    # facts derived without the trace (a hand-built Facts)
+        try:
+            rows = read_trace(trace_path(wl.trace, span.file if span is not None else None),
+                              max_input=wl.input.max, max_output=wl.output.max)
+        except TraceError as e:
+            err = e
+    if err is not None:
+        yield diag(codes.TRACE_INVALID, f"workload trace: {err}", span,
                    help="rows are `input_len, output_len[, arrival_s]`; see `sncc explain SN2015`")
         return
+    from sncc.diagnostics.model import Related
+
     mode = "rate" if wl.rate is not None else "concurrency" if wl.concurrency is not None else None
     if mode and rows[0][2] is not None:
-        from sncc.diagnostics.model import Related
         yield diag(codes.CONFLICTING_KEYS,
                    f"the workload trace gives every request's arrival time (arrival_s), which replaces "
                    f"`{mode}`; a workload has one arrival mode",
@@ -158,3 +173,26 @@ def check_trace(plan, resolved) -> Iterable:
                    help=f"remove `{mode}` to replay the trace's arrivals, or drop the trace's arrival_s "
                         f"column to keep its lengths at this `{mode}`",
                    path=("workload", mode))
+    from sncc.units import format_count
+
+    n = len(rows)
+    if not wl.is_default("requests") and wl.requests != n:
+        how = (f"the first {wl.requests} rows are replayed" if wl.requests < n else
+               f"the rows are cycled {wl.requests / n:.3g} times" + (" (arrival times shifted by the trace's span)"
+                                                                      if rows[0][2] is not None else ""))
+        yield diag(codes.TRACE_REQUESTS_DIFFER,
+                   f"`requests = {wl.requests}`, but the trace has {format_count(n, 'row')}: {how}",
+                   wl.span_of("requests"), related=[Related(span, "the trace")],
+                   help="remove `requests` to replay each row once", path=("workload", "requests"))
+    for block, col in (("input", 0), ("output", 1)):
+        lengths = wl.input if block == "input" else wl.output
+        mean = sum(r[col] for r in rows) / n
+        if abs(lengths.mean - mean) > MEAN_TOLERANCE * mean:
+            yield diag(codes.TRACE_LENGTHS_DISAGREE,
+                       f"`{block}.mean = {lengths.mean}` tokens, but the trace's {block} lengths average "
+                       f"{mean:.0f}: `sncc simulate` replays the trace, `bench.sh` sends the block's lengths",
+                       lengths.span_of("mean") or lengths.block_span, related=[Related(span, "the trace")],
+                       notes=(f"with a trace, `{block}` sets the rows' bound (`max`), the default max_model_len "
+                              "and bench.sh's random dataset (vllm bench serve does not replay the trace)",),
+                       help=f"write `mean = {round(mean)}` so the benchmark measures the simulated workload",
+                       path=("workload", block, "mean"))

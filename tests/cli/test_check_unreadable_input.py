@@ -79,7 +79,16 @@ def test_the_other_commands_report_the_same_located_error(unreadable, command, t
     r = CliRunner().invoke(main, [*args, str(unreadable)])
     assert r.exit_code == 2, r.output
     assert "error[SN1060]" in r.output and "Traceback" not in r.output
-    if command == ["simulate"]:
-        r = CliRunner().invoke(main, ["simulate", "--format", "json", str(unreadable)])
-        doc = json.loads(r.stdout)
-        assert doc["summary"]["valid"] is False and doc["diagnostics"][0]["code"] == "SN1060"
+    # every command's JSON document holds the SN1060 in diagnostics[] (build's as well, not on stderr)
+    r = CliRunner().invoke(main, [*args[:1], "--format", "json", *args[1:], str(unreadable)])
+    assert r.exit_code == 2, r.output
+    doc = json.loads(r.stdout)
+    assert doc["summary"]["valid"] is False and [d["code"] for d in doc["diagnostics"]] == ["SN1060"]
+
+
+def test_build_check_of_a_folder_given_as_the_plan(tmp_path):
+    """`build --check DIR` (no -o) said "nothing to compare" and exited 0: a plan that is no file is SN1060."""
+    d = tmp_path / "plans"
+    d.mkdir()
+    r = CliRunner().invoke(main, ["build", "--check", str(d)])
+    assert r.exit_code == 2 and "error[SN1060]" in r.output and "nothing to compare" not in r.output

@@ -280,3 +280,44 @@ def test_a_kill_between_the_steps_keeps_a_whole_tree(two_builds, tmp_path):
         r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
         assert r.returncode == -signal.SIGKILL, r.stderr
         assert _state(out, old, new) == ("old" if point == "before" else "new"), point
+
+
+def test_a_rebuild_keeps_files_the_manifest_does_not_list(tmp_path):
+    """Fresh-user report: `build -o out; mkdir out/mydata; echo x > out/mydata/notes.txt; build`
+    deleted mydata (and `cd out && bash bench.sh` left bench-result.json there to lose).  A rebuild
+    still replaces what sncc wrote, but refuses, leaving the folder as it was, while it holds files
+    the previous manifest does not list; --force replaces it anyway."""
+    out = tmp_path / "out"
+    write_outputs({"a.txt": "1", "sub/b.txt": "2"}, out)
+    write_outputs({"a.txt": "1", "c.txt": "3"}, out)            # sncc's own files: replaced whole
+    assert sorted(_snapshot(out)) == ["a.txt", "c.txt", MANIFEST]
+    (out / "mydata").mkdir()
+    (out / "mydata" / "notes.txt").write_text("x")
+    (out / "bench-result.json").write_text("{}")
+    for k in range(3):
+        (out / f"extra{k}.txt").write_text("x")
+    before = _snapshot(out)
+    with pytest.raises(OutputError) as e:
+        write_outputs({"a.txt": "2"}, out)
+    msg = str(e.value)
+    assert "5 entries" in msg and "bench-result.json, extra0.txt, extra1.txt and 2 more" in msg, msg
+    assert "--force" in msg and "move them" in msg and "\n" not in msg
+    assert _snapshot(out) == before and _siblings(out) == ["out"]
+    write_outputs({"a.txt": "2"}, out, force=True)
+    assert sorted(_snapshot(out)) == ["a.txt", MANIFEST]
+
+
+def test_the_build_command_refuses_a_folder_with_unlisted_files(tmp_path):
+    from click.testing import CliRunner
+
+    from sncc.cli import main
+
+    out = tmp_path / "out"
+    assert CliRunner().invoke(main, ["build", str(SEED), "-o", str(out)]).exit_code == 0
+    (out / "mydata").mkdir()
+    (out / "mydata" / "notes.txt").write_text("x")
+    r = CliRunner().invoke(main, ["build", str(SEED), "-o", str(out)])
+    assert r.exit_code == 2 and "mydata/notes.txt" in r.output and "--force" in r.output
+    assert (out / "mydata" / "notes.txt").read_text() == "x"
+    assert CliRunner().invoke(main, ["build", "--force", str(SEED), "-o", str(out)]).exit_code == 0
+    assert not (out / "mydata").exists()

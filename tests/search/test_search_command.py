@@ -317,3 +317,21 @@ def test_a_rate_slo_a_tiny_run_cannot_judge_is_uncertain_not_met(tmp_path):
     doc = json.loads(r.output)
     sim = [row for row in doc["ranked"] if row["source"] == "simulate"]
     assert sim and all(row["status"] == "uncertain" for row in sim), [row["status"] for row in sim]
+
+
+def test_the_refused_candidates_line_says_how_many_it_leaves_out():
+    """Fresh-user report: "17 candidates refused by the checks" listed 5 and said nothing of the other 12."""
+    from types import SimpleNamespace
+
+    from sncc.search.report import REFUSED_SHOWN, render_text
+    from sncc.search.run import SearchResult
+
+    space = SimpleNamespace(modes=("aggregated",), fixed=False, budget=8, size=3, top=10)
+    rejected = {f"serve tp{k}": ["SN3004"] for k in range(17)}
+    text = render_text(SearchResult(space=space, stages=[], ranked=[], frontier=[], rejected=rejected), "p")
+    line = " ".join(text[text.index("17 candidates refused"):].split())      # the line, unwrapped
+    assert line.startswith("17 candidates refused") and line.count("SN3004") == REFUSED_SHOWN
+    assert f"and {17 - REFUSED_SHOWN} more" in line
+    few = render_text(SearchResult(space=space, stages=[], ranked=[], frontier=[],
+                                   rejected=dict(list(rejected.items())[:2])), "p")
+    assert "more" not in next(ln for ln in few.splitlines() if "refused by the checks" in ln)

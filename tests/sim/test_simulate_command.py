@@ -407,3 +407,38 @@ def test_steady_output_tokens_per_s_is_the_windows_qpm_times_its_mean_output(tmp
     out = run("simulate", small(tmp_path, slo="output_tokens_per_s >= 1", name="s2.sn")).output
     row = next(line for line in out.splitlines() if line.startswith("output tokens/s per device"))
     assert len(row.split()) == 6, row        # whole run and steady state
+
+
+def test_slo_verdict_is_judged_on_the_point_estimate_first():
+    """One rule for simulate and search (README *Search*): uncertain = the point estimate meets the
+    SLO while the interval straddles it; a point estimate that misses is missed, the interval
+    reaching the target or not."""
+    from sncc.sim.engine.metrics import slo_verdict
+
+    assert slo_verdict("<", 9.0, 5.0, 4.0, 8.0) == ("met", False)
+    assert slo_verdict("<", 9.0, 8.0, 6.0, 12.0) == ("uncertain", False)
+    assert slo_verdict("<", 9.0, 13.0, 7.8, 21.6) == ("missed", True)
+    assert slo_verdict("<", 9.0, 13.0, 10.0, 21.6) == ("missed", False)
+    assert slo_verdict(">=", 600, 580, 500, 700) == ("missed", True)
+    assert slo_verdict(">=", 600, 620, 500, 700) == ("uncertain", False)
+
+
+def test_a_predicted_tpot_miss_exits_1_even_when_its_interval_reaches_the_target(tmp_path):
+    """Fresh-user report: TPOT predicted 13.0 ms against 9 ms, interval 7.79-21.6 ms, was
+    UNCERTAIN and exited 0.  Now MISSED (interval reaches the target), exit 1; a target the
+    point estimate meets with the interval straddling it stays UNCERTAIN, exit 0 (1 with --strict)."""
+    r = run("simulate", "--format", "json", small(tmp_path, slo="tpot < 1s"))
+    (s,) = json.loads(r.stdout)["slo"]
+    obs, lo, hi = s["observed"], s["low"], s["high"]
+    assert lo < obs < hi
+    p = small(tmp_path, slo=f"tpot < {(lo + obs) / 2:.3f}ms", name="miss.sn")
+    r = run("simulate", "--format", "json", p)
+    (s,) = json.loads(r.stdout)["slo"]
+    assert r.exit_code == 1 and s["verdict"] == "missed" and s["met"] is False and s["reaches_target"] is True
+    text = run("simulate", p)
+    assert text.exit_code == 1 and "MISSED" in text.output and "(reaches the target)" in text.output
+    p = small(tmp_path, slo=f"tpot < {(obs + hi) / 2:.3f}ms", name="unsure.sn")
+    r = run("simulate", "--format", "json", p)
+    (s,) = json.loads(r.stdout)["slo"]
+    assert r.exit_code == 0 and s["verdict"] == "uncertain" and s["reaches_target"] is False
+    assert run("simulate", "--strict", p).exit_code == 1

@@ -6,6 +6,7 @@ in messages cut short."""
 from __future__ import annotations
 
 import os
+import re
 import time
 
 import pytest
@@ -146,3 +147,58 @@ def test_cell_text_in_a_message_is_cut_short(tmp_path):
         read_trace(str(f))
     assert secret not in str(e.value) and "x" * (MAX_CELL_CHARS + 1) not in str(e.value)
     assert "203 characters" in str(e.value)
+
+
+def _codes(comp, *codes):
+    return [(d.code.code, d.severity, comp.source.line_col(d.span.start)) for d in comp.diagnostics
+            if d.code.code in codes]
+
+
+def test_a_trace_is_one_request_per_row(tmp_path):
+    """Fresh-user report: `trace = "ok.csv"` (2 rows) ran 1000 requests, the rows cycled.  Now
+    requests default to the row count (simulate and bench.sh alike); a written `requests` other
+    than the row count is honoured with the located note SN5081."""
+    from sncc.sim.from_plan import spec_from_plan
+
+    (tmp_path / "ok.csv").write_text("100,50\n120,60\n")
+    lengths = "input { mean = 110  max = 16k }  output { mean = 55  max = 4k }"
+    text = f'''plan "t" {{
+  hardware {{ system = "atlas-800-a2"  nodes = 1  cann = "8.3.RC2" }}
+  engine "vllm-ascend" {{ version = "v0.11.0" }}
+  model "qwen3-32b" {{ quant = bf16 }}
+  serve {{ devices = 8  tp = 8  max_num_seqs = 64  max_num_batched_tokens = 8k  chunked_prefill = 8k }}
+  workload {{ REQUESTS concurrency = 2  trace = "ok.csv"  {lengths} }}
+  slo {{ ttft < 2s }}
+}}
+'''
+    from sncc.compiler import compile_file
+    from sncc.source import SourceFile
+
+    def plan(requests: str):
+        p = tmp_path / "plan.sn"
+        p.write_text(text.replace("REQUESTS", requests))
+        return compile_file(SourceFile(str(p), p.read_text()))
+
+    clean = plan("")
+    assert clean.resolved.requests == 2 and not [d for d in clean.diagnostics if d.severity != "info"]
+    assert not _codes(clean, "SN5081", "SN5082")
+    assert spec_from_plan(clean.plan, clean.resolved).workload.requests == 2
+    assert clean.deployment is not None
+    assert re.search(r"--num-prompts[ =]2\b", clean.outputs["bench.sh"]), clean.outputs["bench.sh"]
+    for written, how in (("requests = 5 ", "cycled 2.5 times"), ("requests = 1 ", "the first 1 rows")):
+        comp = plan(written)
+        (d,) = [d for d in comp.diagnostics if d.code.code == "SN5081"]
+        assert d.severity == "info" and how in d.message and comp.source.line_col(d.span.start) == (6, 25)
+        assert spec_from_plan(comp.plan, comp.resolved).workload.requests == int(written.split()[2])
+
+
+def test_trace_lengths_that_disagree_with_the_blocks_are_a_warning(tmp_path):
+    """The input/output blocks are used with a trace (max bounds the rows and sets max_model_len; bench.sh
+    sends their mean), so a mean far from the trace's gets SN5082 at that mean; the trace's own mean is clean."""
+    (tmp_path / "ok.csv").write_text("100,50\n120,60\n")
+    comp = _plan(tmp_path, 'concurrency = 2  trace = "ok.csv"')   # input mean 2k, output 512
+    got = _codes(comp, "SN5082")
+    assert [(c, s) for c, s, _ in got] == [("SN5082", "warning")] * 2               
+    assert [pos[0] for _, _, pos in got] == [8, 8]          # the workload's input/output line
+    d = next(d for d in comp.diagnostics if d.code.code == "SN5082")
+    assert "110" in d.message and "mean = 110" in d.help

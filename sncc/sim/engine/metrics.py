@@ -35,11 +35,12 @@ class SloVerdict:
     (seconds for latencies; the JSON document converts them to the unit the name shows).
 
     ``low``/``high``: the interval the true value lies in given the profile's calibration
-    residuals for the metric's family (:func:`interval`).  ``verdict``: ``met`` (the whole
-    interval meets the target), ``missed`` (the whole interval misses it), ``uncertain``
-    (the interval straddles the target) or ``n/a`` (the run defines no value: TPOT and
-    tokens/s per user when no completed request has more than one output token, any
-    metric when no request completed); ``met`` is True/False, or None when uncertain or
+    residuals for the metric's family (:func:`interval`).  ``verdict`` (:func:`slo_verdict`):
+    ``met`` (the point estimate and the whole interval meet the target), ``uncertain`` (the point
+    estimate meets it, the interval straddles it), ``missed`` (the point estimate misses it;
+    ``reaches_target`` when the interval still reaches the target) or ``n/a`` (the run defines no
+    value: TPOT and tokens/s per user when no completed request has more than one output token,
+    any metric when no request completed); ``met`` is True/False, or None when uncertain or
     n/a.  An n/a verdict is neither met nor missed and does not count for the exit code.
     ``window``: ``steady`` (judged on the steady-state window) or ``run`` (whole run).
     ``basis``: what a TTFT SLO is judged on, ``client`` (request sent to first token, queueing in
@@ -61,6 +62,7 @@ class SloVerdict:
     op: str = "<"
     basis: str = ""
     engine_observed: Optional[float] = None
+    reaches_target: bool = False
 
 
 @dataclass
@@ -342,13 +344,24 @@ def build_result(R: Any, devices: int, slos: Sequence[Any], fitted: Dict[str, An
     return res
 
 
+def slo_verdict(op: str, target: float, observed: float, low: float, high: float) -> Tuple[str, bool]:
+    """The one verdict rule of ``sncc simulate`` and ``sncc search`` (README *Search*: "uncertain"
+    is a point estimate that meets the SLO while the interval straddles it):
+    ``("met", False)`` when the point estimate and the whole interval ``[low, high]`` meet
+    ``observed op target``; ``("uncertain", False)`` when the point estimate meets it and the
+    interval straddles it; ``("missed", reaches)`` when the point estimate misses it, ``reaches``
+    True when some of the interval still meets it ("missed, interval reaches the target")."""
+    f = _OPS[op]
+    lo_ok, hi_ok = bool(f(low, target)), bool(f(high, target))
+    if f(observed, target):
+        return ("met", False) if lo_ok and hi_ok else ("uncertain", False)
+    return "missed", lo_ok or hi_ok
+
+
 def violated(s: Any, v: SloVerdict) -> bool:
-    """True when SLO ``s`` is missed, or UNCERTAIN with the prediction itself on the wrong
-    side of the target (the interval straddles it, but the point estimate misses): the
-    cases the what-ifs try to fix."""
-    if v.verdict == "missed":
-        return True
-    return v.verdict == "uncertain" and v.observed == v.observed and not _OPS[s.op](v.observed, s.target)
+    """True when SLO ``s`` is missed (:func:`slo_verdict`: the point estimate misses it, whatever
+    the interval): the cases the what-ifs try to fix and that fail ``sncc simulate``."""
+    return v.verdict == "missed"
 
 
 #: fewest completed requests a throughput SLO (qpm, output_tokens_per_s) is judged on when there is
@@ -428,13 +441,8 @@ def evaluate_slo(res: SimResult, s: Any, residuals: Optional[Dict[str, Sequence[
             hi = qpm_cap(res, obs, hi)
     else:
         lo = hi = obs
-    a, b = bool(op(lo, s.target)), bool(op(hi, s.target))
-    if a and b:
-        verdict, met = "met", True
-    elif not a and not b:
-        verdict, met = "missed", False
-    else:
-        verdict, met = "uncertain", None
+    verdict, reaches = slo_verdict(s.op, s.target, obs, lo, hi)
+    met = {"met": True, "missed": False}.get(verdict)
     return SloVerdict(name=name, target=s.target, observed=obs, met=met, verdict=verdict,
                       low=lo if rs else None, high=hi if rs else None, window=window, metric=m, stat=stat, op=s.op,
-                      basis=basis, engine_observed=engine)
+                      basis=basis, engine_observed=engine, reaches_target=reaches)

@@ -310,7 +310,8 @@ def kv_contention(spec: Any, c: Any, raw: dict, res: SimResult) -> dict:
     ``transfer_mean_s`` (mean KV arrival - prefill end, the ``kv_transfer`` time share, which
     includes the wait), ``contention_mean_s`` (mean wait for the shared ingress/egress
     channels beyond the uncontended transfer), ``contention_share`` (their ratio),
-    ``contention_max_s``; over the run: ``transfers`` and ``delayed`` (transfers that waited);
+    ``contention_max_s``, ``transfers`` and ``delayed`` (those of them that waited: one window
+    for every figure of the line the report prints; ``run_transfers`` / ``run_delayed`` over the run);
     ``ingress_Bps`` / ``egress_Bps``: channel rates of one decode / prefill instance [B/s]."""
     R = raw["reqs"]
     done = [i for i in range(len(R.t_done)) if R.t_done[i] >= 0]
@@ -322,7 +323,8 @@ def kv_contention(spec: Any, c: Any, raw: dict, res: SimResult) -> dict:
     return {"window": "steady" if win else "run", "transfer_mean_s": xfer, "contention_mean_s": wait,
             "contention_share": wait / xfer if xfer > 0 else 0.0,
             "contention_max_s": max((R.kv_wait[i] for i in idx), default=0.0),
-            "transfers": raw["kv_transfers"], "delayed": raw["kv_waited"],
+            "transfers": len(idx), "delayed": sum(1 for i in idx if R.kv_wait[i] > 0),
+            "run_transfers": raw["kv_transfers"], "run_delayed": raw["kv_waited"],
             "ingress_Bps": c.kv.ingress_rate, "egress_Bps": c.kv.egress_rate}
 
 

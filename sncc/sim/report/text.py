@@ -55,8 +55,8 @@ def _table(title: str, *cols: str, right_from: int = 1):
 
 
 def _after(c: dict) -> str:
-    """What a what-if leaves of every SLO (met / missed / uncertain; "predicted to miss" = missed,
-    or uncertain with the point estimate missing)."""
+    """What a what-if leaves of every SLO (met / missed / uncertain; "predicted to miss" = missed:
+    the point estimate misses, :func:`sncc.sim.engine.metrics.slo_verdict`)."""
     verdicts = c.get("verdicts") or {}
     short = c.get("predicted_to_miss") or []
     if c.get("all_slos") == "met":
@@ -74,8 +74,8 @@ _WHATIFS = "one more instance, MTP, larger KV blocks"
 def no_change_line(verdicts) -> str:
     """The line printed when the what-ifs ran and none helped, true to why they ran: ``verdicts``
     are the run's SLO verdicts (objects with ``name`` and ``verdict``).  The what-ifs run for SLOs
-    that are missed, or uncertain with the point estimate missing (``metrics.violated``), so with
-    nothing missed the line names the uncertain SLOs instead of "a missed SLO"."""
+    that are missed (``metrics.violated``); with nothing missed the line names the uncertain SLOs
+    instead of "a missed SLO"."""
     missed = [v.name for v in verdicts if v.verdict == "missed"]
     unsure = [v.name for v in verdicts if v.verdict == "uncertain"]
     if missed:
@@ -166,6 +166,8 @@ def render_text(result, plan, extra: dict | None = None, *, color: bool = False)
                        else f"too few requests ({done})"
                        if done and m in RATE_METRICS else "no completed request")
             mark = {"met": "met", "missed": "MISSED", "uncertain": "UNCERTAIN", "n/a": NA}[s["verdict"]]
+            if s["verdict"] == "missed" and s.get("reaches_target") and rng:
+                rng += " (reaches the target)"     # missed, though part of the interval would meet it
             row = [mark, s["name"] + (" (client)" if s.get("basis") == "client" else ""), s.get("window", ""), obs, rng]
             if ttft_slo:
                 eo = s.get("engine_observed")
@@ -226,8 +228,9 @@ def render_text(result, plan, extra: dict | None = None, *, color: bool = False)
     p("\nTTFT SLOs are judged on client TTFT (request sent to first token, queueing in front of the engine "
       "included), what `vllm bench serve` (bench.sh) and its --goodput measure; engine TTFT is from dispatch to an "
       "engine instance (the engine's own metric) and `queue` the time before it; an `engine_ttft` SLO is judged on "
-      "engine TTFT.  An SLO whose 80 % calibration interval straddles its target is UNCERTAIN (exit 0 "
-      "unless --strict).", markup=False)
+      "engine TTFT.  An SLO whose prediction meets its target while the 80 % calibration interval straddles "
+      "it is UNCERTAIN (exit 0 unless --strict); a prediction that misses its target is MISSED (exit 1), its "
+      "interval marked \"reaches the target\" when part of it would meet the target.", markup=False)
     return con.file.getvalue()
 
 
