@@ -78,7 +78,7 @@ CASES = {
     "recipe-llama-3.3-70b-config-yaml": (
         dict(engine_version="0.11.0", system="hgx-h100"), {"tp": 1, "kv_dtype": "fp8", "max_num_batched_tokens": 8192}),
     "recipe-qwen3.5-yarn-inline-env": (
-        dict(engine_version="0.11.0", system="hgx-h200"), {"tp": 8, "max_model_len": 1010000}),
+        dict(engine_version="0.23.0", system="hgx-h200"), {"tp": 8, "max_model_len": 1010000}),
 }
 
 
