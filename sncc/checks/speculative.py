@@ -128,11 +128,11 @@ def _costed_ratio(plan, r, role_name: str, rf, k: int, a: float, e: float):
         context = int(wl.input.mean + wl.output.mean / 2) if wl is not None and wl.input and wl.output else 2048
     except (AttributeError, TypeError):
         context = 2048
+    from sncc.checks._cost import decode_step_pair
+
     try:
-        from sncc.checks._cost import decode_step_s
-        plain = decode_step_s(plan, r, role_name, batch, graph=rf.graph_mode, context=context, mtp=None)
-        spec = decode_step_s(plan, r, role_name, batch, graph=rf.graph_mode, context=context, mtp=(k, a))
-    except Exception:  # the estimate is optional: any missing fact just drops it
+        plain, spec = decode_step_pair(plan, r, role_name, batch, graph=rf.graph_mode, context=context, mtp=(k, a))
+    except (ValueError, KeyError):  # a fact the cost model needs is missing (MissingChipFact, ProfileError)
         return None
     if not plain or not spec:
         return None

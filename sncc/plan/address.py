@@ -13,10 +13,10 @@ _ZONE = re.compile(r"[A-Za-z0-9_.:@-]{1,15}")
 
 
 def address_problem(text: str) -> str | None:
-    """Why ``text`` is no literal node address, or None when it is one: an IPv4 or IPv6 literal
-    (IPv6 optionally in brackets, with a ``%zone``), or a host name per RFC 1123 §2.1 (labels of
-    letters, digits and inner hyphens, at most 63 characters each and 253 in all; a name of
-    digits and dots only must be an IPv4 address).  Nothing here is expanded by a shell inside
+    """Why ``text`` is no literal node address, or None when it is one: an IPv4 literal or a host
+    name per RFC 1123 §2.1 (labels of letters, digits and inner hyphens, at most 63 characters
+    each and 253 in all; a name of digits and dots only must be an IPv4 address).  An IPv6
+    literal, bracketed or not, is refused with its reason (the launch files' URLs).  Nothing here is expanded by a shell inside
     double quotes, and no literal starts with `-` (it would be read as an option)."""
     import ipaddress
 
@@ -29,7 +29,10 @@ def address_problem(text: str) -> str | None:
             return "not an IPv6 address"
         if "%" in bare and not _ZONE.fullmatch(zone):
             return "its zone after `%` is not an interface name"
-        return None
+        # a well-formed IPv6 literal is still refused: the launch files join an address and a port
+        # as `http://<address>:<port>` (bench.sh's --base-url, the P/D proxy's server URLs), which
+        # an unbracketed IPv6 address breaks, and the engines' own address options take it bare
+        return "an IPv6 address: the launch files sncc writes join address and port as `http://<address>:<port>`; give the node's host name"
     if bare is not text:
         return "brackets hold an IPv6 address only"
     name = text[:-1] if text.endswith(".") else text

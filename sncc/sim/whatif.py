@@ -440,10 +440,10 @@ def cheapest_changes(spec: Any, result: Any, *, requests: Optional[int] = None,
     ``added_devices``, ``needs_devices`` (devices beyond the plan's hardware, 0 when it fits),
     ``requests`` (per run), ``effects`` (per missed SLO: before, after, verdict), ``verdicts``
     (every SLO's name -> verdict after the change: met / missed / uncertain),
-    ``predicted_to_miss`` (the SLOs still missed, or uncertain with the point estimate missing:
+    ``predicted_to_miss`` (the SLOs still missed: their point estimate misses the target,
     :func:`sncc.sim.engine.metrics.violated`) and ``all_slos``, one of :data:`ALL_SLOS`: ``met`` (every
-    verdict met), ``none predicted to miss`` (no SLO missed and every uncertain one's point
-    estimate meets its target), ``some predicted to miss``.  Sorted: changes that fix every SLO
+    verdict met), ``none predicted to miss`` (no SLO missed; uncertain ones meet on the point
+    estimate by definition, :func:`sncc.sim.engine.metrics.slo_verdict`), ``some predicted to miss``.  Sorted: changes that fix every SLO
     first, then those that fit the hardware, then fewer added devices.  ``progress(label)``, when given, returns the progress callback
     of each run (see :func:`sncc.cost.inputs.simulate`)."""
     missed = [(s, v) for s, v in zip(spec.slos, result.slo) if violated(s, v)]
