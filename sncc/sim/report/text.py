@@ -43,14 +43,16 @@ def _console(color: bool, width: int = 110):
                    force_terminal=color, highlight=False, soft_wrap=True, emoji=False)
 
 
-def _table(title: str, *cols: str, right_from: int = 1):
+def _table(title: str, *cols: str, right_from: int = 1, keep: int = 1):
+    """A report table; its first ``keep`` columns never wrap (a name split over two lines reads
+    as two rows)."""
     from rich import box
     from rich.table import Table
 
     t = Table(title=title, title_justify="left", title_style="bold", box=box.SIMPLE_HEAD, pad_edge=False,
               show_edge=False)
     for i, c in enumerate(cols):
-        t.add_column(c, justify="right" if i >= right_from else "left", no_wrap=i == 0)
+        t.add_column(c, justify="right" if i >= right_from else "left", no_wrap=i < keep)
     return t
 
 
@@ -153,7 +155,7 @@ def render_text(result, plan, extra: dict | None = None, *, color: bool = False)
     if d.get("slo"):
         ttft_slo = any(s.get("metric") == "ttft" for s in d["slo"])
         cols = ("verdict", "SLO", "window", "predicted", "interval") + (("engine TTFT",) if ttft_slo else ())
-        st = _table("SLOs", *cols, right_from=3)
+        st = _table("SLOs", *cols, right_from=3, keep=2)
         for s in d["slo"]:
             m = s.get("metric", "")
             unit = "" if unit_of(m) == "req/min" else unit_of(m)
