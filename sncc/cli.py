@@ -438,7 +438,11 @@ def _build_one(plan: str, out_dir: Path, force: bool, fmt: str, check_only: bool
         return res.exit_code
     if res.status == "stale":
         say(f"sncc: {out_dir} is stale for {plan}: " + "; ".join(res.stale))
-        say(f"  run `sncc build {plan} -o {out_dir}` to update it")
+        foreign = any(r.endswith(" is not written by the build") for r in res.stale)
+        # a folder holding files the build does not write is refused without --force (sncc.emit.writer)
+        say(f"  run `sncc build {plan} -o {out_dir}{' --force' if foreign else ''}` to update it"
+            + (" (it holds files sncc does not write: move those you keep first; --force replaces the folder)"
+               if foreign else ""))
         return res.exit_code
     if res.status == "up-to-date" and check_only:
         say(f"{out_dir} is up to date with {plan}")

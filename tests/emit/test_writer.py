@@ -321,3 +321,20 @@ def test_the_build_command_refuses_a_folder_with_unlisted_files(tmp_path):
     assert (out / "mydata" / "notes.txt").read_text() == "x"
     assert CliRunner().invoke(main, ["build", "--force", str(SEED), "-o", str(out)]).exit_code == 0
     assert not (out / "mydata").exists()
+
+
+def test_check_of_a_folder_with_user_files_suggests_the_build_that_works(tmp_path):
+    """`build --check` names the command that updates the folder: a plain rebuild refuses a folder
+    holding files the build does not write, so the suggestion carries --force and says why."""
+    from click.testing import CliRunner
+
+    from sncc.cli import main
+
+    out = tmp_path / "out"
+    assert CliRunner().invoke(main, ["build", str(SEED), "-o", str(out)]).exit_code == 0
+    (out / "notes.txt").write_text("mine\n")
+    res = CliRunner().invoke(main, ["build", "--check", str(SEED), "-o", str(out)])
+    assert res.exit_code == 1
+    assert "notes.txt is not written by the build" in res.output
+    assert f"-o {out} --force` to update it" in res.output
+    assert CliRunner().invoke(main, ["build", str(SEED), "-o", str(out)]).exit_code == 2   # the plain rebuild refuses
