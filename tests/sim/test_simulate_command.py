@@ -442,3 +442,25 @@ def test_a_predicted_tpot_miss_exits_1_even_when_its_interval_reaches_the_target
     (s,) = json.loads(r.stdout)["slo"]
     assert r.exit_code == 0 and s["verdict"] == "uncertain" and s["reaches_target"] is False
     assert run("simulate", "--strict", p).exit_code == 1
+
+
+def test_the_interval_heading_names_the_residuals_it_reads(tmp_path):
+    """A profile with leave-one-out records (A3) heads its intervals so; the H200 kernel profile has
+    none, and its heading says the intervals come from its in-sample residuals."""
+    from click.testing import CliRunner
+
+    from sncc.cli import main
+
+    a3 = CliRunner().invoke(main, ["simulate", str(ROOT / "examples" / "deepseek-r1-a3-7p1d.sn")])
+    assert "80 % calibration intervals (leave-one-out residuals)" in a3.output, a3.output
+    plan = tmp_path / "h200.sn"
+    plan.write_text('''plan "q32-h200" {
+  model "qwen3-32b" {}
+  hardware { system = "hgx-h200"  nodes = 1 }
+  engine "vllm" { version = "0.23.0" }
+  serve { instances = 2  devices = 4  tp = 4  max_num_seqs = 64  chunked_prefill = 8k }
+  workload { requests = 100  concurrency = 16  input { mean = 1k  max = 2k }  output { mean = 200  max = 400 } }
+}
+''')
+    h200 = CliRunner().invoke(main, ["simulate", str(plan)])
+    assert "80 % calibration intervals (the profile's in-sample residuals: it has no leave-one-out records)" in h200.output, h200.output

@@ -388,6 +388,8 @@ def simulate_spec(spec: Any, *, series: bool = True, progress: Any = None) -> Si
     if note:
         info["profile_note"] = note
     residuals, interval_note = plan_residuals(spec, c.profile)
+    info["interval_basis"] = ("leave-one-out residuals" if c.profile.has("calibration.loo")
+                              else "the profile's in-sample residuals: it has no leave-one-out records")
     if interval_note:
         info["interval_note"] = interval_note
     if getattr(spec, "notes", ()):

@@ -142,7 +142,7 @@ def render_text(result, plan, extra: dict | None = None, *, color: bool = False)
 
     iv = d.get("intervals") or {}
     if iv:
-        it = _table(f"80 % calibration intervals ({iv.get('_note', 'leave-one-out residuals')})", "", "prediction",
+        it = _table(f"80 % calibration intervals ({info.get('interval_basis', 'leave-one-out residuals')})", "", "prediction",
                     "interval")
         for k, lab, unit in (("qpm", "QPM", ""), ("client_ttft_s", "client TTFT mean", "s"),
                              ("ttft_s", "engine TTFT mean", "s"), ("tpot_ms", "TPOT mean", "ms")):
