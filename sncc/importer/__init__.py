@@ -17,11 +17,12 @@ from dataclasses import dataclass, field
 
 from sncc.diagnostics import codes
 from sncc.diagnostics.model import Diagnostic, diag
+from sncc.diagnostics.secrets import looks_like_secret
 from sncc.importer.shell import Word, read_script
 from sncc.importer.vllm_command import (CONTAINER_RUNNERS, VLLM_IMAGE, Option, Problem, container_env,
                                        container_env_files, engine_argv, env_file_assignments, image_tag,
                                         parse_args)
-from sncc.importer.writer import UNRESOLVED, Value, plan_text
+from sncc.importer.writer import NOT_COPIED, UNRESOLVED, Value, plan_text
 from sncc.source import SourceFile
 
 #: the device-visibility variables `sncc build` writes per rank itself (not copied into `env`)
@@ -389,6 +390,13 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
     by_name: dict[str, tuple[Option, list]] = {}
     for o in merged:
         src = srcs.get(o.file, msrc)
+        if looks_like_secret(_shown(o.value)):   # SN2007's rule: a credential never enters the plan
+            spelled = o.written.split("=")[0] or "--" + o.name
+            kept.append(f"{spelled} <value not copied: a credential>  # {_origin(src, o.key[0])}")
+            diags.append(diag(codes.IMPORT_SECRET_NOT_COPIED, f"`{spelled}` holds a credential: its value is not "
+                              "copied into the plan", at(src, o.value_at),
+                              help="pass it to the servers from their environment, never from the plan"))
+            continue
         try:
             vals = plan_values(o, model_text, spec_methods)
         except Unrepresented as e:
@@ -534,6 +542,13 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
         if not w.unresolved and len(w.text) > 2 and w.text[0] == "<" and w.text[-1] == ">":
             w = Word(w.text, w.start, w.end, f"`{w.text}` is a placeholder of the source")
         if n in DEVICE_VARS:
+            continue
+        if not w.unresolved and looks_like_secret(w.text):   # SN2007's rule: never copied into the plan
+            diags.append(diag(codes.IMPORT_SECRET_NOT_COPIED, f"`{n}` holds a credential: its value is not copied "
+                              "into the plan", src.span(w.start, w.end),
+                              help=f"export `{n}` in the shell that starts the servers (the launch scripts "
+                                   "inherit it); the plan names it in a comment only", path=("env", n)))
+            env[n] = Value(NOT_COPIED, origin)
             continue
         if n not in known:   # one diagnostic per option: no SN8005 for its value as well
             diags.append(diag(codes.IMPORT_UNREAD_VARIABLE, f"`{n}` is read by no engine or runtime library sncc knows "

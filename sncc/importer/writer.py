@@ -28,6 +28,17 @@ class _Unresolved:
 UNRESOLVED = _Unresolved()
 
 
+class _NotCopied:
+    """The value of an ``env`` variable that holds a credential (SN8013): never written; the plan
+    gets a comment line naming the variable instead."""
+
+    def __repr__(self) -> str:
+        return "NOT_COPIED"
+
+
+NOT_COPIED = _NotCopied()
+
+
 @dataclass(frozen=True)
 class Value:
     """A plan value (bool, int, float, str, list) and the comment written after it."""
@@ -84,6 +95,9 @@ def plan_text(name: str, blocks: dict, header: list[str], kept: list[str]) -> st
                 out.append(f"    {k} {{")
                 out += [_line(3, kk, vv) for kk, vv in v.items()]
                 out.append("    }")
+            elif block == "env" and v.value is NOT_COPIED:
+                out.append(f"    # {k}: value not copied (a credential" + (f", {v.comment}" if v.comment else "")
+                           + "); export it in the shell that starts the servers")
             elif block == "env":
                 out.append(f"    {k} = {json.dumps(str(v.value))}" + (f"  # {v.comment}" if v.comment else ""))
             else:
