@@ -1,0 +1,79 @@
+"""`sncc import` of a tree `sncc build` wrote: the role YAML's header names the engine, release and
+system it was built for (`# vllm-ascend v0.23.0 (vLLM 0.23.0) on atlas-800-a2, serve role; ...`),
+and the import reads all three back, so that build → import → check is clean."""
+from __future__ import annotations
+
+from expect import compile_text, outputs_of
+
+from sncc.importer import import_files
+
+ASCEND = '''plan "q32" {
+  model "qwen3-32b" { max_model_len = 8k }
+  hardware { system = "atlas-800-a2"  devices = 4 }
+  engine "vllm-ascend" { version = "v0.23.0" }
+  serve { devices = 4  tp = 4  max_num_seqs = 16  chunked_prefill = 8k }
+  workload {
+    input { mean = 1k  max = 2k }
+    output { mean = 128  max = 512 }
+  }
+}
+'''
+
+B200_LMCACHE = '''plan "q32" {
+  model "qwen3-32b" { max_model_len = 8k }
+  hardware { system = "hgx-b200"  devices = 4 }
+  engine "vllm" { version = "0.23.0" }
+  serve { devices = 4  tp = 4  max_num_seqs = 64  max_num_batched_tokens = 8k }
+  kv_transfer { connector = lmcache }
+  workload {
+    input { mean = 1k  max = 2k }
+    output { mean = 128  max = 512 }
+  }
+}
+'''
+
+
+def _built(tmp_path, text, edit=None):
+    files = outputs_of(text, "plan.sn")
+    for name, body in files.items():
+        p = tmp_path / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(edit(name, body) if edit else body, encoding="utf-8")
+    return [str(tmp_path / n) for n in sorted(files) if n.startswith("launch/")]
+
+
+def _errors(text):
+    return [(d.code.code, d.message) for d in compile_text(text).diagnostics if d.is_error]
+
+
+def test_a_vllm_ascend_tree_imports_on_its_own_system(tmp_path):
+    """The vendor was guessed from the script (nvidia: hgx-h100) under engine vllm-ascend: SN4007."""
+    res = import_files(_built(tmp_path, ASCEND)[:1])
+    assert 'system = "atlas-800-a2"  # from the sncc header of serve.yaml' in res.text, res.text
+    assert 'engine "vllm-ascend"' in res.text and 'version = "v0.23.0"  # from the sncc header' in res.text
+    assert not [d for d in res.diagnostics if d.code.code == "SN8008"], [d.message for d in res.diagnostics]
+    assert _errors(res.text) == []
+
+
+def test_a_header_without_a_system_takes_the_vendor_from_the_engine(tmp_path):
+    """Trees built before the header named the system: vllm-ascend runs on Ascend only."""
+    old = _built(tmp_path, ASCEND, lambda n, b: b.replace(" on atlas-800-a2,", ",") if n.endswith(".yaml") else b)
+    res = import_files(old[:1])
+    assert 'system = "atlas-800-a2"  # assumed' in res.text, res.text
+    assert _errors(res.text) == []
+
+
+def test_the_engine_option_decides_the_vendor():
+    from sncc.importer import import_sources
+    from sncc.source import SourceFile
+
+    res = import_sources([SourceFile("run.sh", "vllm serve Qwen/Qwen3-32B --tensor-parallel-size 4 "
+                                               "--max-model-len 8192\n")], engine="vllm-ascend")
+    assert 'system = "atlas-800-a2"' in res.text and 'engine "vllm-ascend"' in res.text
+
+
+def test_a_tree_at_sncc_s_default_pin_reads_its_release_and_system_from_the_header(tmp_path):
+    """A vLLM 0.23.0 tree said `assumed: sncc's default pin` and hgx-h100 for a B200 build."""
+    res = import_files(_built(tmp_path, B200_LMCACHE)[:1])
+    assert 'version = "0.23.0"  # from the sncc header of serve.yaml' in res.text, res.text
+    assert 'system = "hgx-b200"  # from the sncc header of serve.yaml' in res.text
