@@ -427,6 +427,7 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
     model_text = str(model_opt.value) if model_opt else ""
     kept: list[str] = []
     spec_methods = dict(adapter.data.get("speculative_methods", {}))
+    connectors = {c.class_name: c for c in map(adapter.connector, adapter.data.get("connectors", {})) if c is not None}
     by_name: dict[str, tuple[Option, list]] = {}
     for o in merged:
         src = srcs.get(o.file, msrc)
@@ -438,7 +439,7 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
                               help="pass it to the servers from their environment, never from the plan"))
             continue
         try:
-            vals = plan_values(o, model_text, spec_methods)
+            vals = plan_values(o, model_text, spec_methods, connectors)
         except Unrepresented as e:
             spelled = o.written.split("=")[0] or "--" + o.name
             kept.append(f"{_as_written(src, o)}  # {_origin(src, o.key[0])}")

@@ -11,10 +11,10 @@ import json
 import re
 from dataclasses import dataclass
 
-BLOCK_ORDER = ("model", "hardware", "engine", "serve", "kv_cache", "graph", "eplb", "hosts", "env", "workload")
+BLOCK_ORDER = ("model", "hardware", "engine", "serve", "kv_cache", "kv_transfer", "graph", "eplb", "hosts", "env", "workload")
 _BARE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 #: enum-valued plan keys written bare (`quant = w8a8`); other strings are quoted
-BARE_KEYS = frozenset({"quant", "dtype", "method", "cudagraph_mode", "dist", "chunked_prefill"})
+BARE_KEYS = frozenset({"quant", "dtype", "method", "cudagraph_mode", "dist", "chunked_prefill", "connector"})
 
 
 class _Unresolved:

@@ -77,3 +77,26 @@ def test_a_tree_at_sncc_s_default_pin_reads_its_release_and_system_from_the_head
     res = import_files(_built(tmp_path, B200_LMCACHE)[:1])
     assert 'version = "0.23.0"  # from the sncc header of serve.yaml' in res.text, res.text
     assert 'system = "hgx-b200"  # from the sncc header of serve.yaml' in res.text
+
+
+def test_an_lmcache_connector_imports_back_as_the_plan_s_connector(tmp_path):
+    """`--kv-transfer-config {"kv_connector": "LMCacheConnectorV1", ...}` was kept as a comment only."""
+    res = import_files(_built(tmp_path, B200_LMCACHE)[:1])
+    assert "connector = lmcache  # from serve-0-node0.sh" in res.text, res.text
+    assert not [d for d in res.diagnostics if "kv-transfer-config" in d.message]
+    again = outputs_of(res.text, "imported.sn")
+    first = outputs_of(B200_LMCACHE, "plan.sn")
+    line = next(x for x in first["launch/serve-0-node0.sh"].splitlines() if "--kv-transfer-config" in x)
+    assert line in again["launch/serve-0-node0.sh"].splitlines()
+
+
+def test_a_p_d_transfer_connector_stays_a_comment():
+    from sncc.importer import import_sources
+    from sncc.source import SourceFile
+
+    res = import_sources([SourceFile("run.sh", "vllm serve Qwen/Qwen3-32B --tensor-parallel-size 4 --max-model-len 8192 "
+                                               "--kv-transfer-config '{\"kv_connector\": \"NixlConnector\", "
+                                               "\"kv_role\": \"kv_both\"}'\n")], system="hgx-h100")
+    (d,) = [d for d in res.diagnostics if "kv-transfer-config" in d.message]
+    assert d.code.code == "SN8004" and "prefill/decode" in d.message
+    assert "kv_transfer" not in res.text.split("# not imported")[0]
