@@ -362,9 +362,21 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
     probs += env_file_probs
     prob_src = {msrc.name: msrc}
     yaml_opts: list[Option] = []
-    config_srcs = list(configs)
+    config_srcs: list[SourceFile] = []
+
+    def _same_file(a: str, b: str) -> bool:
+        try:
+            return a == b or os.path.realpath(a) == os.path.realpath(b)
+        except (OSError, ValueError):
+            return False
+
+    for c in configs:   # a file given twice (`f.yaml ./f.yaml`) is read once
+        if not any(_same_file(c.name, x.name) for x in config_srcs):
+            config_srcs.append(c)
     for o in [o for o in opts if o.name == "config"]:
         got = _read_config(str(o.value), os.path.dirname(msrc.name), reader)
+        if got is not None and any(_same_file(got.name, c.name) for c in config_srcs):
+            continue   # the --config file the user also gave: read once, under the name given
         if got is None:
             probs.append(Problem("unresolved", o.value_at, f"`--config {o.value}`: no such file next to the script",
                                  "pass the YAML file to `sncc import` as well", msrc.name))
@@ -615,7 +627,7 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
         diags.append(diag(codes.IMPORT_ASSUMED, "the script does not say: assumed " + ", ".join(assumed),
                           msrc.span(main[3].start, main[3].end) if main else msrc.span(0, 0),
                           help="choose with `sncc import --system ID --engine KIND --engine-version V`"))
-    files = ", ".join(os.path.basename(s.name) for s in list(scripts) + config_srcs)
+    files = ", ".join(dict.fromkeys(os.path.basename(s.name) for s in list(scripts) + config_srcs))
     header = [f"imported by `sncc import` from {files} (never executed)",
               "workload: not in a launch script; `vllm bench serve` random-dataset defaults (1024 in, 128 out)"]
     plan_name = name or os.path.splitext(os.path.basename(msrc.name))[0] or "imported"

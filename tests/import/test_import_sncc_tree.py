@@ -100,3 +100,25 @@ def test_a_p_d_transfer_connector_stays_a_comment():
     (d,) = [d for d in res.diagnostics if "kv-transfer-config" in d.message]
     assert d.code.code == "SN8004" and "prefill/decode" in d.message
     assert "kv_transfer" not in res.text.split("# not imported")[0]
+
+
+def test_a_script_and_its_config_yaml_given_together_count_and_list_once(tmp_path):
+    """`sncc import launch/prefill-0-node0.sh prefill.yaml` said "1 warning in 3 files" and
+    "from prefill-0-node0.sh, prefill.yaml, prefill.yaml"."""
+    from click.testing import CliRunner
+
+    from sncc.cli import main
+
+    script = _built(tmp_path, B200_LMCACHE)[0]
+    yaml_file = str(tmp_path / "serve.yaml")
+    res = import_files([script, yaml_file])
+    assert "# imported by `sncc import` from serve-0-node0.sh, serve.yaml (never executed)" in res.text, res.text
+    assert len(res.sources) == 2
+    plain = '\nexport HF_TOKEN=hf_' + "a" * 32 + '\n'   # a warning (SN8013), so that the summary line is printed
+    p = tmp_path / "launch" / "serve-0-node0.sh"
+    p.write_text(p.read_text(encoding="utf-8").replace("\nexec vllm", plain + "exec vllm", 1), encoding="utf-8")
+    for given in ([script, yaml_file], [script, yaml_file, str(tmp_path / "." / "serve.yaml")]):
+        r = CliRunner().invoke(main, ["import", *given, "-o", str(tmp_path / "imp.sn")])
+        assert r.output.rstrip().endswith("1 warning in 2 files"), r.output[-300:]
+    r = CliRunner().invoke(main, ["import", script, "-o", str(tmp_path / "imp.sn")])
+    assert r.output.rstrip().endswith("1 warning in 1 file"), r.output[-300:]
