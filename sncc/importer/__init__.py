@@ -535,11 +535,20 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
         from sncc.importer.plan_keys import speculative_defaults
 
         sd = speculative_defaults()
-        spec["acceptance"] = Value(sd["acceptance_when_unstated"], f"assumed, measure it: {sd['acceptance_source']}")
         o = by_name["speculative-config"][0]
-        diags.append(diag(codes.IMPORT_ASSUMED, f"no measured acceptance rate in the script: "
-                          f"`acceptance = {sd['acceptance_when_unstated']}` assumed ({sd['acceptance_source']})",
-                          at(srcs.get(o.file, msrc), o.key), help="replace it with the acceptance your drafts reach"))
+        method = spec.get("method", Value("mtp")).value
+        if method in sd.get("acceptance_methods", ()):
+            spec["acceptance"] = Value(sd["acceptance_when_unstated"], f"assumed, measure it: {sd['acceptance_source']}")
+            diags.append(diag(codes.IMPORT_ASSUMED, f"no measured acceptance rate in the script: "
+                              f"`acceptance = {sd['acceptance_when_unstated']}` assumed ({sd['acceptance_source']})",
+                              at(srcs.get(o.file, msrc), o.key), help="replace it with the acceptance your drafts reach"))
+        else:   # no sourced default for this drafter (ngram): left for the user, `check` asks for it (SN2005)
+            why = f"no sourced default for `method = {method}`"
+            spec["acceptance"] = Value(UNRESOLVED, f"{why}: measure it and write it")
+            diags.append(diag(codes.IMPORT_ASSUMED, f"no measured acceptance rate in the script, and sncc has {why}: "
+                              "`acceptance` left unset (`# acceptance = ?`)", at(srcs.get(o.file, msrc), o.key),
+                              help="write the acceptance your drafts reach (measure it with `vllm bench serve`); "
+                                   "the plan needs it"))
     from sncc.importer.plan_keys import engine_defaults
 
     sysid = system or DEFAULT_SYSTEM[vendor]

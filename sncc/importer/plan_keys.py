@@ -17,7 +17,8 @@ class Unrepresented(ValueError):
 
 
 def speculative_defaults() -> dict:
-    """The ``[speculative]`` table: ``mtp_suffix``, ``acceptance_when_unstated`` (ratio) and its source."""
+    """The ``[speculative]`` table: ``mtp_suffix``, ``acceptance_when_unstated`` (ratio), its source and
+    ``acceptance_methods``, the plan methods that figure is written for (others are left unset)."""
     return dict(_table().get("speculative", {}))
 
 
