@@ -877,6 +877,14 @@ IMPORT_REPEATED_OPTION = _code(
     "vLLM's --config reader (PyYAML) without complaint: the last value wins and the first is silently "
     "dropped. The importer takes the last value, as vLLM does, and reports the repeat at its second key.",
     "max-num-seqs: 64\nmax-num-seqs: 256", "max-num-seqs: 256")
+IMPORT_SECRET_NOT_COPIED = _code(
+    "SN8013", "import-secret-not-copied", "warning", "a credential in the script, not copied into the plan",
+    "A value shaped like a credential (a Hugging Face, OpenAI-style, GitHub, AWS or Slack token, a private "
+    "key, a URL with a password: the shapes SN2007 refuses in a plan, sncc/diagnostics/secrets.py) is never "
+    "written into the imported plan. An `env` variable is left out (a commented line names it): export it in "
+    "the shell that starts the servers, where the launch scripts inherit it. An engine argument holding one "
+    "is kept as a comment without its value.",
+    "export HF_TOKEN=hf_...\nvllm serve m", "export HF_TOKEN in the serving shell; the plan has no HF_TOKEN")
 
 # --- SN81xx search (`sncc search`: diagnostics located in the plan's `search { }` block) ------------
 SEARCH_EMPTY_SPACE = _code(

@@ -23,7 +23,8 @@ def emit_role(dep: Deployment, r: RoleDeployment) -> str:
     """The YAML text of role ``r`` (deterministic, LF, trailing newline)."""
     yaml_args, cli = split(r.args)
     lines = [f"# yaml-language-server: $schema={schema_ref(SCHEMA)}",
-             f"# {dep.engine} {dep.engine_version} (vLLM {dep.vllm_version}), {r.name} role; {generated_by(dep.name)}.",
+             f"# {dep.engine} {dep.engine_version} (vLLM {dep.vllm_version})" + (f" on {dep.system}" if dep.system else "")
+             + f", {r.name} role; {generated_by(dep.name)}.",
              f"# Read by: vllm serve {one_line(dep.model_path)} --config {file_name(r.name)} (launch/*.sh add the per-server flags).",
              "# Keys are vLLM arguments: `key: value` is `--key value`; JSON arguments are JSON strings."]
     if cli:

@@ -42,15 +42,17 @@ def import_command(files, output, system, engine, engine_version, model) -> None
     from sncc.atomic_file import write_atomically
     from sncc.diagnostics import render_text
 
-    from sncc.cli import IMPORT_READ_HELP, ReadFailure, _unreadable
+    from sncc.cli import IMPORT_READ_HELP, ReadFailure, _unique_paths, _unreadable
 
+    given = _unique_paths(tuple(files))   # check --import's rule: each file the user gave, once
     try:
-        res = run_import(files, system, engine, engine_version, model)
+        res = run_import(given, system, engine, engine_version, model)
     except ReadFailure as e:
         click.echo(render_text.render([_unreadable(e, IMPORT_READ_HELP)], {}, 1, color=False), nl=False, err=True)
         sys.exit(2)
     if res.diagnostics:
-        click.echo(render_text.render(res.diagnostics, res.sources, len(res.sources), color=False), nl=False, err=True)
+        # the files given (not a --config YAML or --env-file a script names), as `check --import` counts
+        click.echo(render_text.render(res.diagnostics, res.sources, len(given), color=False), nl=False, err=True)
     if res.text:
         if output:
             write_atomically(output, res.text)

@@ -17,7 +17,8 @@ class Unrepresented(ValueError):
 
 
 def speculative_defaults() -> dict:
-    """The ``[speculative]`` table: ``mtp_suffix``, ``acceptance_when_unstated`` (ratio) and its source."""
+    """The ``[speculative]`` table: ``mtp_suffix``, ``acceptance_when_unstated`` (ratio), its source and
+    ``acceptance_methods``, the plan methods that figure is written for (others are left unset)."""
     return dict(_table().get("speculative", {}))
 
 
@@ -106,11 +107,38 @@ def _require_names(got, keys: tuple[str, ...], what: str) -> None:
             raise Unrepresented(f"{what} `{k}` = {x!r} is not a name")
 
 
-def plan_values(opt, model_text: str, speculative_methods: dict[str, str]) -> list[tuple[tuple[str, ...], object, str]]:
+#: ``--kv-transfer-config`` keys ``sncc build`` writes per server process (sncc/lowering/launch.py
+#: kv_transfer): read as the connector's, not as plan keys
+_KV_PER_SERVER = frozenset({"engine_id", "kv_port", "kv_rank", "kv_parallel_size", "kv_ip"})
+
+
+def _kv_transfer(v, connectors: dict) -> Partial:
+    """``kv_transfer.connector`` of a ``--kv-transfer-config`` object: the connector whose
+    ``class_name`` is ``kv_connector`` (``connectors``: class name → ConnectorSpec of the adapter)
+    and that sncc launches on a ``serve`` role (the role the import writes)."""
+    if not isinstance(v, dict):
+        raise Unrepresented("--kv-transfer-config is not a JSON object")
+    cls = v.get("kv_connector")
+    spec = connectors.get(cls) if isinstance(cls, str) else None
+    if spec is None:
+        raise Unrepresented(f"`kv_connector` {cls!r} is no connector sncc has launch facts for "
+                            f"({', '.join(sorted(connectors)) or 'none'})")
+    if "serve" not in spec.roles:
+        raise Unrepresented(f"`{cls}` is a prefill/decode transfer connector; the import writes one `serve` role")
+    own = {"kv_connector": cls, "kv_connector_module_path": spec.module_path, **dict(spec.extra)}
+    if spec.kv_role:
+        own["kv_role"] = spec.kv_role
+    dropped = sorted(k for k, x in v.items() if k not in _KV_PER_SERVER and own.get(k, object()) != x)
+    return Partial([(("connector",), spec.id, f"--kv-transfer-config kv_connector {cls}")], dropped)
+
+
+def plan_values(opt, model_text: str, speculative_methods: dict[str, str],
+                connectors: dict | None = None) -> list[tuple[tuple[str, ...], object, str]]:
     """``[(plan path, value, note)]`` for option ``opt``; [] for arguments sncc sets itself or
     ignores.  Raises :class:`Unrepresented` (SN8004) for an argument or value without a plan key.
 
-    ``speculative_methods`` is the adapter's plan method → engine method table (read backwards)."""
+    ``speculative_methods`` is the adapter's plan method → engine method table (read backwards);
+    ``connectors`` its KV connectors by ``kv_connector`` class name (ConnectorSpec)."""
     row = rows().get(opt.name)
     if row is None:
         raise Unrepresented(f"`--{opt.name}` has no plan key")
@@ -165,6 +193,9 @@ def plan_values(opt, model_text: str, speculative_methods: dict[str, str]) -> li
         got = _json_block(v, {"num_redundant_experts": "redundant_experts", "step_interval": "interval",
                               "window_size": "window"}, "--eplb-config")
         return Partial([(path + k, x, "") for k, x in got], got.dropped)
+    if how == "kv-transfer":
+        got = _kv_transfer(v, connectors or {})
+        return Partial([(path[:-1] + k, x, note) for k, x, note in got], got.dropped)
     if how == "model":
         return [(path, v, "")]
     raise Unrepresented(f"plan_keys.toml: unknown how `{how}`")

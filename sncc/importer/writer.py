@@ -11,10 +11,10 @@ import json
 import re
 from dataclasses import dataclass
 
-BLOCK_ORDER = ("model", "hardware", "engine", "serve", "kv_cache", "graph", "eplb", "hosts", "env", "workload")
+BLOCK_ORDER = ("model", "hardware", "engine", "serve", "kv_cache", "kv_transfer", "graph", "eplb", "hosts", "env", "workload")
 _BARE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 #: enum-valued plan keys written bare (`quant = w8a8`); other strings are quoted
-BARE_KEYS = frozenset({"quant", "dtype", "method", "cudagraph_mode", "dist", "chunked_prefill"})
+BARE_KEYS = frozenset({"quant", "dtype", "method", "cudagraph_mode", "dist", "chunked_prefill", "connector"})
 
 
 class _Unresolved:
@@ -26,6 +26,17 @@ class _Unresolved:
 
 
 UNRESOLVED = _Unresolved()
+
+
+class _NotCopied:
+    """The value of an ``env`` variable that holds a credential (SN8013): never written; the plan
+    gets a comment line naming the variable instead."""
+
+    def __repr__(self) -> str:
+        return "NOT_COPIED"
+
+
+NOT_COPIED = _NotCopied()
 
 
 @dataclass(frozen=True)
@@ -84,6 +95,9 @@ def plan_text(name: str, blocks: dict, header: list[str], kept: list[str]) -> st
                 out.append(f"    {k} {{")
                 out += [_line(3, kk, vv) for kk, vv in v.items()]
                 out.append("    }")
+            elif block == "env" and v.value is NOT_COPIED:
+                out.append(f"    # {k}: value not copied (a credential" + (f", {v.comment}" if v.comment else "")
+                           + "); export it in the shell that starts the servers")
             elif block == "env":
                 out.append(f"    {k} = {json.dumps(str(v.value))}" + (f"  # {v.comment}" if v.comment else ""))
             else:

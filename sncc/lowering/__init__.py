@@ -108,7 +108,8 @@ def lower(plan, resolved, plan_file: str | None = None) -> Deployment:
                      served_name=resolved.served_name or plan.model.id, disaggregated=plan.disaggregated,
                      roles=roles_t, nodes=tuple(nodes), common_env=common_env(ctx, nodes_total, conn), proxy=proxy,
                      bench=bench_spec(ctx, roles_t, proxy, plan_file), client=client_settings(ctx),
-                     secrets=secrets, setup_scripts=setup_scripts(ctx), manifest_facts=facts)
+                     secrets=secrets, setup_scripts=setup_scripts(ctx), manifest_facts=facts,
+                     system=str(getattr(system, "id", None) or ""))
     extra = ctx.adapter.extra_files(ctx, dep)
     if extra:
         import dataclasses

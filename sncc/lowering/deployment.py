@@ -270,6 +270,9 @@ class Deployment:
     setup_scripts: tuple[SetupScript, ...] = ()
     manifest_facts: dict = field(default_factory=dict)
     extra_files: dict[str, Any] = field(default_factory=dict)
+    #: the catalog system id built for ("" when the plan names none), in the role YAML's header
+    #: so that `sncc import` of the tree reads the hardware back
+    system: str = ""
 
     def role(self, name: str) -> RoleDeployment | None:
         """The :class:`RoleDeployment` called ``name``, or None."""
