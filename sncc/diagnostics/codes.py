@@ -720,6 +720,17 @@ TRACE_LENGTHS_DISAGREE = _code(
     'workload { trace = "t.csv"  input { mean = 8k  max = 16k }  output { mean = 2k  max = 4k } }\n'
     '# t.csv: prompts of about 1k tokens, replies of about 200',
     'workload { trace = "t.csv"  input { mean = 1k  max = 16k }  output { mean = 200  max = 4k } }')
+NOT_SIMULABLE = _code(
+    "SN5083", "plan-not-simulable", "error", "the simulator cannot model the plan",
+    "`sncc simulate` and `sncc search` build a cost model of every role from the plan and its model's "
+    "architecture. A plan can pass `sncc check` and still hold a combination that model refuses, "
+    "nearly always because a suppression comment hid the error that says so (a `tp` that splits "
+    "neither the KV heads nor is split by them, SN3004; a workload `mean` above its `max`, SN2009). "
+    "The simulator's reason is reported at the suppressed error it most likely comes from (else at "
+    "the plan) instead of an internal error; fix the plan, or remove the suppression and read the "
+    "error `sncc check` gives.",
+    "# sncc: ignore[SN2009] testing\nworkload { input { mean = 4k  max = 2k } }",
+    "workload { input { mean = 1k  max = 2k } }")
 
 ENGINE_DEFAULT_LENGTH = _code(
     "SN5020", "engine-default-length-over-platform-limit", "warning", "max_model_len is left to the engine's default, above what the platform is known to start with",
