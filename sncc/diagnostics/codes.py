@@ -347,11 +347,12 @@ PLAN_TOO_LARGE = _code(
     "SN3060", "plan-too-large", "error", "the plan has more devices or instances than sncc lays out in one deployment",
     "One plan is one deployment: `sncc check` lays out every server process, node and port of it and "
     "`sncc simulate` runs every instance. sncc takes at most `max_devices` devices and `max_instances` "
-    "instances per plan (`sncc/catalog/data/limits.toml`, the message gives them): twice the 15,488 NPUs of the Atlas 960 SuperPoD, the largest "
-    "supernode announced (HUAWEI CONNECT 2025), counted in dies and rounded up, and one instance per NPU "
-    "of it. A plan past that is nearly always a typo (`nodes = 100000`), and it is refused before any "
-    "per-instance work, so that `check` and `simulate` answer at once. Several such deployments are "
-    "several plans.",
+    "instances per plan; both, each with its reason, are in `sncc/catalog/data/limits.toml [plan]` with "
+    "their sources, and the message prints them. A plan past that is nearly always a typo "
+    "(`nodes = 100000`), and it is refused before any per-instance work, so that `check` and `simulate` "
+    "answer at once; a suppression comment does not let `build` or `simulate` through. Each value is "
+    "reported once: hardware past its system is SN2009, roles past the hardware SN3002. Several such "
+    "deployments are several plans.",
     'hardware { system = "hgx-h100"  nodes = 100000 }\nserve { instances = 100000  devices = 8  tp = 8 }',
     'hardware { system = "hgx-h100"  nodes = 16 }\nserve { instances = 16  devices = 8  tp = 8 }')
 
@@ -811,11 +812,10 @@ SLO_TARGET_IMPLAUSIBLE = _code(
     "SN7060", "slo-target-implausible", "warning", "an SLO target below any physically meaningful value",
     "A latency target smaller than any deployment can reach is nearly always a slip of the unit "
     "(`ttft < 0.0000001ms` for `100ms`): the simulator would report every request missing it. sncc "
-    "warns below `min_ttft_s` for `ttft`, `engine_ttft` and `e2e` (1 ms: tokenizing the request and one "
-    "forward pass over the prompt already take longer) and below `min_tpot_s` for `tpot` (0.1 ms, "
-    "10,000 tokens/s per stream, 3x the fastest single-stream decode published); both are in "
-    "`sncc/catalog/data/limits.toml [slo]` with their sources. A TPOT target below the plan's own batch-1 "
-    "floor is the error SN7001 instead.",
+    "warns below `min_ttft_s` for `ttft`, `engine_ttft` and `e2e` and below `min_tpot_s` for `tpot`; "
+    "both bounds, each with its reason, are in `sncc/catalog/data/limits.toml [slo]` with their sources, "
+    "and the message prints them. A TPOT target below the plan's own batch-1 floor is the error SN7001 "
+    "instead.",
     "slo { ttft < 0.0000001ms }", "slo { ttft < 100ms }")
 
 # --- SN80xx import (`sncc import`: diagnostics located in the launch script) -------------------
