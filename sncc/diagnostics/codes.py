@@ -721,6 +721,18 @@ TRACE_LENGTHS_DISAGREE = _code(
     'workload { trace = "t.csv"  input { mean = 8k  max = 16k }  output { mean = 2k  max = 4k } }\n'
     '# t.csv: prompts of about 1k tokens, replies of about 200',
     'workload { trace = "t.csv"  input { mean = 1k  max = 16k }  output { mean = 200  max = 4k } }')
+BENCH_WORKLOAD_DIFFERS = _code(
+    "SN5084", "bench-workload-differs", "warning", "bench.sh cannot reproduce part of the workload the simulation runs",
+    "`bench.sh` runs `vllm bench serve` with its random dataset: independent single-turn prompts of "
+    "random tokens, each sent as soon as a client is free. `sncc simulate` models what the plan says: "
+    "`workload { turns }` conversations whose prompts grow turn by turn, a `think_time` between turns, "
+    "and `optimize { prefix_cache_hit }` prompt tokens served from the prefix cache. The benchmark "
+    "then measures another workload than the one simulated (shorter prompts, no pauses, no cache "
+    "hits), and a calibration from it fits other numbers. The warning is at each key the benchmark "
+    "does not reproduce; `bench.sh`'s header says the same. Compare such a plan with a multi-turn "
+    "benchmark of your own, or simulate the single-turn workload the benchmark sends.",
+    "workload { turns = 3  think_time = 2s ... }  optimize { prefix_cache_hit = 50% }",
+    "workload { ... }  # single-turn, no prefix reuse: what bench.sh sends")
 NOT_SIMULABLE = _code(
     "SN5083", "plan-not-simulable", "error", "the simulator cannot model the plan",
     "`sncc simulate` and `sncc search` build a cost model of every role from the plan and its model's "
