@@ -80,7 +80,9 @@ def simulate_plan(comp: Any, *, seed: int = 0, fmt: str = "text", profile: Optio
     error: ...`` and the result is ``("", EXIT_PROBLEMS)``; with ``fmt="json"`` the text is
     instead a diagnostics document (``schemas/diagnostics.schema.json``) holding one SN4004
     ``kv-cache-does-not-fit`` error at the plan's name.
-    Raises :class:`CommandError` for an unreadable profile, ``--goodput`` on a plan it cannot
+    Raises :class:`CommandError` for an unreadable profile or an explicit ``profile`` made for
+    another chip generation than the plan's (:func:`sncc.sim.calibration.fit.other_generation`),
+    ``--goodput`` on a plan it cannot
     judge (:func:`sncc.sim.whatif.goodput_refusal`: a trace with arrival times, no SLO the
     search judges) and a ``--plot`` path it cannot write (:func:`sncc.sim.plot.resolve_plot_path`:
     a directory, an extension matplotlib does not write, a missing directory; a path without an
@@ -125,9 +127,26 @@ def simulate_plan(comp: Any, *, seed: int = 0, fmt: str = "text", profile: Optio
     except ValueError as e:            # a combination the cost model refuses (SN5083), never an internal error
         return not_simulable(e)
     try:
-        load_profile(spec.profile)
+        prof = load_profile(spec.profile)
     except ProfileError as e:
         raise CommandError(str(e)) from None
+    if profile is not None:
+        # an explicit --profile of another chip generation would run the plan on that generation's
+        # efficiencies (calibrate refuses such points by the same rule); the implicit choice
+        # (PROFILE_BY_GENERATION, widened intervals and a note where none fits) stays
+        from sncc.sim.calibration.fit import other_generation
+        from sncc.sim.from_plan import PROFILE_BY_GENERATION
+
+        why = other_generation(prof, spec.chip)
+        if why is not None:
+            own = PROFILE_BY_GENERATION.get(getattr(spec.chip, "generation", None))
+            if own is not None and own != getattr(prof, "id", None):
+                hint = f"use --profile {own} (or leave --profile out), or fit a profile on this chip with `sncc calibrate`"
+            else:
+                hint = ("leave --profile out (sncc then falls back to its nearest profile with widened intervals "
+                        "and a note), or fit a profile on this chip with `sncc calibrate`")
+            raise CommandError(f"--profile {profile}: the plan runs on {why}; one set of efficiencies cannot "
+                               f"describe two chip generations: {hint}")
     # refuse what cannot be done before simulating: a goodput search without a rate to
     # search or an SLO to judge, a plot path matplotlib cannot write
     if goodput:
