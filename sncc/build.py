@@ -5,8 +5,8 @@ atomic write, or with ``check_only`` a comparison) and returns a :class:`BuildRu
 happened; the CLI only renders it.  The rules:
 
 * a plan with errors writes nothing (exit 1), and so does a plan whose *suppressed* errors make
-  the deployment impossible (:data:`BUILD_BLOCKING`: device counts, memory fit, chip and release
-  support, lowering): ``# sncc: ignore[...]`` silences them for ``check``, never for ``build``;
+  the deployment impossible (:data:`BUILD_BLOCKING`: device counts, the plan-size limit, memory fit,
+  chip and release support, start-up refusals of the engine, lowering): ``# sncc: ignore[...]`` silences them for ``check``, never for ``build``;
 * every plan input (the plan and its imports, the weights folder, the workload trace) must lie
   outside the output folder, which is replaced as a whole (exit 2 otherwise);
 * the folder is replaced atomically (:mod:`sncc.emit.writer`): it is the old tree or the new one.
@@ -25,16 +25,37 @@ EXIT_OK, EXIT_PROBLEMS, EXIT_FAILURE = 0, 1, 2
 BUILD_BLOCKING = frozenset({
     "SN3001",  # parallel-size-mismatch: tp × dp × pp is not the instance's device count
     "SN3002",  # devices-exceed-hardware
+    "SN3004",  # heads-not-divisible-by-tp: vLLM refuses (ModelConfig.verify_with_parallel_config, QKVParallelLinear)
+    "SN3060",  # plan-too-large: lowering and the simulator would run for minutes
     "SN4002",  # quant-unsupported-on-chip
     "SN4003",  # kv-dtype-unsupported-on-chip
     "SN4004",  # kv-cache-does-not-fit
     "SN4005",  # cann-unsupported-chip
     "SN4006",  # cann-engine-mismatch
     "SN4007",  # engine-unsupported-chip
+    "SN4023",  # model-not-in-release: the server stops at start-up (no model class for the architecture)
+    "SN5002",  # batch-tokens-below-max-model-len: vLLM raises at start-up (SchedulerConfig.verify_max_model_len)
     "SN4042",  # deployment-impossible (lowering)
     "SN2040",  # hosts-addresses-mismatch (lowering: a node without an address)
     "SN4043",  # port-conflict (lowering: two listeners on one port of a node)
 })
+
+#: (code, plan path) pairs that block like :data:`BUILD_BLOCKING` where the code as a whole does
+#: not: SN2009 out-of-range only for ``hardware { nodes | devices }`` beyond the system's
+#: ``max_nodes`` (a machine that does not exist), not for every value out of its range
+BUILD_BLOCKING_AT = frozenset({
+    ("SN2009", ("hardware", "nodes")),
+    ("SN2009", ("hardware", "devices")),
+})
+
+
+def blocks_build(d) -> bool:
+    """Whether diagnostic ``d`` makes the deployment impossible (:data:`BUILD_BLOCKING`,
+    :data:`BUILD_BLOCKING_AT`): an error ``build`` and ``simulate`` refuse even when suppressed."""
+    if not d.is_error:
+        return False
+    code = d.code.code
+    return code in BUILD_BLOCKING or (code, tuple(d.path or ())) in BUILD_BLOCKING_AT
 
 
 @dataclass
@@ -95,9 +116,9 @@ def inputs_inside(out_dir: Path, comp) -> str | None:
 
 
 def blocked_by_suppression(all_diags: list, shown: list) -> list:
-    """The errors of :data:`BUILD_BLOCKING` that a suppression comment removed from ``shown``."""
+    """The errors that block the build (:func:`blocks_build`) a suppression comment removed from ``shown``."""
     kept = {id(d) for d in shown}
-    return [d for d in all_diags if d.is_error and d.code.code in BUILD_BLOCKING and id(d) not in kept]
+    return [d for d in all_diags if blocks_build(d) and id(d) not in kept]
 
 
 def impossible_despite_suppression(comp, diags: list) -> tuple[list, str | None]:

@@ -131,8 +131,13 @@ def _build_blocking_note(ec) -> list:
     comment hides from ``sncc check`` but not from ``sncc build``."""
     from rich.text import Text
 
-    from sncc.build import BUILD_BLOCKING
+    from sncc.build import BUILD_BLOCKING, BUILD_BLOCKING_AT
 
+    paths = [".".join(map(str, p)) for c, p in sorted(BUILD_BLOCKING_AT) if c == ec.code]
+    if paths:
+        return [Text(f"At {', '.join(f'`{p}`' for p in paths)} this error makes the deployment impossible: "
+                     "`# sncc: ignore[...]` hides it from `sncc check`, but `sncc build` still refuses to write "
+                     "the plan's files."), Text("")]
     if ec.code not in BUILD_BLOCKING:
         return []
     return [Text("This error makes the deployment impossible: `# sncc: ignore[...]` hides it from "

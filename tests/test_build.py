@@ -169,6 +169,74 @@ def test_a_suppressed_impossible_deployment_is_not_built(tmp_path):
         assert "SN3001" in [d["code"] for d in doc["diagnostics"]]
 
 
+_H100 = ('  model "{model}" {{}}\n  hardware {{ system = "{system}"  nodes = {nodes} }}\n'
+         '  engine "{engine}" {{ version = "{version}" }}\n')
+_WL = "  workload { input { mean = 1k  max = 2k }  output { mean = 256  max = 512 } }\n"
+
+#: one plan per code that makes the deployment impossible (sncc.build.blocks_build), the
+#: suppression on the line of the error: (code, plan text)
+_IMPOSSIBLE = [
+    ("SN3004", _H100.format(model="qwen3-32b", system="hgx-h100", nodes=1, engine="vllm", version="0.23.0")
+     + "  # sncc: ignore[SN3004] testing\n  serve { instances = 1  devices = 3  tp = 3  max_num_seqs = 64 }\n" + _WL),
+    ("SN3060", '  model "qwen3-32b" {}\n  # sncc: ignore[SN3060] testing\n  hardware { system = "hgx-h100"  nodes = 5000 }\n'
+     '  engine "vllm" { version = "0.23.0" }\n  serve { instances = 1  devices = 8  tp = 8 }\n' + _WL),
+    ("SN2009", '  model "qwen3-32b" {}\n  # sncc: ignore[SN2009] testing\n'
+     '  hardware { system = "atlas-900-a3-superpod"  nodes = 49 }\n'
+     '  engine "vllm-ascend" { version = "v0.11.0" }\n  serve { instances = 1  devices = 8  tp = 8 }\n' + _WL),
+    ("SN4023", '  # sncc: ignore[SN4023] testing\n' + _H100.format(model="qwen3.5-397b", system="hgx-h100", nodes=2,
+     engine="vllm", version="0.11.0") + "  serve { instances = 1  devices = 16  tp = 16 }\n" + _WL),
+    ("SN5002", _H100.format(model="qwen3-32b", system="hgx-h100", nodes=1, engine="vllm", version="0.23.0")
+     + "  # sncc: ignore[SN5002] testing\n  serve { instances = 1  devices = 8  tp = 8  max_num_batched_tokens = 1k }\n" + _WL),
+]
+
+
+@pytest.mark.parametrize("code,body", _IMPOSSIBLE, ids=[c for c, _ in _IMPOSSIBLE])
+def test_a_suppressed_error_the_engine_refuses_blocks_build_and_simulate(tmp_path, code, body):
+    """Review item 1: the plan-size limit, more nodes than the system has, a model the release
+    cannot load, tp against the KV heads and a batch budget below max_model_len without chunked
+    prefill make the deployment impossible: a suppression hides them from `check` only."""
+    plan = tmp_path / "p.sn"
+    plan.write_text('plan "p" {\n' + body + "}\n")
+    r = CliRunner().invoke(main, ["check", "--format", "json", str(plan)])
+    assert r.exit_code == 0, r.output
+    assert code not in [d["code"] for d in json.loads(r.stdout)["diagnostics"]]
+    for command, verb in ((["build", str(plan), "-o", str(tmp_path / "out")], "writing"),
+                          (["simulate", str(plan)], "simulating"), (["search", str(plan), "--top", "1"], "searching")):
+        r = CliRunner().invoke(main, command)
+        assert r.exit_code == 1, (command, r.output)
+        assert code in r.output and f"not {verb}" in r.output and "internal error" not in r.output
+    assert not (tmp_path / "out").exists()
+    assert "`sncc build` still refuses" in CliRunner().invoke(main, ["explain", code]).output
+
+
+def test_only_the_system_size_out_of_range_blocks_build():
+    """SN2009 blocks at `hardware.nodes`/`hardware.devices` (beyond the system's max_nodes), not at
+    every value out of its range."""
+    from sncc.build import blocks_build
+    from sncc.diagnostics import codes
+    from sncc.diagnostics.model import diag
+
+    assert blocks_build(diag(codes.OUT_OF_RANGE, "x", None, path=("hardware", "nodes")))
+    assert not blocks_build(diag(codes.OUT_OF_RANGE, "x", None, path=("workload", "input", "mean")))
+
+
+def test_a_value_error_of_the_simulator_is_a_located_diagnostic(tmp_path, monkeypatch):
+    """Review item 1: a plan that passed check but that the cost model refuses gets SN5083 at the
+    suppressed error it comes from, never `internal error in the simulator`."""
+    import sncc.build
+
+    monkeypatch.setattr(sncc.build, "BUILD_BLOCKING", sncc.build.BUILD_BLOCKING - {"SN3004"})
+    plan = tmp_path / "p.sn"
+    plan.write_text('plan "p" {\n' + _IMPOSSIBLE[0][1] + "}\n")
+    for command in (["simulate", str(plan)], ["search", str(plan), "--top", "1"]):
+        r = CliRunner().invoke(main, command)
+        assert r.exit_code == 1 and "internal error" not in r.output, r.output
+        assert "SN5083" in r.output and "neither divides the other" in r.output and "p.sn:6:" in r.output
+    r = CliRunner().invoke(main, ["simulate", "--format", "json", str(plan)])
+    (d,) = json.loads(r.stdout)["diagnostics"]
+    assert d["code"] == "SN5083" and d["path"] == ["serve", "tp"]
+
+
 def test_a_trace_inside_the_output_folder_is_refused(tmp_path):
     """Issue 14 item 28: the output folder is replaced whole, so no plan input may live in it."""
     out = tmp_path / "out"

@@ -1361,18 +1361,25 @@ def quant_features(engine: str, quant_id: str) -> tuple[Feature, ...]:
     return tuple(f for f in features().values() if f.engine == engine and quant_id in f.quant)
 
 
-def plan_limits() -> Mapping[str, Any]:
-    """The ``data/limits.toml [plan]`` table: ``max_devices`` and ``max_instances`` one plan may
-    have (check SN3060), with their reason and source."""
+@lru_cache(maxsize=None)
+def _limits() -> Mapping[str, Any]:
+    """``data/limits.toml``, read once per process (``sncc search`` runs the checks per candidate)."""
+    from types import MappingProxyType
+
     from sncc.cache import package_toml
 
-    return package_toml("sncc.catalog", "data/limits.toml")["plan"]
+    return MappingProxyType({k: MappingProxyType(v) if isinstance(v, dict) else v
+                             for k, v in package_toml("sncc.catalog", "data/limits.toml").items()})
+
+
+def plan_limits() -> Mapping[str, Any]:
+    """The ``data/limits.toml [plan]`` table: ``max_devices`` and ``max_instances`` one plan may
+    have (check SN3060), with their ``reason`` (one per limit, printed in the message) and source."""
+    return _limits()["plan"]
 
 
 def slo_limits() -> Mapping[str, Any]:
     """The ``data/limits.toml [slo]`` table: ``min_ttft_s`` and ``min_tpot_s``, the smallest
-    targets that mean anything (check SN7060), with their reason and source."""
-    from sncc.cache import package_toml
-
-    return package_toml("sncc.catalog", "data/limits.toml")["slo"]
+    targets that mean anything (check SN7060), with their ``reason`` (one per limit) and source."""
+    return _limits()["slo"]
 

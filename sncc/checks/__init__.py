@@ -76,6 +76,7 @@ CHECKS = (
     features.check_mtp_layers,
     workload.check_length_distributions,
     workload.check_requests_fit_context,
+    workload.check_bench_reproduces_workload,
     context.check_context_within_model,
     context.check_max_tokens_within_model,
     lengths.check_engine_default_length,

@@ -84,40 +84,57 @@ def check_parallel_sizes(plan, r):
                    role.span_of("devices"), related=related, help=help_, fixes=fixes, path=(name, "devices"))
 
 
+def _hardware_bound(plan, r) -> int | None:
+    """The device count SN3002 holds the roles to: the hardware's (``nodes``/``devices``), else its
+    system's ``max_devices``; None when there is none or the hardware's count is itself in error
+    (:attr:`Facts.devices_in_error`, SN2009: nothing more is said of it)."""
+    if r.devices_in_error:
+        return None
+    if r.devices_available is not None:
+        return r.devices_available
+    sysm = r.system
+    return sysm.max_devices if sysm is not None and sysm.max_devices is not None else None
+
+
 def check_plan_size(plan, r):
     """At most ``limits.toml [plan] max_devices`` devices (the hardware's, or the roles') and
     ``max_instances`` instances in one plan (SN3060): lowering and the simulator work per server
-    process and instance, so a plan past the largest supernode announced is refused before them."""
+    process and instance, so a plan past the largest supernode announced is refused before them.
+
+    Each value is said once: the hardware's count not when it is already past its system
+    (SN2009, :attr:`Facts.devices_in_error`); the roles' not when they exceed the hardware
+    (SN3002 says so, and blocks ``build`` alike), else after the hardware's finding, at the
+    role's ``instances``.  The reason printed with each limit is ``limits.toml``'s."""
     from sncc.catalog import plan_limits
 
     lim = plan_limits()
     max_dev, max_inst = int(lim["max_devices"]), int(lim["max_instances"])
-    why = (f"limits.toml [plan]: twice the 15,488 NPUs of the Atlas 960 SuperPoD, the largest supernode announced, "
-           f"rounded up ({lim['source'][0]})")
+    source = f"limits.toml [plan] ({lim['source'][0]})"
     help_ = "check `nodes` and `instances` for a typo; a larger fleet is several deployments, one plan each"
     roles = list(plan.roles())
     hw = plan.hardware
-    if r.devices_available is not None and r.devices_available > max_dev:
+    if r.devices_available is not None and r.devices_available > max_dev and not r.devices_in_error:
         yield diag(codes.PLAN_TOO_LARGE,
-                   f"the hardware has {format_count(r.devices_available, 'device')}; one plan takes at most {max_dev}",
-                   r.devices_span or hw.name_span, help=help_, notes=[why],
+                   f"the hardware has {format_count(r.devices_available, 'device')}; one plan takes at most {max_dev} "
+                   f"({lim['reason']['max_devices']})",
+                   r.devices_span or hw.name_span, help=help_, notes=[source],
                    path=("hardware", "devices" if hw.devices is not None else "nodes"))
-        return
     used = sum(role.instances * role.devices for _, role in roles)
     count = sum(role.instances for _, role in roles)
-    if not roles or (used <= max_dev and count <= max_inst):
+    bound = _hardware_bound(plan, r)
+    if not roles or (bound is not None and used > bound):
+        return                                # SN3002 reports the roles' total
+    if used <= max_dev and count <= max_inst:
         return
     name, role = max(roles, key=lambda nr: nr[1].instances * (nr[1].devices if used > max_dev else 1))
-    what = (f"{format_count(used, 'device')}; one plan takes at most {max_dev}" if used > max_dev else
-            f"{format_count(count, 'instance')}; one plan takes at most {max_inst}")
+    what = (f"{format_count(used, 'device')}; one plan takes at most {max_dev} ({lim['reason']['max_devices']})"
+            if used > max_dev else
+            f"{format_count(count, 'instance')}; one plan takes at most {max_inst} ({lim['reason']['max_instances']})")
     yield diag(codes.PLAN_TOO_LARGE, f"the roles need {what}", role.span_of("instances"),
                related=[Related(other.span_of("instances"), f"{n}: {format_count(other.instances, 'instance')} × "
                                                             f"{format_count(other.devices, 'device')}")
                         for n, other in roles if n != name],
-               help=help_, notes=[why if used > max_dev else
-                                  "limits.toml [plan]: one instance per NPU of the Atlas 960 SuperPoD (15,488), "
-                                  f"rounded up ({lim['source'][0]})"],
-               path=(name, "instances"))
+               help=help_, notes=[source], path=(name, "instances"))
 
 
 def check_device_count(plan, r):
@@ -130,13 +147,14 @@ def check_device_count(plan, r):
     sysm = r.system
     if r.devices_in_error:
         return
+    hw_key = ("hardware", "devices" if hw.devices is not None else "nodes")
     if r.devices_available is None:
         if sysm is not None and sysm.max_devices is not None and used > sysm.max_devices:
             yield diag(codes.DEVICES_EXCEED, f"the roles need {format_count(used, 'device')} ({parts}) but system "
                                              f"`{sysm.id}` has {sysm.max_devices} ({sysm.max_nodes} × {sysm.devices_per_node})",
                        hw.span_of("system"),
                        related=[Related(role.span_of("instances"), f"{n} uses {role.instances * role.devices}") for n, role in plan.roles()],
-                       help="shrink a role, or split the deployment into plans of one system each")
+                       help="shrink a role, or split the deployment into plans of one system each", path=("hardware", "system"))
         return
     avail = r.devices_available
     per_node = sysm.devices_per_node if sysm is not None else None
@@ -145,12 +163,12 @@ def check_device_count(plan, r):
         yield diag(codes.DEVICES_EXCEED, f"the roles need {format_count(used, 'device')} ({parts}) but the hardware has {avail}",
                    r.devices_span or hw.name_span,
                    related=[Related(role.span_of("instances"), f"{n} uses {role.instances * role.devices}") for n, role in plan.roles()],
-                   help=f"add hardware or shrink a role{need}")
+                   help=f"add hardware or shrink a role{need}", path=hw_key)
     elif used < avail:
         why = f" ({parts} = {used})" if parts else " (the plan has no role)"
         yield diag(codes.IDLE_DEVICES, f"{avail - used} of {format_count(avail, 'device')} {'is' if avail - used == 1 else 'are'} not used by any role{why}",
                    r.devices_span or hw.name_span,
-                   help="lower `nodes`/`devices`, or give the devices to a role")
+                   help="lower `nodes`/`devices`, or give the devices to a role", path=hw_key)
 
 
 def check_heads_divisible(plan, r):

@@ -157,8 +157,10 @@ def dispatch_buffer_mb(arch, role, redundant: int, draft: int) -> float | None:
 
 def check_hccl_buffsize_range(plan, r):
     """``HCCL_BUFFSIZE`` is a whole number of MB of at least CANN's minimum
-    (``engines.toml hccl_buffsize_min_mb``): a negative or zero size is a range error (SN2009),
-    not a buffer below what the dispatch needs (SN4010 then says nothing of it)."""
+    (``engines.toml hccl_buffsize_min_mb``): a negative or zero size, or one that is not a whole
+    number (``"1.5"``, ``"1GB"``), is a range error (SN2009), not a buffer below what the dispatch
+    needs (SN4010 then says nothing of it).  Its ``path`` is the block that set it: ``["env", …]``
+    for the plan's ``env``, ``["decode", "env", …]`` for a role's."""
     if not _ascend(r):
         return
     lo = int(engine_defaults()["hccl_buffsize_min_mb"])
@@ -168,13 +170,31 @@ def check_hccl_buffsize_range(plan, r):
         if ev is None or ev.span in seen:
             continue
         seen.add(ev.span)
-        mb = _int_or_none(ev.value)
-        if mb is not None and mb < lo:
-            yield diag(codes.OUT_OF_RANGE, f"HCCL_BUFFSIZE = {ev.value} is not a buffer size: CANN takes a whole number "
-                                           f"of MB, at least {lo}",
-                       ev.span, notes=["source: " + engine_defaults()["hccl_buffsize_source"]],
-                       help=f"remove it for CANN's default ({engine_defaults()['hccl_buffsize_default_mb']} MB), or give a size in MB",
-                       path=("env", "HCCL_BUFFSIZE"))
+        if _whole_mb(ev.value):
+            continue
+        text = str(ev.value).strip()
+        whole = text.isdigit() and text.isascii()
+        what = "is not a buffer size" if whole else "is not a whole number"
+        path = _env_path(ev)
+        yield diag(codes.OUT_OF_RANGE, f"HCCL_BUFFSIZE = {ev.value} {what}: CANN takes a whole number "
+                                       f"of MB, at least {lo}",
+                   ev.span, notes=["source: " + engine_defaults()["hccl_buffsize_source"]],
+                   help=f"remove it for CANN's default ({engine_defaults()['hccl_buffsize_default_mb']} MB), or give a size in MB"
+                        + (f" (`HCCL_BUFFSIZE = \"{max(lo, int(float(text)))}\"`)" if _int_or_none(text) is not None and not whole else ""),
+                   path=path)
+
+
+def _whole_mb(raw) -> bool:
+    """Whether an ``HCCL_BUFFSIZE`` value is one CANN takes: a whole number of MB (digits only)
+    of at least ``engines.toml hccl_buffsize_min_mb``."""
+    text = str(raw).strip()
+    return text.isascii() and text.isdigit() and int(text) >= int(engine_defaults()["hccl_buffsize_min_mb"])
+
+
+def _env_path(ev) -> tuple:
+    """The plan path of an env variable: ``("env", NAME)`` in the plan's ``env``, ``(role, "env",
+    NAME)`` in a role's (:attr:`sncc.facts.model.EnvValue.origin`)."""
+    return ("env", "HCCL_BUFFSIZE") if ev.origin == "plan" else (ev.origin, "env", "HCCL_BUFFSIZE")
 
 
 def check_hccl_buffer(plan, r):
@@ -196,7 +216,7 @@ def check_hccl_buffer(plan, r):
             continue
         raw = rf.env_value("HCCL_BUFFSIZE")
         set_mb = _int_or_none(raw)
-        if set_mb is not None and set_mb < int(engine_defaults()["hccl_buffsize_min_mb"]):
+        if raw is not None and not _whole_mb(raw):
             continue   # SN2009 (check_hccl_buffsize_range)
         have = set_mb if set_mb is not None else hccl_buffsize_mb({}, r.moe_ep)
         if need <= have:
@@ -214,7 +234,7 @@ def check_hccl_buffer(plan, r):
                           f" + {r.arch.n_shared_experts or 0} shared" + ("" if set_mb is not None else f"; {have} MB is sncc's default")],
                    help=f"set `HCCL_BUFFSIZE = {want}` in {where}, or lower max_num_seqs",
                    fixes=[Fix(f"set HCCL_BUFFSIZE = {want}", (Edit(span, str(want)),), "unsafe")] if set_mb is not None and span else [],
-                   path=("env", "HCCL_BUFFSIZE"))
+                   path=_env_path(rf.env["HCCL_BUFFSIZE"]) if set_mb is not None else (name, "max_num_seqs"))
 
 
 def _int_or_none(raw: str | None) -> int | None:

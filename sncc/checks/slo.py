@@ -67,8 +67,7 @@ def check_slo_targets_plausible(plan, r):
             floor = tpot_floor_s(plan, r, role)
             if floor is not None and t.target < floor:
                 continue
-        why = ("10,000 tokens/s per stream, 3x the fastest single-stream decode published" if t.metric == "tpot"
-               else "the request must be tokenized and the prompt run through the model at least once")
+        why = lim["reason"]["min_tpot_s" if t.metric == "tpot" else "min_ttft_s"]
         yield diag(codes.SLO_TARGET_IMPLAUSIBLE,
                    f"{t.label} target {format_duration(t.target)} is below {format_duration(low)}, less than any "
                    f"deployment can reach ({why})",

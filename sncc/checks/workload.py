@@ -102,3 +102,17 @@ def check_requests_fit_context(plan, r):
                related=[Related(plan.workload.input.span_of("max"), "max input given here")],
                help=f"raise max_model_len to {format_tokens(longest)}, or cap the input or {tok_note}",
                path=("model", "max_model_len"))
+
+
+def check_bench_reproduces_workload(plan, r):
+    """A warning (SN5084) at each workload key ``bench.sh`` cannot reproduce
+    (:func:`sncc.facts.workload.bench_gaps`: multi-turn conversations, think time, prefix-cache
+    hits), as SN5082 warns of trace lengths the benchmark does not send."""
+    from sncc.facts.workload import bench_gaps
+
+    for path, what in bench_gaps(plan):
+        node = plan.workload if path[0] == "workload" else plan.optimize
+        yield diag(codes.BENCH_WORKLOAD_DIFFERS, f"bench.sh does not reproduce {what}; `sncc simulate` models it",
+                   node.span_of(path[1]) or node.block_span,
+                   help="compare with a benchmark that replays the conversations, or read bench.sh's results as a "
+                        "single-turn workload without prefix reuse", path=path)

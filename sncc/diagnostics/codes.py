@@ -347,11 +347,12 @@ PLAN_TOO_LARGE = _code(
     "SN3060", "plan-too-large", "error", "the plan has more devices or instances than sncc lays out in one deployment",
     "One plan is one deployment: `sncc check` lays out every server process, node and port of it and "
     "`sncc simulate` runs every instance. sncc takes at most `max_devices` devices and `max_instances` "
-    "instances per plan (`sncc/catalog/data/limits.toml`, the message gives them): twice the 15,488 NPUs of the Atlas 960 SuperPoD, the largest "
-    "supernode announced (HUAWEI CONNECT 2025), counted in dies and rounded up, and one instance per NPU "
-    "of it. A plan past that is nearly always a typo (`nodes = 100000`), and it is refused before any "
-    "per-instance work, so that `check` and `simulate` answer at once. Several such deployments are "
-    "several plans.",
+    "instances per plan; both, each with its reason, are in `sncc/catalog/data/limits.toml [plan]` with "
+    "their sources, and the message prints them. A plan past that is nearly always a typo "
+    "(`nodes = 100000`), and it is refused before any per-instance work, so that `check` and `simulate` "
+    "answer at once; a suppression comment does not let `build` or `simulate` through. Each value is "
+    "reported once: hardware past its system is SN2009, roles past the hardware SN3002. Several such "
+    "deployments are several plans.",
     'hardware { system = "hgx-h100"  nodes = 100000 }\nserve { instances = 100000  devices = 8  tp = 8 }',
     'hardware { system = "hgx-h100"  nodes = 16 }\nserve { instances = 16  devices = 8  tp = 8 }')
 
@@ -720,6 +721,29 @@ TRACE_LENGTHS_DISAGREE = _code(
     'workload { trace = "t.csv"  input { mean = 8k  max = 16k }  output { mean = 2k  max = 4k } }\n'
     '# t.csv: prompts of about 1k tokens, replies of about 200',
     'workload { trace = "t.csv"  input { mean = 1k  max = 16k }  output { mean = 200  max = 4k } }')
+BENCH_WORKLOAD_DIFFERS = _code(
+    "SN5084", "bench-workload-differs", "warning", "bench.sh cannot reproduce part of the workload the simulation runs",
+    "`bench.sh` runs `vllm bench serve` with its random dataset: independent single-turn prompts of "
+    "random tokens, each sent as soon as a client is free. `sncc simulate` models what the plan says: "
+    "`workload { turns }` conversations whose prompts grow turn by turn, a `think_time` between turns, "
+    "and `optimize { prefix_cache_hit }` prompt tokens served from the prefix cache. The benchmark "
+    "then measures another workload than the one simulated (shorter prompts, no pauses, no cache "
+    "hits), and a calibration from it fits other numbers. The warning is at each key the benchmark "
+    "does not reproduce; `bench.sh`'s header says the same. Compare such a plan with a multi-turn "
+    "benchmark of your own, or simulate the single-turn workload the benchmark sends.",
+    "workload { turns = 3  think_time = 2s ... }  optimize { prefix_cache_hit = 50% }",
+    "workload { ... }  # single-turn, no prefix reuse: what bench.sh sends")
+NOT_SIMULABLE = _code(
+    "SN5083", "plan-not-simulable", "error", "the simulator cannot model the plan",
+    "`sncc simulate` and `sncc search` build a cost model of every role from the plan and its model's "
+    "architecture. A plan can pass `sncc check` and still hold a combination that model refuses, "
+    "nearly always because a suppression comment hid the error that says so (a `tp` that splits "
+    "neither the KV heads nor is split by them, SN3004; a workload `mean` above its `max`, SN2009). "
+    "The simulator's reason is reported at the suppressed error it most likely comes from (else at "
+    "the plan) instead of an internal error; fix the plan, or remove the suppression and read the "
+    "error `sncc check` gives.",
+    "# sncc: ignore[SN2009] testing\nworkload { input { mean = 4k  max = 2k } }",
+    "workload { input { mean = 1k  max = 2k } }")
 
 ENGINE_DEFAULT_LENGTH = _code(
     "SN5020", "engine-default-length-over-platform-limit", "warning", "max_model_len is left to the engine's default, above what the platform is known to start with",
@@ -800,11 +824,10 @@ SLO_TARGET_IMPLAUSIBLE = _code(
     "SN7060", "slo-target-implausible", "warning", "an SLO target below any physically meaningful value",
     "A latency target smaller than any deployment can reach is nearly always a slip of the unit "
     "(`ttft < 0.0000001ms` for `100ms`): the simulator would report every request missing it. sncc "
-    "warns below `min_ttft_s` for `ttft`, `engine_ttft` and `e2e` (1 ms: tokenizing the request and one "
-    "forward pass over the prompt already take longer) and below `min_tpot_s` for `tpot` (0.1 ms, "
-    "10,000 tokens/s per stream, 3x the fastest single-stream decode published); both are in "
-    "`sncc/catalog/data/limits.toml [slo]` with their sources. A TPOT target below the plan's own batch-1 "
-    "floor is the error SN7001 instead.",
+    "warns below `min_ttft_s` for `ttft`, `engine_ttft` and `e2e` and below `min_tpot_s` for `tpot`; "
+    "both bounds, each with its reason, are in `sncc/catalog/data/limits.toml [slo]` with their sources, "
+    "and the message prints them. A TPOT target below the plan's own batch-1 floor is the error SN7001 "
+    "instead.",
     "slo { ttft < 0.0000001ms }", "slo { ttft < 100ms }")
 
 # --- SN80xx import (`sncc import`: diagnostics located in the launch script) -------------------

@@ -95,7 +95,7 @@ def resolve_catalog(plan: Plan, base_dir: str | None = None) -> Facts:
                                       f"hold ({hw.nodes} x {per_node} devices per node = {hw.nodes * per_node})",
                                       hw.span_of("devices"), related=[Related(hw.span_of("nodes"), "nodes given here")],
                                       help=f"give `nodes = {-(-hw.devices // per_node)}`, or at most "
-                                           f"`devices = {hw.nodes * per_node}`"))
+                                           f"`devices = {hw.nodes * per_node}`", path=("hardware", "devices")))
             r.devices_in_error = True
     elif hw.nodes is not None and per_node:
         r.devices_available, r.devices_span = hw.nodes * per_node, hw.span_of("nodes")

@@ -35,3 +35,32 @@ def derive_workload(plan, f) -> None:
     if wl.is_default("requests"):
         f.requests = len(f.trace)
         f.requests_note = f"one request per row of the trace `{wl.trace}`"
+
+
+def bench_gaps(plan) -> list:
+    """What ``bench.sh`` (``vllm bench serve``'s random dataset: independent single-turn prompts of
+    random tokens, each sent as soon as a client is free) does not reproduce of the workload the
+    simulator runs: ``(path, what)`` per gap, ``path`` the plan key that asks for it, ``what`` a
+    phrase.  Read by the warning SN5084 and by ``bench.sh``'s header comment, so both say the same:
+
+    * ``workload.turns > 1``: conversations whose follow-up prompts hold the previous turns;
+    * ``workload.think_time > 0``: a pause between a reply and the next turn;
+    * ``optimize.prefix_cache_hit > 0``: prompt tokens served from the prefix cache (random
+      prompts share no prefix, so the benchmark finds none).
+    """
+    wl = getattr(plan, "workload", None)
+    if wl is None:
+        return []
+    gaps = []
+    if wl.turns > 1:
+        gaps.append((("workload", "turns"), f"{wl.turns}-turn conversations (each follow-up prompt holding the previous "
+                                             "turns): it sends single-turn prompts"))
+    if wl.think_time > 0 and wl.turns > 1:
+        gaps.append((("workload", "think_time"), f"the {wl.think_time:g} s think time between turns: it sends the next "
+                                                  "request as soon as a client is free"))
+    opt = getattr(plan, "optimize", None)
+    hit = getattr(opt, "prefix_cache_hit", 0.0) if opt is not None else 0.0
+    if hit > 0:
+        gaps.append((("optimize", "prefix_cache_hit"), f"a {hit:.0%} prefix-cache hit: its random prompts share no "
+                                                        "prefix, so none hits the cache"))
+    return gaps

@@ -3,9 +3,13 @@
 Mapping (vLLM 0.11.0 ``vllm/benchmarks/serve.py`` and ``datasets.py``):
 
 * lengths: the ``random`` dataset draws input and output lengths uniformly from
-  ``[len × (1 − r), len × (1 + r)]``; sncc sets ``len`` to the plan's mean and ``r`` to the
-  widest symmetric range inside the plan's ``[min, max]`` (0 for ``dist = fixed``), so a
-  lognormal plan is run as a uniform of the same mean (said in the script);
+  ``[len × (1 − r), len × (1 + r)]``, one ``r`` for both; sncc sets ``len`` to the plan's mean
+  and ``r`` to the widest symmetric range inside both lengths' ``[min, max]`` (the narrower of
+  the two; a ``dist = fixed`` length takes the other's), so a lognormal plan is run as a uniform
+  of the same mean; the script's header names each length's distribution as the plan gives it
+  and what is sent instead;
+* what the random dataset cannot send (multi-turn conversations, think time, prefix-cache hits:
+  :func:`sncc.facts.workload.bench_gaps`, warning SN5084) is said in the header too;
 * ``--ignore-eos`` so outputs have the drawn length, ``--num-prompts`` = ``workload.requests`` (a trace's row count when not written);
 * ``--max-concurrency`` = ``workload.concurrency`` (closed loop) or ``--request-rate`` and
   ``--burstiness`` (open loop), all three when the plan gives both (requests start at the rate
@@ -51,6 +55,23 @@ def _range_ratio(dist) -> float:
     return max(0.0, int(r * 100) / 100)
 
 
+def _length_notes(wl, ratio: float) -> list[str]:
+    """One note naming each length the benchmark draws otherwise than the plan: the plan's own
+    distribution (``lognormal``, ``uniform``, ``fixed``) and range beside what the random dataset
+    sends (uniform over ``[mean × (1 − ratio), mean × (1 + ratio)]``); none when both match."""
+    parts = []
+    for which, d in (("input", wl.input), ("output", wl.output)):
+        lo, hi = int(d.mean * (1 - ratio)), int(d.mean * (1 + ratio))
+        if (d.dist == "fixed" and ratio == 0) or (d.dist == "uniform" and lo <= d.min + 1 and hi >= d.max - 1):
+            continue
+        plan_range = f"{d.mean}" if d.dist == "fixed" else f"{d.min}-{d.max}, mean {d.mean}"
+        parts.append(f"{which} {d.dist} ({plan_range}) runs as uniform {lo}-{hi}")
+    if not parts:
+        return []
+    return [f"the plan's lengths as vllm bench serve's random dataset draws them (range ratio {ratio:g}, one for both): "
+            + "; ".join(parts) + " tokens"]
+
+
 def bench_spec(ctx: LowerCtx, roles: tuple[RoleDeployment, ...], proxy: ProxySpec | None,
                plan_file: str | None) -> BenchSpec | None:
     """The benchmark of the deployment, or None when it has no API server."""
@@ -65,15 +86,15 @@ def bench_spec(ctx: LowerCtx, roles: tuple[RoleDeployment, ...], proxy: ProxySpe
             targets = targets[:1]        # a P/D plan without a proxy: the decode server (the engine's own path)
     notes = []
     rin, rout = _range_ratio(wl.input), _range_ratio(wl.output)
-    ratio = max(rin, rout) if rin and rout else (rin or rout)
-    if "lognormal" in (wl.input.dist, wl.output.dist):
-        span = lambda m: f"{int(m * (1 - ratio))}-{int(m * (1 + ratio))}"   # noqa: E731
-        notes.append(f"the plan's lognormal lengths run as uniform lengths of the same mean: input {span(wl.input.mean)}, "
-                     f"output {span(wl.output.mean)} tokens (vllm bench serve's random dataset, range ratio {ratio:g})")
+    # one --random-range-ratio for both lengths: the narrower of the two, so that neither leaves its
+    # plan's [min, max] (a fixed length, ratio 0, takes the other's)
+    ratio = min(rin, rout) if rin and rout else (rin or rout)
+    notes += _length_notes(wl, ratio)
     if wl.trace:
         notes.append(f"the plan's trace `{wl.trace}` is not replayed: the random dataset uses the plan's mean lengths")
-    if wl.turns > 1:
-        notes.append(f"single-turn requests: vllm bench serve does not replay {wl.turns}-turn conversations")
+    from sncc.facts.workload import bench_gaps
+
+    notes += [f"not reproduced (SN5084): {what}" for _, what in bench_gaps(plan)]
     flags = [Arg("backend", "vllm"), Arg("endpoint", "/v1/completions"),
              Arg("model", ctx.resolved.served_name or plan.model.id, "the served model name"),
              Arg("tokenizer", ctx.resolved.model_ref or plan.model.weights or plan.model.id, "the tokenizer of the weights"),
@@ -83,7 +104,8 @@ def bench_spec(ctx: LowerCtx, roles: tuple[RoleDeployment, ...], proxy: ProxySpe
              Arg("random-input-len", wl.input.mean, "plan workload.input.mean"),
              Arg("random-output-len", wl.output.mean, "plan workload.output.mean"),
              Arg("random-range-ratio", ratio,
-                 f"input ±{rin:.0%}, output ±{rout:.0%} (one ratio for both: the wider)"),
+                 f"input ±{rin:.0%}, output ±{rout:.0%} within the plan's min and max "
+                 "(one ratio for both: the narrower)"),
              Arg("ignore-eos", True), Arg("num-prompts", ctx.resolved.requests, ctx.resolved.requests_note or "plan workload.requests")]
     if wl.rate is not None:
         flags += [Arg("request-rate", wl.rate, "plan workload.rate (requests/s)"),

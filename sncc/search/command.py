@@ -86,6 +86,7 @@ def search_command(plan: str, fmt: str, write_dir: Optional[str], plot: Optional
     if comp is None or any(d.is_error for d in diags):
         cli._emit_diagnostics(diags, sources, 1, fmt, sys.stdout.isatty())
         sys.exit(cli.EXIT_PROBLEMS)
+    cli._refuse_impossible(comp, diags, sources, fmt, "searching")
     from sncc.sim.from_plan import MissingChipFact, spec_from_plan
 
     try:                               # a chip the simulator cannot cost: the plan's problem (SN4080)
@@ -134,8 +135,11 @@ def search_command(plan: str, fmt: str, write_dir: Optional[str], plot: Optional
         with bk:
             res = search(comp.plan, comp.facts, overrides=overrides, backend=bk, goodput=goodput,
                          progress=progress, seed=seed)
-    except ValueError as e:
-        cli._fail(str(e), fmt, sources)
+    except ValueError as e:             # the plan the simulator cannot price: located, exit 1 (SN5083)
+        from sncc.sim.command import not_simulable_diagnostic
+
+        cli._emit_diagnostics([not_simulable_diagnostic(comp, e)], sources, 1, fmt, sys.stdout.isatty())
+        sys.exit(cli.EXIT_PROBLEMS)
     except KeyboardInterrupt:           # between stages' items (the stages keep their own)
         click.echo("sncc search: interrupted before a stage finished; nothing to report", err=True)
         sys.exit(EXIT_INTERRUPTED)

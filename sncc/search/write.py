@@ -175,13 +175,18 @@ def verify(text: str, path: str) -> list:
 
 def write_best(comp: Any, rows: list, out_dir: str, moe: bool) -> list:
     """Write ``rows`` (ranked :class:`~sncc.search.run.Row`) to ``out_dir`` as
-    ``NN-<plan>.sn``; returns the paths (none, and ``out_dir`` not created, for no rows).  Every
-    text is verified first; raises :class:`WriteError` (nothing written) when one fails."""
+    ``NN-<plan>-NN.sn``, the plan name made one safe file-name component
+    (:func:`sncc.atomic_file.file_name_component`: ``"../x"`` and ``"team/x"`` stay in ``out_dir``);
+    returns the paths (none, and ``out_dir`` not created, for no rows).  Every text is verified
+    first; raises :class:`WriteError` (nothing written) when one fails."""
+    from sncc.atomic_file import file_name_component
+
     base = comp.plan.name
+    stem = file_name_component(base)
     texts = []
     for i, r in enumerate(rows):
         name = f"{base}-{i + 1:02d}"
-        path = os.path.join(out_dir, f"{i + 1:02d}-{name}.sn")
+        path = os.path.join(out_dir, f"{i + 1:02d}-{stem}-{i + 1:02d}.sn")
         m = r.metrics
         header = (f"# written by `sncc search {os.path.basename(comp.source.name)}`: rank {i + 1}, {r.candidate.label()},\n"
                   f"# {r.status} ({r.source}): {m['tokens_per_s_per_device']:.1f} output tokens/s per device, "

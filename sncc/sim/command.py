@@ -80,7 +80,9 @@ def simulate_plan(comp: Any, *, seed: int = 0, fmt: str = "text", profile: Optio
     error: ...`` and the result is ``("", EXIT_PROBLEMS)``; with ``fmt="json"`` the text is
     instead a diagnostics document (``schemas/diagnostics.schema.json``) holding one SN4004
     ``kv-cache-does-not-fit`` error at the plan's name.
-    Raises :class:`CommandError` for an unreadable profile, ``--goodput`` on a plan it cannot
+    Raises :class:`CommandError` for an unreadable profile or an explicit ``profile`` made for
+    another chip generation than the plan's (:func:`sncc.sim.calibration.fit.other_generation`),
+    ``--goodput`` on a plan it cannot
     judge (:func:`sncc.sim.whatif.goodput_refusal`: a trace with arrival times, no SLO the
     search judges) and a ``--plot`` path it cannot write (:func:`sncc.sim.plot.resolve_plot_path`:
     a directory, an extension matplotlib does not write, a missing directory; a path without an
@@ -98,28 +100,53 @@ def simulate_plan(comp: Any, *, seed: int = 0, fmt: str = "text", profile: Optio
     from sncc.sim.engine.des import StepBoundExceeded
     from sncc.sim.from_plan import MissingChipFact
 
-    def plan_problem(code: Any, message: str, span: Any, notes: tuple = (), help_: str = "") -> tuple:
+    def plan_problem(code: Any, message: str, span: Any, notes: tuple = (), help_: str = "", path: tuple = ()) -> tuple:
         """A problem of the plan found by simulating it: one diagnostic, exit 1 (stderr in text
         mode; the diagnostics document on stdout with ``--format json``)."""
         from sncc.diagnostics import render_json as render_diagnostics
         from sncc.diagnostics import render_text as render_diag_text
         from sncc.diagnostics.model import diag
 
-        d = diag(code, message, span, notes=tuple(notes), help=help_ or None)
+        d = diag(code, message, span, notes=tuple(notes), help=help_ or None, path=path)
         if fmt == "json":
             return render_diagnostics.render([d], comp.sources, 1), EXIT_PROBLEMS
         sys.stderr.write(render_diag_text.render([d], comp.sources, 1, color=sys.stderr.isatty()))
         return "", EXIT_PROBLEMS
+
+    def not_simulable(e: ValueError, where: str = "") -> tuple:
+        d = not_simulable_diagnostic(comp, e, where)
+        return plan_problem(d.code, d.message, d.span, notes=d.notes, help_=d.help, path=d.path)
 
     try:
         spec = spec_from_plan(comp.plan, comp.resolved, seed=seed, profile=profile)
     except MissingChipFact as e:       # an absent catalog fact: a located diagnostic (SN4080)
         d = missing_chip_fact_diagnostic(comp.plan, e)
         return plan_problem(d.code, d.message, d.span, notes=d.notes, help_=d.help)
-    try:
-        load_profile(spec.profile)
     except ProfileError as e:
         raise CommandError(str(e)) from None
+    except ValueError as e:            # a combination the cost model refuses (SN5083), never an internal error
+        return not_simulable(e)
+    try:
+        prof = load_profile(spec.profile)
+    except ProfileError as e:
+        raise CommandError(str(e)) from None
+    if profile is not None:
+        # an explicit --profile of another chip generation would run the plan on that generation's
+        # efficiencies (calibrate refuses such points by the same rule); the implicit choice
+        # (PROFILE_BY_GENERATION, widened intervals and a note where none fits) stays
+        from sncc.sim.calibration.fit import other_generation
+        from sncc.sim.from_plan import PROFILE_BY_GENERATION
+
+        why = other_generation(prof, spec.chip)
+        if why is not None:
+            own = PROFILE_BY_GENERATION.get(getattr(spec.chip, "generation", None))
+            if own is not None and own != getattr(prof, "id", None):
+                hint = f"use --profile {own} (or leave --profile out), or fit a profile on this chip with `sncc calibrate`"
+            else:
+                hint = ("leave --profile out (sncc then falls back to its nearest profile with widened intervals "
+                        "and a note), or fit a profile on this chip with `sncc calibrate`")
+            raise CommandError(f"--profile {profile}: the plan runs on {why}; one set of efficiencies cannot "
+                               f"describe two chip generations: {hint}")
     # refuse what cannot be done before simulating: a goodput search without a rate to
     # search or an SLO to judge, a plot path matplotlib cannot write
     if goodput:
@@ -157,9 +184,14 @@ def simulate_plan(comp: Any, *, seed: int = 0, fmt: str = "text", profile: Optio
             return unadmittable(e)
         except StepBoundExceeded as e:
             return too_long(e)
+        except ValueError as e:
+            return not_simulable(e)
         extra = {}
         if any(violated(s, v) for s, v in zip(spec.slos, result.slo)):
-            extra["changes"] = cheapest_changes(spec, result, progress=prog.for_run if prog else None)
+            try:
+                extra["changes"] = cheapest_changes(spec, result, progress=prog.for_run if prog else None)
+            except ValueError as e:
+                return not_simulable(e, "in a what-if run: ")
         if goodput:
             try:
                 extra["goodput"] = goodput_search(spec, progress=prog.for_run if prog else None)
@@ -168,6 +200,8 @@ def simulate_plan(comp: Any, *, seed: int = 0, fmt: str = "text", profile: Optio
                 return unadmittable(e, "in a goodput trial run: ")
             except StepBoundExceeded as e:
                 return too_long(e, "in a goodput trial run: ")
+            except ValueError as e:
+                return not_simulable(e, "in a goodput trial run: ")
     finally:
         if prog is not None:
             prog.close()
@@ -233,3 +267,29 @@ def missing_chip_fact_diagnostic(plan: Any, e: Any) -> Any:
                 f"{', '.join(e.missing)}", span, notes=(str(e),),
                 help=f"add the fact with its source to [chips.{e.chip}] in sncc/catalog/data/chips.toml, "
                      "or plan for a chip the catalog describes")
+
+
+def not_simulable_diagnostic(comp: Any, e: Exception, where: str = "") -> Any:
+    """SN5083 for a ``ValueError`` the simulator raised on a plan that passed ``sncc check``
+    (``sncc simulate`` and ``sncc search`` report it, exit 1, never as an internal error).
+
+    Located at the first error a suppression comment hid (the likely cause, named in a note),
+    else at the plan's name."""
+    from sncc.diagnostics import codes
+    from sncc.diagnostics.filters import apply_suppressions
+    from sncc.diagnostics.model import diag
+
+    plan = comp.plan
+    all_diags = list(comp.diagnostics)
+    shown = {id(d) for d in apply_suppressions(all_diags, comp.sources, report_unused=False)}
+    hidden = [d for d in all_diags if d.is_error and id(d) not in shown and d.span is not None]
+    notes: list = []
+    span = plan.name_span or plan.block_span
+    path: tuple = ("plan",)
+    if hidden:
+        first = hidden[0]
+        span, path = first.span, tuple(first.path) or ("plan",)
+        notes.append(f"a suppression comment hides {first.code.code} {first.code.name} here: {first.message}")
+    return diag(codes.NOT_SIMULABLE, f"{where}the simulator cannot model this plan: {e}", span, notes=tuple(notes),
+                help="fix the plan (remove the suppression and read what `sncc check` says)" if hidden
+                     else "fix the value the message names", path=path)

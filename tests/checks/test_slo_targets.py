@@ -36,3 +36,14 @@ def test_the_bounds_are_data_with_a_source():
 
     lim = slo_limits()
     assert lim["min_ttft_s"] == 0.001 and lim["min_tpot_s"] == 0.0001 and lim["source"]
+    assert set(lim["reason"]) == {"min_ttft_s", "min_tpot_s"}
+
+
+def test_the_reason_printed_is_the_data_files():
+    """Review item 3: the message's reason is limits.toml's, so the two cannot disagree."""
+    from sncc.catalog import slo_limits
+
+    for slo, key in (("ttft < 0.5ms", "min_ttft_s"), ("e2e < 0.5ms", "min_ttft_s")):   # a tpot this low is SN7001
+        comp = compile_text(PLAN.format(slo=slo), "p.sn")
+        (d,) = [d for d in comp.diagnostics if d.code.code == "SN7060"]
+        assert slo_limits()["reason"][key] in d.message

@@ -335,3 +335,29 @@ def test_the_refused_candidates_line_says_how_many_it_leaves_out():
     few = render_text(SearchResult(space=space, stages=[], ranked=[], frontier=[],
                                    rejected=dict(list(rejected.items())[:2])), "p")
     assert "more" not in next(ln for ln in few.splitlines() if "refused by the checks" in ln)
+
+
+def test_the_plan_name_is_one_safe_file_name_component():
+    from sncc.atomic_file import file_name_component
+
+    assert file_name_component("../../escape") == "escape"
+    assert file_name_component("team/qwen3") == "team-qwen3"
+    assert file_name_component("x/../../outside") == "x-..-..-outside"
+    assert file_name_component("..") == "plan" and file_name_component("") == "plan"
+    assert file_name_component("a b\\c\u00e9") == "a-b-c" and len(file_name_component("x" * 5000)) == 200
+
+
+@pytest.mark.parametrize("name", ["../../escape", "x/../../outside"], ids=["parent", "through-a-folder"])
+def test_written_plans_stay_in_the_write_folder_whatever_the_plan_name(tmp_path, name):
+    """Review item 5: plan "../../escape" failed with a raw errno, and "x/../../outside" with a
+    `01-x` folder present wrote outside the --write folder."""
+    plan = tmp_path / "p.sn"
+    plan.write_text(SMALL.read_text().replace('plan "qwen3-32b-h200-8"', f'plan "{name}"', 1))
+    out = tmp_path / "deep" / "wesc"
+    (out / "01-x").mkdir(parents=True)
+    r = CliRunner().invoke(main, ["search", str(plan), "--mode", "aggregated", "--tp", "2,4", "--dp", "1",
+                                  "--max-num-seqs", "64", "--top", "1", "--write", str(out)])
+    assert r.exit_code == 0, r.output
+    written = sorted(p for p in tmp_path.rglob("*.sn") if p != plan)
+    assert written and all(p.parent == out for p in written), written
+    assert f'plan "{name}-01"' in written[0].read_text()

@@ -464,3 +464,22 @@ def test_the_interval_heading_names_the_residuals_it_reads(tmp_path):
 ''')
     h200 = CliRunner().invoke(main, ["simulate", str(plan)])
     assert "80 % calibration intervals (the profile's in-sample residuals: it has no leave-one-out records)" in h200.output, h200.output
+def test_an_explicit_profile_of_another_chip_generation_is_refused():
+    """Review item 7: `--profile ascend-a3` (or its file) on an H100 plan ran on the A3 constants
+    with widened intervals; calibrate refuses such points, simulate now refuses the profile (exit 2).
+    Left out, the plan's own generation's profile is used as before."""
+    plan = str(MULTI_TURN)            # HGX H200: generation hopper
+    a3 = ROOT / "sncc" / "catalog" / "data" / "profiles" / "ascend-a3.toml"
+    for prof in ("ascend-a3", str(a3)):
+        r = CliRunner().invoke(main, ["simulate", "--profile", prof, plan])
+        assert r.exit_code == 2, r.output
+        assert "generation hopper" in r.output and "generation atlas-a3" in r.output and "nvidia-h200" in r.output
+        assert "Traceback" not in r.output
+    from sncc.cost.profile import load_profile
+    from sncc.sim.calibration.fit import other_generation
+
+    class Chip:
+        id, generation = "nvidia-h100", "hopper"
+
+    assert other_generation(load_profile("nvidia-h200"), Chip) is None
+    assert "ascend-a3" in other_generation(load_profile("ascend-a3"), Chip)

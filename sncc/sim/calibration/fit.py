@@ -627,17 +627,29 @@ def chip_problem(prof: Any, spec: Any) -> Optional[str]:
     generations (H100 into the H200 profile: efficiencies carry over within a generation), is
     accepted; another generation is refused, since one set of efficiencies cannot describe two
     chip generations.  A profile recording neither list accepts any chip."""
-    chips = list(prof.get("calibration.chips")) if prof.has("calibration.chips") else []
-    gens = list(prof.get("calibration.generations")) if prof.has("calibration.generations") else []
-    cid, gen = getattr(spec.chip, "id", None), getattr(spec.chip, "generation", None)
-    if (not chips and not gens) or cid in chips or gen in gens:
+    why = other_generation(prof, spec.chip)
+    if why is None:
         return None
     from sncc.sim.from_plan import PROFILE_BY_GENERATION
-    other = PROFILE_BY_GENERATION.get(gen)
+    other = PROFILE_BY_GENERATION.get(getattr(spec.chip, "generation", None))
     hint = f"profile = \"{other}\"" if other else "a profile made for it"
-    return (f"runs on {cid} (generation {gen}), but profile {prof.id} is made for "
-            f"{', '.join(chips) or '?'} (generation {', '.join(gens) or '?'}): one set of efficiencies cannot "
+    return (f"runs on {why}: one set of efficiencies cannot "
             f"describe two chip generations; fit this point into {hint}, in its own measurements file")
+
+
+def other_generation(prof: Any, chip: Any) -> Optional[str]:
+    """``"<chip> (generation G), but profile P is made for <chips> (generation H)"`` when ``chip``
+    is neither one profile ``prof`` was made for (``[calibration] chips``) nor of one of its
+    ``generations``; None when it is, or when the profile records neither list.  The one rule of
+    ``sncc calibrate`` (a point of another generation is refused) and of ``sncc simulate
+    --profile`` (an explicit profile of another generation is refused)."""
+    chips = list(prof.get("calibration.chips")) if prof.has("calibration.chips") else []
+    gens = list(prof.get("calibration.generations")) if prof.has("calibration.generations") else []
+    cid, gen = getattr(chip, "id", None), getattr(chip, "generation", None)
+    if (not chips and not gens) or cid in chips or gen in gens:
+        return None
+    return (f"{cid} (generation {gen}), but profile {prof.id} is made for "
+            f"{', '.join(chips) or '?'} (generation {', '.join(gens) or '?'})")
 
 
 def fit(base: str, keys: Sequence[str], points: Sequence[Point], *, max_evals: int = 60) -> Dict[str, Any]:
