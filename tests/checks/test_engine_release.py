@@ -87,3 +87,11 @@ def test_vllm_release_newer_than_any_known_is_a_warning_not_an_error():
     comp = compile_plan(text.replace("0.99.0", "0.13.0"))
     (d,) = [d for d in comp.diagnostics if d.code.code == "SN4040"]
     assert d.severity == "info"
+
+
+def test_an_unknown_vllm_ascend_release_is_said_once():
+    # the release matrix reports v0.99.0 unknown (SN2008); the "newer than any release" warning
+    # (SN4040) would say the same at the same span
+    comp = compile_plan(MINIMAX_950.replace("{ENGINE}", '{ version = "v0.99.0" }'))
+    got = [(d.code.code, d.severity) for d in comp.diagnostics if d.code.code in ("SN2008", "SN4040")]
+    assert got == [("SN2008", "error")], [(d.code.code, d.message) for d in comp.diagnostics]
