@@ -95,3 +95,14 @@ def test_an_unknown_vllm_ascend_release_is_said_once():
     comp = compile_plan(MINIMAX_950.replace("{ENGINE}", '{ version = "v0.99.0" }'))
     got = [(d.code.code, d.severity) for d in comp.diagnostics if d.code.code in ("SN2008", "SN4040")]
     assert got == [("SN2008", "error")], [(d.code.code, d.message) for d in comp.diagnostics]
+
+
+def test_model_not_in_release_is_located_and_pathed_at_the_model_name():
+    # the finding is about the model (whatever the release, written or sncc's default pin): its span
+    # and its path both name the model's id
+    from expect import ROOT
+
+    comp = compile_plan((ROOT / "examples" / "broken" / "model-not-in-release.sn").read_text())
+    (d,) = [d for d in comp.diagnostics if d.code.code == "SN4023"]
+    assert d.path == ("model", "id") and d.span == comp.plan.model.span_of("id"), (d.path, d.span)
+    assert comp.source.text[d.span.start:d.span.end] == '"qwen3.5-397b"'
