@@ -132,7 +132,8 @@ def check_removed_options(plan, r):
 
 
 def check_engine_pinned(plan, r):
-    """The engine release is one sncc pins its launch files to (SN4040, info); a release newer than
+    """An unversioned engine is built for sncc's default pin, which an info says (SN4046, at the
+    engine block).  The engine release is one sncc pins its launch files to (SN4040, info); a release newer than
     any sncc knows (:meth:`~sncc.engines.base.EngineAdapter.newest_known_release`) is a warning:
     sncc's rules stop at its newest known release; none where the release matrix already calls the
     release unknown (SN2008, :func:`sncc.checks.software.release_unknown`)."""
@@ -140,7 +141,16 @@ def check_engine_pinned(plan, r):
 
     eng = plan.engine
     adapter = plan_adapter(plan)
-    if adapter is None or not eng.version:
+    if adapter is None:
+        return
+    if not eng.version:
+        if getattr(r, "engine_version_default", False):
+            yield diag(codes.ENGINE_VERSION_DEFAULT,
+                       f"no engine release named: sncc checks and builds this plan for {adapter.label} {r.engine_version}, its default pin",
+                       r.engine_version_span or eng.name_span,
+                       help=f"write `version = \"{r.engine_version}\"` (or the release the servers run) in `engine \"{eng.kind}\"` "
+                            "to keep the release fixed when sncc's default moves",
+                       path=("engine",))
         return
     choice = adapter.choose(eng.version)
     if choice.exact:

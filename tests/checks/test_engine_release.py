@@ -106,3 +106,13 @@ def test_model_not_in_release_is_located_and_pathed_at_the_model_name():
     (d,) = [d for d in comp.diagnostics if d.code.code == "SN4023"]
     assert d.path == ("model", "id") and d.span == comp.plan.model.span_of("id"), (d.path, d.span)
     assert comp.source.text[d.span.start:d.span.end] == '"qwen3.5-397b"'
+
+
+def test_an_unversioned_engine_is_told_its_default_pin():
+    comp = compile_plan(MINIMAX_950.replace("{ENGINE}", "{}"))
+    (d,) = [d for d in comp.diagnostics if d.code.code == "SN4046"]
+    assert d.severity == "info" and d.path == ("engine",)
+    assert d.message == "no engine release named: sncc checks and builds this plan for vllm-ascend v0.11.0, its default pin"
+    assert comp.source.text[d.span.start:d.span.end] == '"vllm-ascend"'
+    written = compile_plan(MINIMAX_950.replace("{ENGINE}", '{ version = "v0.23.0" }'))
+    assert not [d for d in written.diagnostics if d.code.code == "SN4046"]
