@@ -371,6 +371,16 @@ class EngineAdapter:
         return catalog.default_kv_connector(self.kind)
 
     # ------------------------------------------------------------------ questions checks ask
+    def option_roles(self, option: str) -> tuple[str, ...] | None:
+        """The roles (``prefill``, ``decode``, ``serve``) whose launch files carry ``optimize.<option>``
+        when the engine writes it per role (Omni-Infer's ``[[knobs]] roles``: ``enable_prefill_micro_batch``
+        on prefill instances only), or None when it has no per-role rule.  Read through
+        :attr:`sncc.facts.Facts.optimize_roles`."""
+        for row in self.data.get("knobs", ()):
+            if row.get("option") == f"optimize.{option}" and "roles" in row:
+                return tuple(row["roles"])
+        return None
+
     def supports_component(self, name: str) -> bool:
         """True when the engine has ``optimize { <name> }`` (``omni_attn``, ``omni_proxy``,
         ``omni_placement``) or ``scheduler = ascend`` (``ascend_scheduler``)."""

@@ -60,6 +60,27 @@ def derive_roles(plan, f: Facts) -> None:
     f.roles = {name: derive_watched(role_facts, plan, name, role, f.arch, util) for name, role in plan.roles()}
     _derive_all2all(plan, f)
     _derive_omni_attn(plan, f)
+    _derive_optimize_roles(plan, f)
+
+
+def _derive_optimize_roles(plan, f: Facts) -> None:
+    """Set :attr:`Facts.optimize_roles`: for each ``optimize`` option the plan turns on, the roles
+    its engine writes it for (the adapter's option table), so that the build, the checks and the
+    simulator agree on where it applies."""
+    from sncc.engines.registry import UnknownEngine, adapter_for
+
+    opt = getattr(plan, "optimize", None)
+    f.optimize_roles = {}
+    if opt is None:
+        return
+    try:
+        adapter = adapter_for(plan.engine.kind)
+    except UnknownEngine:
+        return
+    for name, on in (("micro_batch", opt.micro_batch >= 2), ("superkernel_layers", opt.superkernel_layers > 0)):
+        roles = adapter.option_roles(name) if on else None
+        if roles is not None:
+            f.optimize_roles[name] = tuple(r for r in f.roles if r in roles)
 
 
 def engine_release_of(plan, adapter=None) -> tuple[str | None, str]:
