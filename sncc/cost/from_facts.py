@@ -74,11 +74,13 @@ class MissingChipFact(ValueError):
 
     def __init__(self, chip: str, missing: list):
         self.chip, self.missing = chip, list(missing)
+        #: why the fact cannot come from elsewhere (the diagnostic's note: neither message nor help)
+        self.why = ("sncc/catalog/data/chips.toml leaves unsourced facts absent, and the simulator does not "
+                    "guess them; a calibration profile (--profile) holds fitted efficiencies, not chip facts, "
+                    "so it cannot supply them")
         super().__init__(
             f"cannot simulate chip `{chip}`: the catalog has no sourced value for "
-            f"{', '.join(self.missing)} (sncc/catalog/data/chips.toml leaves unsourced facts absent, "
-            "and the simulator does not guess them). A calibration profile (--profile) holds fitted "
-            "efficiencies, not chip facts, so it cannot supply them; add the fact with its source to "
+            f"{', '.join(self.missing)} ({self.why}); add the fact with its source to "
             f"[chips.{chip}] in sncc/catalog/data/chips.toml, or plan for a chip the catalog describes")
 
 
