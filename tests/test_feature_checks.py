@@ -9,7 +9,7 @@ from expect import compile_text
 PLAN = '''plan "llama-h100" {
   model "llama-3.1-70b" { quant = bf16 }
   hardware { system = "hgx-h100"  nodes = 1 }
-  engine "vllm" {}
+  engine "vllm" { version = "0.23.0" }
   serve { devices = 8  tp = 8  max_num_seqs = 64  max_num_batched_tokens = 8k  chunked_prefill = 8k }
   OPT
   workload { requests = 100  concurrency = 8  input { mean = 2k  max = 8k }  output { mean = 512  max = 2k } }

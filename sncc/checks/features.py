@@ -77,6 +77,20 @@ def check_options_apply(plan, r):
     written = adapter.data.get("optimize_options")
     if written is None:
         return
+    for field, roles in getattr(r, "optimize_roles", {}).items():
+        if roles == () and field in written:
+            only = adapter.option_roles(field) or ()
+            key = adapter.knobs.get(f"optimize.{field}", {}).get("key", field) if hasattr(adapter, "knobs") else field
+            yield diag(codes.OPTION_NOT_APPLIED,
+                       f"`{field} = {getattr(opt, field)}` is written for no role of this plan: {adapter.label}'s "
+                       f"`{key}` goes to {' and '.join(f'`{x}`' for x in only)} roles only, and this plan has "
+                       + ", ".join(f"`{n}`" for n in r.roles) + " (not simulated either)",
+                       opt.span_of(field), related=[Related(_engine_span(plan), "engine chosen here")],
+                       help=f"remove `{field}`" + (", or split `serve` into `prefill` and `decode` roles"
+                                                   if "serve" in r.roles and "prefill" in only else ""),
+                       notes=[n for row in adapter.data.get("knobs", ()) if row.get("option") == f"optimize.{field}"
+                              for n in [row.get("notes", "")] + [f"source: {x}" for x in row.get("source", ())] if n],
+                       path=("optimize", field))
     for field, active in (("superkernel_layers", opt.superkernel_layers > 0), ("micro_batch", opt.micro_batch >= 2),
                           ("graph_cache", opt.graph_cache is not None)):
         if active and field not in written:

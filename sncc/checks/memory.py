@@ -32,7 +32,18 @@ def check_kv_fits(plan, r):
             continue
         util_span = _util_span(plan, role)
         state = (f" (linear-attention state {gib(mem.state_per_seq)} included)" if mem.state_per_seq else "")
-        parts = (f"weights {gib(mem.weights)} + KV {gib(mem.kv_per_seq)} per sequence at {format_tokens(mem.context)} tokens{state}"
+        # a prefill device holds one batch of max_num_batched_tokens (or the workload's longest input),
+        # the others max_model_len per sequence (sncc.capacity.role_memory): name the one sized
+        rf = r.roles.get(name)
+        if name == "prefill":
+            of = ("max_num_batched_tokens" if rf is not None and mem.context == rf.max_num_batched_tokens
+                  else "the workload's longest input")
+            sized = f"one prefill batch of {format_tokens(mem.context)} tokens ({of})"
+            per = f"for {format_tokens(mem.context)} tokens ({of})"
+        else:
+            sized = "one full-context sequence"
+            per = f"per sequence at {format_tokens(mem.context)} tokens"
+        parts = (f"weights {gib(mem.weights)} + KV {gib(mem.kv_per_seq)} {per}{state}"
                  f" + reserve {gib(mem.reserve)}" + (f" + {mem.comm} buffers {gib(mem.hccl)}" if mem.hccl else ""))
         have = f"{gib(mem.budget)} ({gib(mem.hbm)} × {mem.utilization:g})"
         related = [Related(r.max_model_len_span, r.max_model_len_note)] if r.max_model_len_span and name != "prefill" else []
@@ -52,7 +63,7 @@ def check_kv_fits(plan, r):
             else:
                 help_ = f"at most {format_tokens(fits_ctx)} tokens of context fit per device; shorten max_model_len or spread the model over more devices"
             yield diag(codes.KV_DOES_NOT_FIT,
-                       f"`{name}` device needs {gib(one)} for one full-context sequence but has {have}",
+                       f"`{name}` device needs {gib(one)} for {sized} but has {have}",
                        role.span_of("devices"), related=related, notes=[parts], help=help_, path=(name,))
             continue
         # SN4008: max_num_seqs full-context sequences overflow the KV pool, or one sequence does

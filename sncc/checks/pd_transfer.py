@@ -10,6 +10,7 @@ Connector facts: ``software.toml [[kv_connectors]]`` (misconfig BR-18, BR-31, BR
 from __future__ import annotations
 
 from sncc import catalog
+from sncc.checks._rules import engine_release
 from sncc.diagnostics import codes
 from sncc.diagnostics.model import Edit, Fix, Related, diag
 
@@ -70,26 +71,45 @@ def check_kv_connector(plan, r):
                        f"`{c.id}`" for c in catalog.kv_connectors().values() if catalog.connector_runs_on(c, eng.kind)),
                    path=("kv_transfer", "connector"))
         return
-    gone = conn.removed_in.get(eng.kind)
-    if gone and eng.version:
-        if _removed(conn, eng):
-            yield diag(codes.KV_CONNECTOR_UNAVAILABLE,
-                       f"the `{cid}` connector ({conn.class_name}) was removed in {eng.kind} {gone}",
-                       _kt_span(plan, "connector"), related=[Related(eng.span_of("version"), f"{eng.kind} {eng.version}")],
-                       help=(f"use `connector = {default}`" if (default := catalog.default_kv_connector(eng.kind)) not in (None, cid)
-                             else f"use a release before {gone}"),
-                       notes=[conn.notes] if conn.notes else [], path=("kv_transfer", "connector"))
+    gone = _removed(conn, plan, r)
+    if gone:
+        from sncc.checks._rules import default_pin_help
+
+        release = r.engine_release_label(eng.kind) if getattr(r, "engine_version", None) else f"{eng.kind} {engine_release(plan, r)}"
+        default = catalog.default_kv_connector(eng.kind)
+        if not pd:
+            offer = r.kv_connector_offer
+            alone = list(offer.built) if offer is not None else []
+            help_ = "remove the `kv_transfer` block" + (
+                "; for KV offload on this server name " + " or ".join(f"`{c}`" for c in alone) if alone else "")
+        elif default not in (None, cid):
+            help_ = f"use `connector = {default}`"
+        else:
+            help_ = f"use a release before {gone}"
+        pin_help = default_pin_help(plan, r, f"the `{cid}` connector (one before {gone})")
+        yield diag(codes.KV_CONNECTOR_UNAVAILABLE,
+                   f"the `{cid}` connector ({conn.class_name}) is not in {release}: it was removed in {eng.kind} {gone}",
+                   _kt_span(plan, "connector"),
+                   related=[Related(getattr(r, "engine_version_span", None) or eng.span_of("version"), release)],
+                   help=help_ + (f"; or {pin_help}" if pin_help else ""),
+                   notes=[conn.notes] if conn.notes else [], path=("kv_transfer", "connector"))
 
 
-def _removed(conn, eng) -> bool:
-    """True when the plan's release of ``eng`` is at or after the one that removed ``conn``."""
-    gone = conn.removed_in.get(eng.kind)
-    if not gone or not eng.version:
-        return False
+def _removed(conn, plan, r) -> str | None:
+    """The release of the plan's engine that removed ``conn`` when the release judged
+    (:func:`sncc.checks._rules.engine_release`: :attr:`sncc.facts.Facts.engine_version`, the one the
+    build uses) is at or after it, else None.  Connector removals live in ``software.toml
+    [[kv_connectors]] removed_in`` only (not in ``engine_rules.toml [[release_support]]``), so a
+    removed connector draws this one message (SN3008)."""
+    kind = plan.engine.kind
+    gone = conn.removed_in.get(kind)
+    version = engine_release(plan, r)
+    if not gone or not version:
+        return None
     try:
-        return catalog.parse_version(eng.version) >= catalog.parse_version(gone)
+        return gone if catalog.parse_version(version) >= catalog.parse_version(gone) else None
     except ValueError:
-        return False
+        return None
 
 
 def check_kv_connector_without_peer(plan, r):
@@ -106,7 +126,7 @@ def check_kv_connector_without_peer(plan, r):
     except KeyError:
         return
     eng = plan.engine
-    if conn.aggregated or not catalog.connector_runs_on(conn, eng.kind) or _removed(conn, eng):
+    if conn.aggregated or not catalog.connector_runs_on(conn, eng.kind) or _removed(conn, plan, r):
         return
     offer = r.kv_connector_offer
     alone = [c for c in (offer.built if offer is not None else ())]
@@ -125,7 +145,7 @@ def check_kv_connector_without_peer(plan, r):
 def check_kv_connector_tp(plan, r):
     """Prefill and decode TP suit the connector's heterogeneous-TP support (SN3009)."""
     cid, conn = _pd_connector(plan)
-    if conn is None or _connector_rows(plan, cid):
+    if conn is None or _connector_rows(plan, cid, r):
         return   # the release's support matrix (SN3024) decides
     p, d = plan.prefill, plan.decode
     problem = None
@@ -198,12 +218,13 @@ def check_kv_connector_settings(plan, r):
                                help=f"add `{k} = {want}` to `env`", path=("env", k))
 
 
-def _connector_rows(plan, cid):
-    """The ``[[pd_connectors]]`` rows of connector ``cid`` for the plan's engine and release."""
+def _connector_rows(plan, cid, r):
+    """The ``[[pd_connectors]]`` rows of connector ``cid`` for the plan's engine and release (the
+    facts' :attr:`~sncc.facts.Facts.engine_version`)."""
     from sncc.checks._rules import in_range, plan_versions, rows
 
     eng = plan.engine
-    vs = plan_versions(plan)
+    vs = plan_versions(plan, r)
     out = []
     for row in rows("pd_connectors"):
         if row["connector"] != cid or eng.kind not in row.get("engines", ()):
@@ -230,7 +251,7 @@ def check_connector_layout(plan, r):
         return
     hybrid = bool(getattr(r.arch, "is_hybrid_linear", False))
     mla = r.arch.is_mla or r.arch.is_dsv4
-    for row in _connector_rows(plan, cid):
+    for row in _connector_rows(plan, cid, r):
         problem = None
         rule = row.get("hetero_tp", "")
         if p.tp != d.tp:

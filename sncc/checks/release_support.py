@@ -134,7 +134,7 @@ def check_model_in_release(plan, r):
     yield diag(codes.MODEL_NOT_IN_RELEASE,
                f"{release} cannot load `{r.served_name}` ({row['family']}, `{model_type}`): "
                f"{eng.kind} supports it{on} from {row['first']}",
-               plan.model.name_span,
+               plan.model.span_of("id") or plan.model.name_span,
                related=[Related(getattr(r, "engine_version_span", None) or eng.span_of("version"), release)],
                help=f"use {eng.kind} {row['first']} or later" + (f" ({pin_help})" if pin_help else ""),
-               notes=["source: " + sources(row)], path=("engine", "version"))
+               notes=["source: " + sources(row)], path=("model", "id"))   # the span: the model's name

@@ -64,6 +64,19 @@ def _vllm_ascend_version(plan, r=None) -> str | None:
     return engine_release(plan, r)
 
 
+def release_unknown(plan, r=None) -> bool:
+    """True when the engine has a release matrix (vllm-ascend) and the release judged is not in it:
+    :func:`check_engine_release` reports it (SN2008 "unknown vllm-ascend release")."""
+    version = _vllm_ascend_version(plan, r)
+    if version is None:
+        return False
+    try:
+        catalog.vllm_ascend_release(version)
+    except KeyError:
+        return True
+    return False
+
+
 def _engine_row(plan, r=None):
     """The vllm-ascend release row the plan is checked for, or None (other engines, unknown release)."""
     version = _vllm_ascend_version(plan, r)

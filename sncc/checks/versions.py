@@ -132,14 +132,25 @@ def check_removed_options(plan, r):
 
 
 def check_engine_pinned(plan, r):
-    """The engine release is one sncc pins its launch files to (SN4040, info); a release newer than
+    """An unversioned engine is built for sncc's default pin, which an info says (SN4046, at the
+    engine block).  The engine release is one sncc pins its launch files to (SN4040, info); a release newer than
     any sncc knows (:meth:`~sncc.engines.base.EngineAdapter.newest_known_release`) is a warning:
-    sncc's rules stop at its newest known release."""
+    sncc's rules stop at its newest known release; none where the release matrix already calls the
+    release unknown (SN2008, :func:`sncc.checks.software.release_unknown`)."""
     from sncc.engines.registry import plan_adapter
 
     eng = plan.engine
     adapter = plan_adapter(plan)
-    if adapter is None or not eng.version:
+    if adapter is None:
+        return
+    if not eng.version:
+        if getattr(r, "engine_version_default", False):
+            yield diag(codes.ENGINE_VERSION_DEFAULT,
+                       f"no engine release named: sncc checks and builds this plan for {adapter.label} {r.engine_version}, its default pin",
+                       r.engine_version_span or eng.name_span,
+                       help=f"write `version = \"{r.engine_version}\"` (or the release the servers run) in `engine \"{eng.kind}\"` "
+                            "to keep the release fixed when sncc's default moves",
+                       path=("engine",))
         return
     choice = adapter.choose(eng.version)
     if choice.exact:
@@ -150,6 +161,10 @@ def check_engine_pinned(plan, r):
     except ValueError:
         future = False
     if future:
+        from sncc.checks.software import release_unknown
+
+        if release_unknown(plan, r):
+            return   # the release matrix has no such release: SN2008 says so at the same value
         # a release newer than every table sncc has: no rule has read it, so every check is a guess
         yield diag(codes.ENGINE_VERSION_NOT_PINNED,
                    f"{adapter.label} {eng.version} is newer than any release sncc knows: its rules stop at "

@@ -74,11 +74,13 @@ class MissingChipFact(ValueError):
 
     def __init__(self, chip: str, missing: list):
         self.chip, self.missing = chip, list(missing)
+        #: why the fact cannot come from elsewhere (the diagnostic's note: neither message nor help)
+        self.why = ("sncc/catalog/data/chips.toml leaves unsourced facts absent, and the simulator does not "
+                    "guess them; a calibration profile (--profile) holds fitted efficiencies, not chip facts, "
+                    "so it cannot supply them")
         super().__init__(
             f"cannot simulate chip `{chip}`: the catalog has no sourced value for "
-            f"{', '.join(self.missing)} (sncc/catalog/data/chips.toml leaves unsourced facts absent, "
-            "and the simulator does not guess them). A calibration profile (--profile) holds fitted "
-            "efficiencies, not chip facts, so it cannot supply them; add the fact with its source to "
+            f"{', '.join(self.missing)} ({self.why}); add the fact with its source to "
             f"[chips.{chip}] in sncc/catalog/data/chips.toml, or plan for a chip the catalog describes")
 
 
@@ -116,8 +118,10 @@ def applicable_features(plan, facts) -> tuple:
       ``use_super_kernel``), and an engine with release-specific spellings (vllm-ascend)
       when its release spells them and the plan meets the release's preconditions
       (``VLLM_ASCEND_ENABLE_DBO``, ``torchair_graph_config.enable_super_kernel``: exactly when
-      :func:`sncc.lowering.ascend_options.plan_options` says the build writes them).  vLLM's
-      ``--enable-dbo`` is not emitted, so it is not credited.
+      :func:`sncc.lowering.ascend_options.plan_options` says the build writes them), and only when
+      the build writes them for a role of the plan (:attr:`sncc.facts.Facts.optimize_roles`:
+      Omni-Infer's ``enable_prefill_micro_batch`` goes to prefill instances only, so an aggregated
+      plan gets no micro-batch overlap).  vLLM's ``--enable-dbo`` is not emitted, so it is not credited.
     * speculative decoding: the setting in force on the decoding role
       (``RoleFacts.speculative``); ``mtp`` only for a model with MTP layers.
     """
@@ -142,11 +146,16 @@ def applicable_features(plan, facts) -> tuple:
             if not on:
                 continue
             use = va_uses.get(name)
+            # the roles the build writes it for (Facts.optimize_roles): none of the plan's = not applied
+            roles = getattr(facts, "optimize_roles", {}).get(name)
             # an engine with release-specific spellings decides per release; otherwise its adapter's list
-            if (use.written if use is not None else name in native):
+            if (use.written if use is not None else name in native) and roles != ():
                 applied.add(name)
                 continue
-            if use is not None:
+            if roles == ():
+                why = ("the build writes it for no role of this plan: "
+                       + ", ".join(adapter.option_roles(name) or ()) + " roles only")
+            elif use is not None:
                 why = use.absent or "; ".join(u.message for u in use.unmet) or "the build does not write it"
             elif name == "micro_batch":
                 why = "the build writes it only for Omni-Infer and vllm-ascend on Ascend"

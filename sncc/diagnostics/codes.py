@@ -557,6 +557,16 @@ ENGINE_VALUE_REFUSED = _code(
     'kv_cache { block_size = 100 }',
     'kv_cache { block_size = 128 }')
 
+ENGINE_VERSION_DEFAULT = _code(
+    "SN4046", "engine-version-default", "info", "the plan names no engine release: sncc checks and builds it for its default pin",
+    "An `engine \"<kind>\" { }` block without `version` is checked and built for the adapter's default pinned "
+    "release (`default` in `sncc/engines/<engine>/data/pins.toml`): every release rule judges that release, and "
+    "`manifest.json` records it (`engine_version`, `engine_version_note`). The default moves when sncc pins a "
+    "newer release, so the same plan can then be judged and built differently. Write the release the servers "
+    "run to keep it fixed.",
+    'engine "vllm" {}',
+    'engine "vllm" { version = "0.23.0" }')
+
 CHIP_FACTS_MISSING = _code(
     "SN4080", "chip-facts-missing", "error", "the simulator needs a chip fact the catalog does not have",
     "The step-cost model needs the device's HBM capacity and bandwidth and a dense peak rate for the "

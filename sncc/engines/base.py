@@ -337,8 +337,9 @@ class EngineAdapter:
                              listen=tuple((str(r["since"]), str(r["ports"])) for r in d.get("listen", ())),
                              roles=tuple(d.get("roles", ("prefill", "decode"))))
 
-    def connector_offer(self, version: str | None, aggregated: bool) -> "ConnectorOffer":
-        """The KV connectors a plan of this engine at release ``version`` (None: the default pin) can
+    def connector_offer(self, version: str, aggregated: bool) -> "ConnectorOffer":
+        """The KV connectors a plan of this engine at release ``version`` (the plan's
+        :attr:`sncc.facts.Facts.engine_version`: written, else the default pin) can
         name for its roles (``aggregated``: one ``serve`` role; else prefill + decode): the catalog's
         connectors of the engine (``software.toml [[kv_connectors]] engines``; for a ``serve`` role
         only those marked ``aggregated``) that the release has not removed, split into ``built``
@@ -347,7 +348,7 @@ class EngineAdapter:
         mean" read (through :attr:`sncc.facts.Facts.kv_connector_offer`)."""
         from sncc import catalog
 
-        v = version or self.choose(None).pin.version
+        v = version
         role = "serve" if aggregated else "prefill"
         built, unbuilt = [], []
         for c in catalog.kv_connectors().values():
@@ -370,6 +371,16 @@ class EngineAdapter:
         return catalog.default_kv_connector(self.kind)
 
     # ------------------------------------------------------------------ questions checks ask
+    def option_roles(self, option: str) -> tuple[str, ...] | None:
+        """The roles (``prefill``, ``decode``, ``serve``) whose launch files carry ``optimize.<option>``
+        when the engine writes it per role (Omni-Infer's ``[[knobs]] roles``: ``enable_prefill_micro_batch``
+        on prefill instances only), or None when it has no per-role rule.  Read through
+        :attr:`sncc.facts.Facts.optimize_roles`."""
+        for row in self.data.get("knobs", ()):
+            if row.get("option") == f"optimize.{option}" and "roles" in row:
+                return tuple(row["roles"])
+        return None
+
     def supports_component(self, name: str) -> bool:
         """True when the engine has ``optimize { <name> }`` (``omni_attn``, ``omni_proxy``,
         ``omni_placement``) or ``scheduler = ascend`` (``ascend_scheduler``)."""

@@ -238,7 +238,7 @@ def lower_eplb(adapter, version: str | None, rf, from_component: bool = True) ->
             _set(ac, k, v)
     else:
         placement = keys
-    note = f"{ep.source}: " + "; ".join(notes) + f" ({label}, keys of {row.releases})" if notes else ""
+    note = f"{ep.source}: " + "; ".join(notes) + f" ({label}; the keys of releases {row.releases})" if notes else ""
     return EplbLowering(args=out_args, additional_config=ac, env=tuple(env), placement=placement, note=note,
                         issues=tuple(issues))
 

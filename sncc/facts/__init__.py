@@ -60,25 +60,58 @@ def derive_roles(plan, f: Facts) -> None:
     f.roles = {name: derive_watched(role_facts, plan, name, role, f.arch, util) for name, role in plan.roles()}
     _derive_all2all(plan, f)
     _derive_omni_attn(plan, f)
+    _derive_optimize_roles(plan, f)
 
 
-def derive_engine_release(plan, f: Facts) -> None:
-    """Set :attr:`Facts.engine_version` (and its origin and span): the release the plan names, else
-    the one the build uses, the adapter's default pin (:meth:`~sncc.engines.base.EngineAdapter.choose`
-    with no version), so that every release check judges the release the launch files are for."""
+def _derive_optimize_roles(plan, f: Facts) -> None:
+    """Set :attr:`Facts.optimize_roles`: for each ``optimize`` option the plan turns on, the roles
+    its engine writes it for (the adapter's option table), so that the build, the checks and the
+    simulator agree on where it applies."""
+    from sncc.engines.registry import UnknownEngine, adapter_for
+
+    opt = getattr(plan, "optimize", None)
+    f.optimize_roles = {}
+    if opt is None:
+        return
+    try:
+        adapter = adapter_for(plan.engine.kind)
+    except UnknownEngine:
+        return
+    for name, on in (("micro_batch", opt.micro_batch >= 2), ("superkernel_layers", opt.superkernel_layers > 0)):
+        roles = adapter.option_roles(name) if on else None
+        if roles is not None:
+            f.optimize_roles[name] = tuple(r for r in f.roles if r in roles)
+
+
+def engine_release_of(plan, adapter=None) -> tuple[str | None, str]:
+    """(release, origin) of ``plan``'s engine: the ``version`` it names (origin ``"plan"``), else the
+    one the build uses, the adapter's default pin (:meth:`~sncc.engines.base.EngineAdapter.choose` with
+    no version; origin ``"default"``), else (None, ``""``) for an engine sncc has no adapter for.
+    The one place the default pin is chosen: :func:`derive_engine_release` stores it in the facts,
+    and the builder (which runs before the facts) asks here."""
     from sncc.engines.registry import UnknownEngine, adapter_for
 
     eng = plan.engine
     if eng.version:
-        f.engine_version, f.engine_version_origin, f.engine_version_span = eng.version, "plan", eng.span_of("version")
-        return
-    try:
-        adapter = adapter_for(eng.kind)
-    except UnknownEngine:
-        return
-    f.engine_version = adapter.choose(None).pin.version
-    f.engine_version_origin = "default"
-    f.engine_version_span = eng.span_of("kind") or eng.name_span
+        return eng.version, "plan"
+    if adapter is None:
+        try:
+            adapter = adapter_for(eng.kind)
+        except UnknownEngine:
+            return None, ""
+    return adapter.choose(None).pin.version, "default"
+
+
+def derive_engine_release(plan, f: Facts) -> None:
+    """Set :attr:`Facts.engine_version` (and its origin and span): the release the plan names, else
+    the one the build uses, the adapter's default pin (:func:`engine_release_of`), so that every
+    release check judges the release the launch files are for."""
+    eng = plan.engine
+    f.engine_version, f.engine_version_origin = engine_release_of(plan)
+    if f.engine_version_origin == "plan":
+        f.engine_version_span = eng.span_of("version")
+    elif f.engine_version_origin == "default":
+        f.engine_version_span = eng.span_of("kind") or eng.name_span
 
 
 def _derive_kv_dtype_run(plan, f: Facts) -> None:
@@ -91,12 +124,13 @@ def _derive_kv_dtype_run(plan, f: Facts) -> None:
     except UnknownEngine:
         return
     f.kv_dtype_run, f.kv_dtype_run_note = adapter.kv_dtype_run(plan.kv_cache.dtype)
-    f.kv_connector_offer = connector_offer(plan, adapter)
+    f.kv_connector_offer = connector_offer(plan, adapter, f.engine_version)
 
 
-def connector_offer(plan, adapter=None):
-    """The :class:`~sncc.engines.base.ConnectorOffer` of ``plan``'s engine release and roles (an
-    aggregated plan: a ``serve`` role), or None for an engine sncc has no adapter for."""
+def connector_offer(plan, adapter=None, version: str | None = None):
+    """The :class:`~sncc.engines.base.ConnectorOffer` of ``plan``'s engine release (``version``:
+    :attr:`Facts.engine_version`; without it :func:`engine_release_of`) and roles (an aggregated
+    plan: a ``serve`` role), or None for an engine sncc has no adapter for."""
     if adapter is None:
         from sncc.engines.registry import UnknownEngine, adapter_for
 
@@ -104,7 +138,8 @@ def connector_offer(plan, adapter=None):
             adapter = adapter_for(plan.engine.kind)
         except UnknownEngine:
             return None
-    return adapter.connector_offer(plan.engine.version, not plan.disaggregated)
+    version = version or engine_release_of(plan, adapter)[0]
+    return adapter.connector_offer(version, not plan.disaggregated)
 
 
 def omni_attn_layout(adapter) -> OmniAttnLayout | None:

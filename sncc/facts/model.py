@@ -204,6 +204,11 @@ places routed experts statically and needs them to split evenly over the EP grou
     #: builds and those it has no launch facts for (:meth:`sncc.engines.base.EngineAdapter.connector_offer`,
     #: a :class:`~sncc.engines.base.ConnectorOffer`); None for an engine sncc has no adapter for
     kv_connector_offer: Any | None = None
+    #: ``{option: roles}`` for each ``optimize`` option the plan turns on (``micro_batch >= 2``,
+    #: ``superkernel_layers > 0``) that its engine writes per role (:meth:`sncc.engines.base.EngineAdapter.option_roles`):
+    #: the plan's roles whose launch files carry it, ``()`` when none does (then the build writes it
+    #: nowhere, SN4015 says so and the simulator credits nothing).  An option absent here has no per-role rule.
+    optimize_roles: dict[str, tuple[str, ...]] = field(default_factory=dict)
     max_model_len: int = 0
     max_model_len_span: Span | None = None
     max_model_len_note: str = ""

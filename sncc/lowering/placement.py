@@ -68,8 +68,11 @@ def place(roles: list[tuple[str, int, int, int]], per_node: int | None,
                 sizes.append(d)
             elif d >= per_node:
                 if per_node % per_rank:
-                    raise PlacementError(f"`{name}`: one DP rank takes tp × pp = {format_count(per_rank, 'device')}, which nodes of "
-                                         f"{per_node} devices do not hold evenly: sncc starts every rank inside one node "
+                    where = (f"more than a node's {per_node}: its TP group would span nodes"
+                             if per_rank > per_node else
+                             f"which a node of {per_node} devices does not hold a whole number of: a rank would straddle two nodes")
+                    raise PlacementError(f"`{name}`: one DP rank takes tp × pp = {format_count(per_rank, 'device')}, {where}; "
+                                         "sncc starts every rank inside one node "
                                          "(tensor or pipeline parallelism across nodes needs a Ray cluster, which sncc "
                                          "does not launch)", (name, "tp"))
                 n = -(-d // per_node)

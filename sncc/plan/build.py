@@ -386,8 +386,16 @@ class _Builder:
                 found = f"`{v.text}`"
             self.error(codes.WRONG_UNIT, f"`{key}` takes {expected} without a unit, found {found}", v.span)
             return _BAD
+        text = v.value if isinstance(v, ast.Str) else v.name if isinstance(v, ast.Ident) else None
+        modes = m.Graph.model_fields["mode"].json_schema_extra or {}
+        if key == "graph_mode" and text in (modes.get("choices") or ()):
+            # a graph mode written where the on/off switch goes: the mode is the plan's `graph { mode }`
+            help_ = (f"`graph_mode` turns graphs on or off (`true` / `false`); the kind of graph goes in the plan's "
+                     f"`graph {{ mode = {text} }}` block")
+        else:
+            help_ = f"write {expected} here (`sncc explain SN2004` lists the value kinds)"
         self.error(codes.INVALID_VALUE, f"`{key}` in `{where}` takes {expected}, found {_value_noun(v)}", v.span,
-                   help=f"write {expected} here (`sncc explain SN2004` lists the value kinds)")
+                   help=help_)
         return _BAD
 
     # --- blocks -----------------------------------------------------------

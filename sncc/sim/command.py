@@ -264,7 +264,7 @@ def missing_chip_fact_diagnostic(plan: Any, e: Any) -> Any:
     hw = plan.hardware
     span = hw.span_of("chip") or hw.span_of("system") or hw.block_span
     return diag(codes.CHIP_FACTS_MISSING, f"cannot simulate chip `{e.chip}`: the catalog has no sourced value for "
-                f"{', '.join(e.missing)}", span, notes=(str(e),),
+                f"{', '.join(e.missing)}", span, notes=(getattr(e, "why", ""),),
                 help=f"add the fact with its source to [chips.{e.chip}] in sncc/catalog/data/chips.toml, "
                      "or plan for a chip the catalog describes")
 

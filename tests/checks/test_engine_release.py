@@ -87,3 +87,32 @@ def test_vllm_release_newer_than_any_known_is_a_warning_not_an_error():
     comp = compile_plan(text.replace("0.99.0", "0.13.0"))
     (d,) = [d for d in comp.diagnostics if d.code.code == "SN4040"]
     assert d.severity == "info"
+
+
+def test_an_unknown_vllm_ascend_release_is_said_once():
+    # the release matrix reports v0.99.0 unknown (SN2008); the "newer than any release" warning
+    # (SN4040) would say the same at the same span
+    comp = compile_plan(MINIMAX_950.replace("{ENGINE}", '{ version = "v0.99.0" }'))
+    got = [(d.code.code, d.severity) for d in comp.diagnostics if d.code.code in ("SN2008", "SN4040")]
+    assert got == [("SN2008", "error")], [(d.code.code, d.message) for d in comp.diagnostics]
+
+
+def test_model_not_in_release_is_located_and_pathed_at_the_model_name():
+    # the finding is about the model (whatever the release, written or sncc's default pin): its span
+    # and its path both name the model's id
+    from expect import ROOT
+
+    comp = compile_plan((ROOT / "examples" / "broken" / "model-not-in-release.sn").read_text())
+    (d,) = [d for d in comp.diagnostics if d.code.code == "SN4023"]
+    assert d.path == ("model", "id") and d.span == comp.plan.model.span_of("id"), (d.path, d.span)
+    assert comp.source.text[d.span.start:d.span.end] == '"qwen3.5-397b"'
+
+
+def test_an_unversioned_engine_is_told_its_default_pin():
+    comp = compile_plan(MINIMAX_950.replace("{ENGINE}", "{}"))
+    (d,) = [d for d in comp.diagnostics if d.code.code == "SN4046"]
+    assert d.severity == "info" and d.path == ("engine",)
+    assert d.message == "no engine release named: sncc checks and builds this plan for vllm-ascend v0.11.0, its default pin"
+    assert comp.source.text[d.span.start:d.span.end] == '"vllm-ascend"'
+    written = compile_plan(MINIMAX_950.replace("{ENGINE}", '{ version = "v0.23.0" }'))
+    assert not [d for d in written.diagnostics if d.code.code == "SN4046"]

@@ -27,13 +27,11 @@ def test_a_connector_the_engine_does_not_offer_is_an_error_at_its_value(text):
     assert len(got) == 1 and got[0].is_error, [(d.code.code, d.message) for d in comp.diagnostics]
     d = got[0]
     assert comp.source.text[d.span.start:d.span.end] == "llmdatadist"
-    from sncc.engines.registry import adapter_for
-
     offered = [c.id for c in catalog.kv_connectors().values() if "vllm" in c.engines]
     assert "llmdatadist" not in offered and "nixl" in offered
     # the help lists what sncc builds for the plan's roles, the rest of the release marked
     # (tests/checks/test_kv_connector_without_peer.py)
-    offer = adapter_for("vllm").connector_offer(None, comp.plan.serve is not None)
+    offer = comp.facts.kv_connector_offer
     assert d.help == offer.help() and set(offer.built + offer.unbuilt) <= set(offered)
 
 

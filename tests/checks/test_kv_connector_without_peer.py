@@ -75,7 +75,7 @@ def test_the_offer_is_what_the_adapter_has_launch_facts_for(kind, aggregated):
     from sncc.engines.registry import adapter_for
 
     a = adapter_for(kind)
-    offer = a.connector_offer(None, aggregated)
+    offer = a.connector_offer(a.choose(None).pin.version, aggregated)
     role = "serve" if aggregated else "prefill"
     for cid in offer.built:
         assert role in a.connector(cid).roles
@@ -88,11 +88,9 @@ def test_the_offer_is_what_the_adapter_has_launch_facts_for(kind, aggregated):
 
 
 def test_the_pd_help_lists_built_connectors_and_marks_the_others():
-    from sncc.engines.registry import adapter_for
-
     comp = compile_text(PD.replace("connector = nixl", "connector = llmdatadist"))
     d = [d for d in comp.diagnostics if d.code.code == "SN3008"][0]
-    offer = adapter_for("vllm").connector_offer(None, False)
+    offer = comp.facts.kv_connector_offer
     assert offer.built == ("nixl",) and "mooncake" in offer.unbuilt and "lmcache" in offer.unbuilt
     assert d.help == offer.help()
     assert d.help.startswith("connectors sncc builds for vllm 0.23.0: `nixl`; the release also has `mooncake`")

@@ -39,7 +39,7 @@ def _json(text: str) -> dict:
 SUP4 = '''plan "s" {
   model "qwen3-32b" { quant = bf16 }
   hardware { system = "hgx-h200"  nodes = 1 }
-  engine "vllm" {}
+  engine "vllm" { version = "0.23.0" }
   serve { instances = 4  devices = 2  tp = 2  max_num_seqs = 64
           max_num_batched_tokens = 8k  chunked_prefill = 8k }
   workload {

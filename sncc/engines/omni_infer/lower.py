@@ -31,10 +31,6 @@ def _graph(ctx, name: str) -> bool:
     return ctx.roles[name].graph_mode
 
 
-def _knob_roles(ctx, option: str) -> tuple[str, ...]:
-    return tuple(ctx.adapter.knobs.get(option, {}).get("roles", ()))
-
-
 def placement_on(ctx, rs) -> bool:
     """True when role ``rs`` runs OmniPlacement: it has ``eplb`` settings in force (``eplb { }``
     or the seeds' ``optimize.omni_placement``) and spreads experts by expert parallelism."""
@@ -78,10 +74,12 @@ def model_extra_config(ctx, rs) -> dict:
         ops["omni_placement_config_path"] = f"omni_placement.{rs.name}.yaml"
     opt = plan.optimize
     knobs = ctx.adapter.knobs
-    if opt is not None and opt.superkernel_layers > 0 and rs.name in _knob_roles(ctx, "optimize.superkernel_layers") \
+    # the roles each option is written for: the facts' (Facts.optimize_roles), which the checks and the simulator read
+    where = ctx.resolved.optimize_roles
+    if opt is not None and opt.superkernel_layers > 0 and rs.name in where.get("superkernel_layers", ()) \
             and _graph(ctx, rs.name):
         ops[knobs["optimize.superkernel_layers"]["key"]] = True
-    if opt is not None and opt.micro_batch >= 2 and rs.name in _knob_roles(ctx, "optimize.micro_batch"):
+    if opt is not None and opt.micro_batch >= 2 and rs.name in where.get("micro_batch", ()):
         ops[knobs["optimize.micro_batch"]["key"]] = True
     g = plan.graph
     if g is not None and g.decode_gears and _graph(ctx, rs.name):
