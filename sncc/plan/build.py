@@ -247,8 +247,8 @@ class _Builder:
                     why = address_problem(item.value)
                     if why is not None:
                         self.error(codes.INVALID_VALUE, f"`{item.value}` is not a host address: {why}", item.span,
-                                   help="write an IP address (IPv4, or IPv6 in brackets with an optional %zone) or a "
-                                        "host name (RFC 1123: letters, digits and inner hyphens, labels joined by dots)")
+                                   help="write an IPv4 address or a host name (RFC 1123: letters, digits and inner "
+                                        "hyphens, labels joined by dots); name an IPv6-only node by its host name")
                         return _BAD
                     out.append(item.value)
                 else:
