@@ -194,6 +194,10 @@ def write_profile(values, records, typical, summary):
         if "source" in node:
             del node["source"]
         node["fitted"] = note
+    # the derived routed-load factor at these constants (sncc.sim.calibration.refit.derived_values)
+    derived = R.derived_values(P._load_raw(PROFILE), {k: v for k, v in values.items()})
+    if R.DERIVED in derived:
+        doc["moe"]["imbalance"]["value"] = float(f"{derived[R.DERIVED]:.4g}")
     cal = doc["calibration"]
     if records is None:
         write_memory(values)
@@ -259,6 +263,9 @@ def main() -> int:
         values = res.values
         for k, v in values.items():
             print(f"  {k} = {v:.4g}")
+        derived = R.derived_values(raw, values)
+        if R.DERIVED in derived:
+            print(f"  {R.DERIVED} = {derived[R.DERIVED]:.4g} (derived from {R.STEP_RATIO})")
     ins = R.predict_points(points, raw, values)
     records = []
     typical = I.typical_distance([p.features for p in points if p.role == "fit"],

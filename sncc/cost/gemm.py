@@ -27,11 +27,12 @@ def imbalance_with_redundancy(base: float, redundant: int, moe_ep: int, n_expert
     ``I(R) = 1 + (I0 - 1) * (1 - rho)**exponent`` with ``rho = min(1, R / E)`` the fraction of
     logical experts that get a replica (``R`` redundant slots of the instance, ``E`` routed
     experts; ``moe_ep`` is kept for the callers' symmetry).  Anchors: ``rho = 0`` gives the measured default
-    imbalance ``I0`` (profile ``moe.imbalance``, CloudMatrix-Infer 6,688/5,655 = 1.18);
+    imbalance ``I0`` (profile ``moe.imbalance``: on Ascend A3 derived from CloudMatrix-Infer's
+    6,688/5,655 perfect-EPLB step ratio, :func:`sncc.sim.calibration.scenarios.routed_imbalance`);
     ``rho = 1`` (every expert replicable, EPLB free to balance) gives 1, CloudMatrix-Infer's
     "perfect EPLB" projection.  Between them replicas go to the hottest experts first, so the
     first replicas remove most of the excess: the profile's ``moe.redundancy_exponent`` (2,
-    assumed) sets how fast.  Seed 000 (2 per die, EP64, 256 experts): rho 0.5, I = 1.045.
+    assumed) sets how fast.  Seed 000 (2 per die, EP64, 256 experts): rho 0.5, I = 1 + (I0 - 1) / 4.
     """
     if n_experts <= 0 or redundant <= 0:
         return base

@@ -142,8 +142,11 @@ CONSTANTS: Dict[str, str] = {
 #: Constants read only when present (checked when present).  Each EP mode needs its measured
 #: table ``comm.ep_<mode>`` or else ``comm.ep_link_efficiency`` (sncc.cost.comm.ep_bandwidths);
 #: ``calibration.other_generation_residual`` is needed with ``calibration.generations``
-#: (sncc.cost.inputs.profile_match).
+#: (sncc.cost.inputs.profile_match); ``moe.eplb_step_ratio`` makes ``moe.imbalance`` derived.
 OPTIONAL: Dict[str, str] = {
+    # a whole-step perfect-EPLB ratio that moe.imbalance is derived from when fitting
+    # (sncc.sim.calibration.refit.derived_values)
+    "moe.eplb_step_ratio": "ratio_ge1",
     "comm.ep_normal": "ep_table",
     "comm.ep_low_latency": "ep_table",
     "comm.ep_link_efficiency": "efficiency",

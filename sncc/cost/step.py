@@ -349,6 +349,15 @@ class StepModel:
             return 0.0
         return self.evaluate(self.step(T, att, 0, 0.0, 0, T_rank=T_rank, idx_fl=idx, n_prompts=n))
 
+    def prefill_parts(self, chunks: Iterable[tuple]) -> Tuple[float, Dict[str, float]]:
+        """(latency [s], every registered term's contribution [s]) of the prefill step
+        ``chunks`` (as :meth:`prefill_step`)."""
+        T, T_rank, att, idx, n = self._prefill_attn(chunks)
+        parts: Dict[str, float] = {}
+        if T <= 0:
+            return 0.0, parts
+        return self.evaluate(self.step(T, att, 0, 0.0, 0, T_rank=T_rank, idx_fl=idx, n_prompts=n), parts), parts
+
     def _prefill_attn(self, chunks: Iterable[tuple]) -> Tuple[float, float, float, float, int]:
         """(new tokens of the instance, new tokens of the busiest DP rank, that rank's attention
         core FLOPs and lightning-indexer FLOPs over all layers, the number of chunks) of prefill

@@ -4,8 +4,8 @@ Source: seed 000 (DeepSeek-R1 W8A8, 7P1D on an Atlas 900 A3 SuperPoD, 608 QPM, T
 TPOT 47 ms), written as ``examples/deepseek-r1-a3-7p1d.sn``.  Its decode instance is one DP
 rank per device (TP 1 x EP 64) with ``max_num_seqs = 48`` and a 48k context (16k input + 32k
 output).  sncc's memory model (sncc/capacity.py) gives each device 57.60 GiB (64 GiB x 0.9);
-weights 32.04 GiB, the Omni-Infer reserve fitted to this very run 9.97 GiB and the HCCL
-buffers 1.86 GiB leave 13.73 GiB of KV cache.  The seed writes ``kv_cache.dtype = int8``, which
+weights 32.04 GiB, the Omni-Infer reserve fitted to this very run 10.34 GiB and the HCCL
+buffers 1.86 GiB leave 13.36 GiB of KV cache.  The seed writes ``kv_cache.dtype = int8``, which
 Omni-Infer release_v0.3.0 reads nowhere (SN4041): its servers run the model's BF16 KV cache, so
 memory is sized with BF16 (``Facts.kv_dtype_run``), and OmniAttn (``optimize { omni_attn }``)
 gives the full layers 1.73x the tokens of a uniform pool (``RoleFacts.omni_attn``, Omni-Infer
@@ -39,7 +39,7 @@ def _sn4008(max_num_seqs: int):
 def test_seed_decode_overcommits_its_kv_cache():
     (d,) = _sn4008(48)
     assert d.path == ("decode", "max_num_seqs")
-    assert "48 sequences at 48k tokens need 89.39 GiB" in d.message and "13.73 GiB is left" in d.message
+    assert "48 sequences at 48k tokens need 89.39 GiB" in d.message and "13.36 GiB is left" in d.message
     assert "max_num_seqs ≤ 7" in d.help
     assert any("KV 1.86 GiB per sequence" in n for n in d.notes)
     assert any("fitted to seed 000" in n for n in d.notes)

@@ -164,6 +164,34 @@ def test_redundant_experts_reduce_imbalance_by_formula():
     assert p2.prefill_step([(16384, 0)]) < p0.prefill_step([(16384, 0)])
 
 
+def test_the_routed_load_factor_reproduces_the_perfect_eplb_step_ratio():
+    """CloudMatrix-Infer's 6,688/5,655 is a whole-step ratio (domain-facts §6.1); only the routed
+    matmuls grow with the load, so the routed factor is larger, and the model's own CloudMatrix
+    prefill step at that factor is the ratio slower than balanced."""
+    from sncc.cost.profile import _load_raw, load_profile
+    from sncc.sim.calibration import refit as R
+    from sncc.sim.calibration.scenarios import cloudmatrix_prefill_parts, routed_imbalance
+
+    assert routed_imbalance(1.2, 2.0, 1.0) == pytest.approx(1.4)
+    with pytest.raises(ValueError):
+        routed_imbalance(1.2, 2.0, 0.0)
+    raw = _load_raw("ascend-a3")
+    ratio = load_profile("ascend-a3").get("moe.eplb_step_ratio")
+    assert ratio == pytest.approx(6688 / 5655, abs=1e-4)
+    with R.TrialProfile(raw, {"moe.imbalance": 1.0}) as pid:
+        t1, r1 = cloudmatrix_prefill_parts(pid)
+    imb = routed_imbalance(ratio, t1, r1)
+    assert imb > ratio
+    with R.TrialProfile(raw, {"moe.imbalance": imb}) as pid:
+        ti, ri = cloudmatrix_prefill_parts(pid)
+    assert ti / t1 == pytest.approx(ratio, rel=1e-6)
+    assert ri / r1 == pytest.approx(imb, rel=1e-6)
+    # the shipped factor is the one derived at the shipped constants (bench/calibration.py --write)
+    assert load_profile("ascend-a3").get("moe.imbalance") == pytest.approx(imb, rel=0.005)
+    assert R.derived_values(raw, {})["moe.imbalance"] == pytest.approx(imb)
+    assert R.derived_values(_load_raw("nvidia-h200"), {}) == {}
+
+
 def test_a_moe_layer_under_ep_ends_with_a_tp_all_gather_and_a_dense_ffn_with_an_all_reduce():
     """vllm-ascend v0.23.0 ops/fused_moe/prepare_finalize.py: with TP > 1 each TP rank dispatches
     its slice of the tokens and the MoE layer all-gathers the slices; a TP-split dense FFN (or

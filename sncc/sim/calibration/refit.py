@@ -69,10 +69,38 @@ def _split(values: Dict[str, float]) -> Tuple[Dict[str, float], Dict[str, float]
     return prof, extra
 
 
+#: a profile constant derived from the others at every trial: ``moe.imbalance`` from the profile's
+#: ``moe.eplb_step_ratio`` (:func:`derived_values`)
+DERIVED = "moe.imbalance"
+STEP_RATIO = "moe.eplb_step_ratio"
+
+
+def derived_values(raw: Dict[str, Any], values: Dict[str, float]) -> Dict[str, float]:
+    """``values`` with the derived constants of profile ``raw`` set for them.
+
+    A profile holding ``moe.eplb_step_ratio`` (CloudMatrix-Infer's perfect-EPLB / default prefill
+    throughput, a whole-step ratio) gets ``moe.imbalance`` (the max/mean load on the routed-expert
+    matmuls, :mod:`sncc.cost.terms`) derived from it at these constants: the routed factor that
+    makes the model's own CloudMatrix-Infer prefill step that much slower than its balanced form
+    (:func:`sncc.sim.calibration.scenarios.routed_imbalance`).  Other profiles are returned as
+    they are."""
+    if "eplb_step_ratio" not in raw.get("moe", {}):
+        return values
+    from sncc.sim.calibration.scenarios import cloudmatrix_prefill_parts, routed_imbalance
+    prof, _ = _split(values)
+    prof[DERIVED] = 1.0
+    with TrialProfile(raw, prof) as pid:
+        total, routed = cloudmatrix_prefill_parts(pid)
+    out = dict(values)
+    out[DERIVED] = routed_imbalance(get_value(raw, STEP_RATIO), total, routed)
+    return out
+
+
 def predict_points(points: Sequence[Point], raw: Dict[str, Any], values: Dict[str, float]) -> Dict[str, Dict[str, float]]:
     """{point id: {metric: predicted}} of ``points`` with profile ``raw`` + ``values`` (profile
-    constants, and any :data:`EXTRA_KEYS` applied to the points)."""
-    prof, extra = _split(values)
+    constants, and any :data:`EXTRA_KEYS` applied to the points), the derived constants
+    recomputed from them (:func:`derived_values`)."""
+    prof, extra = _split(derived_values(raw, values))
     for k, v in extra.items():
         points = EXTRA_KEYS[k](points, v)
     with TrialProfile(raw, prof) as pid:

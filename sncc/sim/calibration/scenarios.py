@@ -4,6 +4,8 @@
   W8A8, C8 INT8 KV, 7P1D or 6P1D).  Published: 7P1D 608 QPM, TTFT 1.93 s, TPOT 47 ms;
   6P1D 613 QPM, TTFT ~5 s.
 * :func:`cloudmatrix_decode_step` — CloudMatrix-Infer decode points (domain-facts §6.1).
+* :func:`cloudmatrix_prefill_tok_s_per_npu` — its prefill point, and :func:`routed_imbalance`, the
+  routed-load factor its perfect-EPLB step ratio implies.
 * :func:`qwen3_32b_h200_spec` — a small aggregated case on 8 H200s.
 """
 from __future__ import annotations
@@ -108,10 +110,10 @@ def cloudmatrix_decode_step(isl: int, osl: int, batch_per_npu: int, profile: str
     return {"step_ms": t * 1e3, "tpot_ms": tpot * 1e3, "tok_s_per_npu": batch_per_npu / tpot}
 
 
-def cloudmatrix_prefill_tok_s_per_npu(prompt: int = 4096, tokens_per_npu: int = 16384,
-                                      profile: str = "ascend-a3") -> float:
-    """Model prefill throughput per NPU for the CloudMatrix-Infer setup (16 NPUs = 32 dies per
-    instance, EP32, attention DP32 (TP1), 16,384 tokens batched per NPU, 4K prompts)."""
+def cloudmatrix_prefill_model(prompt: int = 4096, tokens_per_npu: int = 16384, profile: str = "ascend-a3"):
+    """(step model, prefill chunks) of the CloudMatrix-Infer prefill setup: one instance of 16
+    NPUs = 32 dies, EP32, attention DP32 (TP1), ``tokens_per_npu`` tokens batched per NPU of
+    ``prompt``-token prompts (domain-facts §6.1)."""
     from sncc.cost.profile import load_profile
     from sncc.cost.model_shape import model_shape
     from sncc.cost.step import StepModel
@@ -124,10 +126,38 @@ def cloudmatrix_prefill_tok_s_per_npu(prompt: int = 4096, tokens_per_npu: int = 
                    roles=(("prefill", role),), features=Features(micro_batch=2, graph_mode=False),
                    workload=Workload(requests=1, input=LengthDist(), output=LengthDist()))
     sm = StepModel(spec, "prefill", role, load_profile(profile), model_shape(spec.model), C8_MLA_KV_BYTES_PER_TOKEN)
-    total = tokens_per_npu * 16
-    n = total // prompt
-    t = sm.prefill_step([(prompt, 0)] * n)
-    return total / t / 16
+    return sm, [(prompt, 0)] * (tokens_per_npu * 16 // prompt)
+
+
+def cloudmatrix_prefill_tok_s_per_npu(prompt: int = 4096, tokens_per_npu: int = 16384,
+                                      profile: str = "ascend-a3") -> float:
+    """Model prefill throughput per NPU [tokens/s] of the CloudMatrix-Infer setup
+    (:func:`cloudmatrix_prefill_model`)."""
+    sm, chunks = cloudmatrix_prefill_model(prompt, tokens_per_npu, profile)
+    t = sm.prefill_step(chunks)
+    return tokens_per_npu * 16 / t / 16
+
+
+def cloudmatrix_prefill_parts(profile: str = "ascend-a3") -> tuple:
+    """(step time, routed-expert term) [s] of one CloudMatrix-Infer prefill step
+    (:func:`cloudmatrix_prefill_model`) with ``profile``'s constants."""
+    sm, chunks = cloudmatrix_prefill_model(profile=profile)
+    total, parts = sm.prefill_parts(chunks)
+    return total, parts["moe.routed"]
+
+
+def routed_imbalance(step_ratio: float, total_balanced_s: float, routed_balanced_s: float) -> float:
+    """Max/mean routed-expert load [ratio >= 1] that makes a step ``step_ratio`` times slower than
+    its balanced form: ``I = 1 + (step_ratio - 1) x T1 / R1``.
+
+    ``T1`` is the step time and ``R1`` its routed-expert term [s], both with balanced routing
+    (``moe.imbalance = 1``).  Only the routed-expert matmuls of the busiest device grow with the
+    load, so a whole-step ratio (CloudMatrix-Infer's perfect-EPLB 6,688 against the default 5,655
+    tok/s per NPU, domain-facts §6.1) is a larger ratio on the routed term alone.  Raises
+    ValueError when ``R1`` is not positive."""
+    if routed_balanced_s <= 0:
+        raise ValueError("the step has no routed-expert work")
+    return 1.0 + (step_ratio - 1.0) * total_balanced_s / routed_balanced_s
 
 
 def prefill_contradiction_bounds(profile: str = "ascend-a3") -> dict:
