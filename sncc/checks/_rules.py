@@ -42,6 +42,40 @@ def engine_release(plan, r=None) -> str | None:
     return v or plan.engine.version
 
 
+def release_label(plan, r=None) -> str | None:
+    """``"<kind> <release>"`` of the release the checks judge (:func:`engine_release`), with
+    ``" (sncc's default pin)"`` when the plan names none (:meth:`sncc.facts.Facts.engine_release_label`);
+    None when there is no release."""
+    version = engine_release(plan, r)
+    if not version:
+        return None
+    if getattr(r, "engine_version", None):
+        return r.engine_release_label(plan.engine.kind)
+    return f"{plan.engine.kind} {version}"
+
+
+def vllm_label(plan, r, vllm: str) -> str:
+    """``"vLLM <vllm>"`` for a message about the vLLM the judged release runs; when that release is
+    sncc's default pin it says so: ``"vLLM 0.23.0 (sncc's default pin)"`` when the release is that vLLM
+    itself, ``"vLLM 0.11.0 (of vllm-ascend v0.11.0, sncc's default pin)"`` when it runs it."""
+    shown = f"vLLM {vllm}"
+    if r is None or not getattr(r, "engine_version_default", False):
+        return shown
+    if r.engine_version == vllm:
+        return shown + " (sncc's default pin)"
+    return shown + f" (of {plan.engine.kind} {r.engine_version}, sncc's default pin)"
+
+
+def release_related(plan, r=None) -> list:
+    """The judged release as a related location (``[]`` without a release or a span): at the
+    ``version`` value, else at the ``engine "<kind>"`` label (:attr:`sncc.facts.Facts.engine_version_span`)."""
+    from sncc.diagnostics.model import Related
+
+    label = release_label(plan, r)
+    span = getattr(r, "engine_version_span", None) or plan.engine.span_of("version")
+    return [Related(span, label)] if label and span is not None else []
+
+
 def default_pin_help(plan, r, what: str) -> str | None:
     """``"write `version = ...` to choose a release that supports <what>"`` when the release judged is
     sncc's default pin (the plan names none), else None."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from sncc.checks._rules import cmp_version, rows, sources, table
+from sncc.checks._rules import cmp_version, default_pin_help, engine_release, release_label, release_related, rows, sources, table
 from sncc.diagnostics import codes
 from sncc.diagnostics.model import Related, diag
 
@@ -53,8 +53,10 @@ def _sp_on(plan, rf) -> tuple[bool, str, object]:
 def check_spec_tokens_vs_tp(plan, r):
     """Under sequence parallelism (vllm-ascend FlashComm1): ``max(1 + k, tp)`` divisible by both,
     and on releases before the fixes ``max_num_seqs × (1 + k)`` and ``max_num_batched_tokens``
-    multiples of TP (SN3022; vllm#29036, vllm-ascend#7832, #6000)."""
+    multiples of TP (SN3022; vllm#29036, vllm-ascend#7832, #6000).  The release is the one the build
+    writes for (:func:`sncc.checks._rules.engine_release`: written, else sncc's default pin)."""
     eng = plan.engine
+    release = engine_release(plan, r)
     for name, role in plan.roles():
         rf = r.roles.get(name)
         if rf is None or rf.tp <= 1:
@@ -80,9 +82,9 @@ def check_spec_tokens_vs_tp(plan, r):
                            path=(name, "speculative", "draft_tokens"))
                 continue
         for row in rows("sequence_parallel_budget"):
-            if eng.kind not in row.get("engines", ()) or not eng.version:
+            if eng.kind not in row.get("engines", ()) or not release:
                 continue
-            c = cmp_version(eng.version, row["fixed_in"])
+            c = cmp_version(release, row["fixed_in"])
             if c is None or c >= 0:
                 continue
             bad = None
@@ -95,9 +97,12 @@ def check_spec_tokens_vs_tp(plan, r):
                        f"is a multiple of tp = {tp}", f"max_num_batched_tokens = {rf.max_num_batched_tokens // tp * tp or tp}")
             if bad is not None:
                 key, what, fix = bad
-                yield diag(codes.SPEC_TOKENS_VS_TP, f"`{name}`: {eng.kind} {eng.version} {what}",
-                           role.span_of(key), related=rel, notes=[row.get("notes", ""), "source: " + sources(row)],
-                           help=f"use {fix}, or {eng.kind} {row['fixed_in']} or later", path=(name, key))
+                pin_help = default_pin_help(plan, r, f"`{key} = {getattr(rf, key)}` under FlashComm1")
+                yield diag(codes.SPEC_TOKENS_VS_TP, f"`{name}`: {release_label(plan, r)} {what}",
+                           role.span_of(key), related=rel + release_related(plan, r),
+                           notes=[row.get("notes", ""), "source: " + sources(row)],
+                           help=f"use {fix}, or {eng.kind} {row['fixed_in']} or later" + (f" ({pin_help})" if pin_help else ""),
+                           path=(name, key))
 
 
 def _fp8_block(r) -> tuple[int | None, str]:

@@ -20,6 +20,7 @@ The decisions are the adapter's :meth:`~sncc.engines.base.EngineAdapter.release_
 
 from __future__ import annotations
 
+from sncc.checks._rules import engine_release, release_related, vllm_label
 from sncc.diagnostics import codes
 from sncc.diagnostics.model import Related, diag
 
@@ -43,10 +44,7 @@ def _option_span(plan, option: str, role_name: str | None):
 
 
 def _related(plan, resolved, rule: str, role_name: str | None) -> list[Related]:
-    eng = plan.engine
-    out = []
-    if eng.version:
-        out.append(Related(eng.span_of("version"), f"vllm-ascend {eng.version}"))
+    out = release_related(plan, resolved)   # the release the build writes for (written, else sncc's default pin)
     roles = dict(plan.roles())
     if rule == "tp1" and role_name in roles:
         role = roles[role_name]
@@ -80,8 +78,7 @@ def check_vllm_ascend_options(plan, r):
         if use.spelling is None:
             span, path = _option_span(plan, use.option, None)
             yield diag(codes.OPTION_NOT_APPLIED, f"`{use.option}` is not written for {label}: {use.absent}", span,
-                       related=[Related(plan.engine.span_of("version"), f"vllm-ascend {plan.engine.version}")]
-                       if plan.engine.version else [],
+                       related=release_related(plan, r),
                        help=f"remove `{use.option}`, or choose a release that has it" if use.version
                        else "set `engine { version = ... }` so sncc can write the release's keys",
                        path=path)
@@ -113,9 +110,14 @@ def check_env_read(plan, r):
     for name, role in plan.roles():
         for k in role.env:
             where.setdefault(k, (role.env_key_span(k), (name, "env", k)))
-    unread = unread_plan_variables(adapter, plan.engine.version, vendor, where)
-    nearby = close_spellings(unread, adapter, plan.engine.version, vendor)
+    release = engine_release(plan, r)   # written, else sncc's default pin: the release the env files are for
+    unread = unread_plan_variables(adapter, release, vendor, where)
+    nearby = close_spellings(unread, adapter, release, vendor)
+    default = getattr(r, "engine_version_default", False)
     for k, who in unread.items():
+        if default:   # name the release judged as sncc's default pin, as the other release checks do
+            pinned = f"{adapter.label} {release}"
+            who = who.replace(pinned, f"{pinned} (sncc's default pin)") if pinned in who else f"{who} (sncc's default pin)"
         span, path = where[k]
         near = nearby.get(k)
         yield diag(codes.ENV_VARIABLE_UNREAD,
@@ -158,11 +160,12 @@ def check_engine_choices(plan, r):
     adapter = plan_adapter(plan)
     if adapter is None:
         return
-    vllm = adapter.vllm_version(plan.engine.version)
+    vllm = adapter.vllm_version(engine_release(plan, r))   # of the release written, else sncc's default pin
     try:
         args = load("vllm", vllm).data.get("arguments", {})
     except ManifestError:
         return
+    shown = vllm_label(plan, r, vllm)   # names sncc's default pin when the plan names no release
     by_arg = {row["arg"]: row for row in rows().values() if row.get("how") == "value" and "." in row.get("plan", "")}
     for rule in _value_rules(adapter, vllm, "ascend" if r.is_ascend else "nvidia"):
         row, step = by_arg.get(rule.get("arg")), rule.get("multiple_of")
@@ -176,7 +179,7 @@ def check_engine_choices(plan, r):
                 continue
             near = sorted({max(step, value - value % step), value - value % step + step})
             yield diag(codes.ENGINE_VALUE_REFUSED,
-                       f"`{name}.{key} = {value}`: vLLM {vllm}" + (f" on {rule['platform']}" if rule.get("platform") else "")
+                       f"`{name}.{key} = {value}`: {shown}" + (f" on {rule['platform']}" if rule.get("platform") else "")
                        + f" needs `--{row['arg']}` "
                        f"to be a multiple of {step}",
                        node.span_of(key), help="use " + " or ".join(map(str, near)),
@@ -194,7 +197,7 @@ def check_engine_choices(plan, r):
             if value is None or value in choices or str(value) in map(str, choices):
                 continue
             yield diag(codes.ENGINE_VALUE_REFUSED,
-                       f"`{name}.{key} = {value}`: vLLM {vllm} takes `--{row['arg']}` only as one of "
+                       f"`{name}.{key} = {value}`: {shown} takes `--{row['arg']}` only as one of "
                        + ", ".join(map(str, choices)),
                        node.span_of(key), help=f"use one of {', '.join(map(str, choices))}",
                        notes=[f"vLLM {vllm}'s argument parser (sncc/engines/vllm/data/{vllm}.json): "

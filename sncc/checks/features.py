@@ -168,7 +168,12 @@ def check_pinned_options(plan, r):
     knobs = getattr(adapter, "knobs", None)
     if not knobs:
         return
-    version = adapter.choose(plan.engine.version).pin.version
+    from sncc.checks._rules import engine_release
+
+    # the pin the build writes for: of the release written, else sncc's default pin
+    version = adapter.choose(engine_release(plan, r)).pin.version
+    if getattr(r, "engine_version_default", False):
+        version += " (sncc's default pin)"
     opt = plan.optimize
 
     def absent(option: str, node, key: str, value) -> object:

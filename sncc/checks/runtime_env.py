@@ -113,18 +113,22 @@ def _check_one_mask(plan, r, name, raw, span, path, rname, per_node, host_how):
                    help=f"write `\"{','.join(map(str, sorted(nums)))}\"`: ranks take the visible devices in order, and "
                         "sncc's slices index the mask in that order", path=path)
         return
-    if nums != list(range(nums[0], nums[0] + len(nums))) and plan.engine.version:
-        from sncc.checks._rules import cmp_version, rows, sources
+    if nums != list(range(nums[0], nums[0] + len(nums))):
+        from sncc.checks._rules import cmp_version, default_pin_help, engine_release, release_label, release_related, rows, sources
 
-        for row in rows("device_mask_contiguous"):
-            c = cmp_version(plan.engine.version, row["fixed_in"])
+        release = engine_release(plan, r)   # written, else sncc's default pin (the release the build writes for)
+        for row in rows("device_mask_contiguous") if release else ():
+            c = cmp_version(release, row["fixed_in"])
             if plan.engine.kind in row.get("engines", ()) and c is not None and c < 0:
+                pin_help = default_pin_help(plan, r, "discontinuous devices")
                 yield diag(codes.DEVICE_MASK_INVALID,
-                           f"`{name}` = \"{raw}\" is not contiguous, and {plan.engine.kind} {plan.engine.version} fails on "
+                           f"`{name}` = \"{raw}\" is not contiguous, and {release_label(plan, r)} fails on "
                            "discontinuous devices (`AssertionError: Invalid device id`)", span,
+                           related=release_related(plan, r),
                            notes=[row.get("notes", ""), "source: " + sources(row)],
                            help=f"use contiguous devices (e.g. `\"{','.join(str(i) for i in range(len(nums)))}\"`), or "
-                                f"{plan.engine.kind} {row['fixed_in']} or later", path=path)
+                                f"{plan.engine.kind} {row['fixed_in']} or later" + (f" ({pin_help})" if pin_help else ""),
+                           path=path)
                 return
     need, how = _needed_per_node(plan, r, rname, per_node)
     visible = len(nums)

@@ -23,7 +23,7 @@ states neither: the conservative default bandwidth alone is a guess, not a findi
 
 from __future__ import annotations
 
-from sncc.checks._rules import rows, sources, table
+from sncc.checks._rules import default_pin_help, engine_release, release_related, rows, sources, table, vllm_label
 from sncc.diagnostics import codes
 from sncc.diagnostics.model import Related, diag
 from sncc.units import format_count
@@ -55,12 +55,12 @@ def _timeout(plan, r):
     st = table("startup")
     eng = plan.engine
     var = st.get("ready_timeout_env", "VLLM_ENGINE_READY_TIMEOUT_S")
-    fixed = _release_fixes_the_wait(plan, var, st.get("ready_timeout_env_since"))
+    fixed = _release_fixes_the_wait(plan, r, var, st.get("ready_timeout_env_since"))
     if fixed is not None:
         # the release's vLLM reads no variable: what the plan writes cannot move its wait
         span = eng.span_of("ready_timeout") if eng.ready_timeout is not None else eng.name_span
-        return (float(st.get("ready_timeout_s", 600.0)), span,
-                f"fixed in vLLM {fixed}, which reads no {var}; `ready_timeout` cannot raise it", eng.ready_timeout is not None)
+        return (float(st.get("ready_timeout_s", 600.0)), span,   # naming sncc's default pin when it is the release judged
+                f"fixed in {vllm_label(plan, r, fixed)}, which reads no {var}; `ready_timeout` cannot raise it", eng.ready_timeout is not None)
     if eng.ready_timeout is not None:
         return float(eng.ready_timeout), eng.span_of("ready_timeout"), "engine.ready_timeout", True
     for rf in r.roles.values():
@@ -73,8 +73,9 @@ def _timeout(plan, r):
     return float(st.get("ready_timeout_s", 600.0)), eng.name_span, f"{var} default", False
 
 
-def _release_fixes_the_wait(plan, var: str, since: str | None) -> str | None:
-    """The vLLM version the plan's engine runs when that vLLM reads no ``var`` (the wait is
+def _release_fixes_the_wait(plan, r, var: str, since: str | None) -> str | None:
+    """The vLLM version the plan's engine release (:func:`sncc.checks._rules.engine_release`: written,
+    else sncc's default pin) runs when that vLLM reads no ``var`` (the wait is
     hard-coded: vllm/v1/engine/core_client.py before 0.14.1, engine_rules.toml [startup]): its
     manifest says when there is one, else the first release reading it (``since``); None when the
     release reads it or nothing says."""
@@ -85,7 +86,7 @@ def _release_fixes_the_wait(plan, var: str, since: str | None) -> str | None:
     adapter = plan_adapter(plan)
     if adapter is None:
         return None
-    vllm = adapter.vllm_version(plan.engine.version)
+    vllm = adapter.vllm_version(engine_release(plan, r))
     try:
         return None if var in load("vllm", vllm).env_vars else vllm
     except ManifestError:
@@ -134,6 +135,10 @@ def check_startup_within_timeout(plan, r):
     sure = bw_written and bound_written
     bw_how = "hardware.storage_bandwidth" if bw_written else f"default {bw / 1e9:g} GB/s: {st.get('storage_bandwidth_source', '')}"
     related = [Related(hw.span_of("storage_bandwidth"), f"{bw / 1e9:g} GB/s")] if bw_written else []
+    pin_help = None
+    if how.startswith("fixed"):   # the release is why the wait is fixed: point at it
+        related += release_related(plan, r)
+        pin_help = default_pin_help(plan, r, "`ready_timeout`")
     yield diag(codes.READY_TIMEOUT_SHORT,
                f"start-up needs about {total / 60:.0f} min ({node_bytes / 1e9:.0f} GB of weights on one node of `{name}` at "
                f"{bw / 1e9:g} GB/s = {load_s:.0f} s" + (f", + {warm:.0f} s warm-up" if warm else "") + f"), more than the "
@@ -145,7 +150,8 @@ def check_startup_within_timeout(plan, r):
                         "engines to send initial message\" (vllm#35547)"],
                help=(f"a vLLM release that reads {st.get('ready_timeout_env', 'VLLM_ENGINE_READY_TIMEOUT_S')} "
                      f"({st.get('ready_timeout_env_since', '?')} or later), "
-                     f"with the bound above {total * 1.5 / 60:.0f} min, or faster storage") if how.startswith("fixed") else
+                     f"with the bound above {total * 1.5 / 60:.0f} min, or faster storage"
+                     + (f" ({pin_help})" if pin_help else "")) if how.startswith("fixed") else
                     f"raise the bound above {total * 1.5 / 60:.0f} min (`engine {{ ready_timeout = {max(10, int(total * 1.5 / 60 + 1))}min }}`, "
                     "and VLLM_ENGINE_READY_TIMEOUT_S in `env`), or state the measured `hardware { storage_bandwidth }`",
                path=("engine", "ready_timeout"))

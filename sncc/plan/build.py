@@ -61,6 +61,8 @@ class Meta:
     failed: set[str] = field(default_factory=set)
     #: the fields whose value was written as a percentage (``150%``), for the range error's help
     percent: set[str] = field(default_factory=set)
+    #: each number (or number with a unit) as written (``0``, ``1.50``, ``20ms``), for the range error
+    written: dict[str, str] = field(default_factory=dict)
 
 
 #: longest name "did you mean" compares (difflib is quadratic in the lengths; keys are short)
@@ -476,6 +478,8 @@ class _Builder:
                 data[name] = val
                 meta.values[name] = item.value.span
                 meta.keys[name] = item.key.span
+                if isinstance(item.value, (ast.Number, ast.QuantityLit)):
+                    meta.written[name] = item.value.text
                 if isinstance(item.value, ast.QuantityLit) and item.value.text.endswith("%"):
                     meta.percent.add(name)
             else:
@@ -738,6 +742,14 @@ def _ratio_help(got, as_percent: bool) -> str | None:
     return "a ratio is at most 1 (100%): write a fraction such as `0.9` or a percentage such as `90%`"
 
 
+def _number_text(x) -> str:
+    """A number of a message as a person writes it: ``0`` and ``600`` for the floats ``0.0`` and
+    ``600.0`` a float field holds, ``0.5`` for ``0.5``; anything else as ``str``."""
+    if isinstance(x, float) and x.is_integer() and abs(x) < 1e15:
+        return str(int(x))
+    return str(x)
+
+
 _RANGE_WORDS = {
     "greater_than_equal": "at least {ge}", "greater_than": "greater than {gt}",
     "less_than_equal": "at most {le}", "less_than": "less than {lt}",
@@ -824,12 +836,14 @@ def build_plan(module: ast.Module) -> tuple[m.Plan | None, list[Diagnostic]]:
                 span = where_meta.values.get(fname) if fname else None
                 ctx = err.get("ctx") or {}
                 if err["type"] in _RANGE_WORDS:
-                    bound = _RANGE_WORDS[err["type"]].format(**{k: ctx.get(k) for k in ("ge", "gt", "le", "lt")})
+                    bound = _RANGE_WORDS[err["type"]].format(**{k: _number_text(ctx.get(k)) for k in ("ge", "gt", "le", "lt")})
                     notes = ["engines hold token and sequence counts as 32-bit integers (vLLM's InputBatch), "
                              f"so {m.INT32_MAX:,} is the largest they accept"] if ctx.get("le") == m.INT32_MAX else []
                     got = err.get("input")
                     help_ = _ratio_help(got, fname in where_meta.percent) if ctx.get("le") == 1 else None
-                    b.error(codes.OUT_OF_RANGE, f"`{fname}` in `{where}` must be {bound}, found `{got}`",
+                    # the value as the plan writes it (`0`, `150%`), not as the float field holds it (`0.0`)
+                    shown = where_meta.written.get(fname) if fname and loc[-1] == fname else None
+                    b.error(codes.OUT_OF_RANGE, f"`{fname}` in `{where}` must be {bound}, found `{shown or _number_text(got)}`",
                             span or where_meta.name_span, notes=notes, help=help_, path=loc)
                 else:
                     msg = err["msg"].removeprefix("Value error, ")  # a model validator's own sentence
