@@ -571,29 +571,76 @@ def _echo_json(doc: dict) -> None:
     click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
 
 
+#: SN1060's help for a measurements file given to `sncc calibrate`
+MEASUREMENTS_READ_HELP = ("give the path of a measurements file (TOML, or JSON for a .json name; "
+                          "README \"sncc calibrate\")")
+
+
 @main.command()
 @click.argument("measurements")
 @click.option("-o", "--output", "out", required=True, metavar="PROFILE.toml", help="profile file to write")
-def calibrate(measurements: str, out: str) -> None:
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="json: stdout is one diagnostics document (with `calibrate`, the fit, when the profile is "
+                   "written); the report goes to stderr")
+def calibrate(measurements: str, out: str, fmt: str) -> None:
     """Fit a simulator profile's constants to MEASUREMENTS (TOML/JSON of plan + measured
     ttft_s / tpot_ms / qpm points, format in README) by bounded least squares; write PROFILE.toml.
 
-    Exit 0 when the profile is written; 2, with one line naming the file, point and key, for a
-    bad measurements file, an underdetermined fit, a point of another chip generation, or a fit
-    that ends on a bound (no profile is written then)."""
+    Every problem of the measurements file (its syntax, keys and values, the plans, bench results
+    and profile it names) is reported at once, located at its key or value as `sncc check`
+    reports a plan's: exit 1, nothing written.  Exit 0 when the profile is written; 2 when sncc
+    could not run: the file cannot be read (SN1060), -o is unusable, or the fit is refused with one
+    line saying why (underdetermined, a constant that moves nothing, a fit that ends on a bound or
+    misses its own data by more than 2x); no profile is written then."""
     from sncc.sim.calibration.fit import CalibrationError, check_output
     from sncc.sim.command import CommandError
     from sncc.sim.command import calibrate as run_calibrate
 
+    if measurements == "-":
+        raise click.UsageError("MEASUREMENTS must be a file: the plans and bench results it names are read "
+                               "from its folder (`-`, stdin, is not supported)")
     try:
-        check_output(out)           # before a fit that can take minutes
-        click.echo(run_calibrate(measurements, out), nl=False)
+        check_output(out)           # before reading plans and a fit that can take minutes
+    except CalibrationError as e:
+        _fail(str(e), fmt)
+    try:
+        src, diags = read_source(measurements)
+    except ReadFailure as e:
+        d = _unreadable(e, MEASUREMENTS_READ_HELP)
+        if fmt == "json":
+            _echo_json(_json_doc([d], {}, 1, error=str(e)))
+        else:
+            _emit_diagnostics([d], {}, 1, fmt, sys.stdout.isatty())
+        sys.exit(EXIT_FAILURE)
+    sources = {src.name: src}
+    m = None
+    if diags:                       # SN1004: not UTF-8 (its path is a plan's; this file has none)
+        from dataclasses import replace
+
+        diags = [replace(d, path=()) for d in diags]
+    else:
+        from sncc.sim.calibration.measurements import check_measurements
+
+        try:
+            m, diags = check_measurements(src)
+        except Exception as exc:  # noqa: BLE001 - never a traceback for the user
+            from sncc.compiler import internal_error
+
+            m, diags = None, [internal_error(src, exc)]
+    if m is None or any(d.is_error for d in diags):
+        _emit_diagnostics(sorted(diags, key=lambda d: d.sort_key()), sources, 1, fmt, sys.stdout.isatty())
+        sys.exit(EXIT_FAILURE if any(d.code.code == "SN9001" for d in diags) else EXIT_PROBLEMS)
+    try:
+        text, result = run_calibrate(m, out)
     except (CommandError, CalibrationError) as e:
-        click.echo(f"sncc: error: {e}", err=True)
-        sys.exit(EXIT_FAILURE)
+        _fail(str(e), fmt, sources)
     except Exception as exc:  # noqa: BLE001
-        click.echo(f"sncc: internal error in calibrate: {type(exc).__name__}: {exc}", err=True)
-        sys.exit(EXIT_FAILURE)
+        _fail(f"{type(exc).__name__}: {exc}", fmt, sources, prefix="sncc: internal error in calibrate: ")
+    if fmt == "json":
+        click.echo(text, nl=False, err=True)
+        _echo_json(_json_doc(diags, sources, 1, calibrate=result))
+    else:
+        click.echo(text, nl=False)
     sys.exit(EXIT_OK)
 
 

@@ -3,7 +3,9 @@
 Codes are stable forever.  Groups: SN1xxx syntax, SN2xxx structure, keys,
 values and units, SN3xxx parallelism and device counts, SN4xxx quantization,
 memory and software versions, SN5xxx scheduler and context lengths, SN6xxx
-gateway, SN7xxx SLO feasibility, SN80xx import, SN81xx search, SN9xxx internal.  ``sncc explain CODE`` and
+gateway, SN7xxx SLO feasibility, SN80xx import, SN81xx search, SN9xxx internal;
+SNx080-x099 of each group are the simulator's (SN1080, SN2080-SN2085: `sncc calibrate`'s
+measurements file).  ``sncc explain CODE`` and
 ``docs/codes.md`` are generated from this table.
 """
 
@@ -95,6 +97,21 @@ UNREADABLE_FILE = _code(
     "an error on the file in every output format and exits with status 2 (sncc could not run). "
     "A plan produced by another program is read from stdin with `-`.",
     "sncc check plans/a3.sn   # no such file", "sncc check plans/a3-pod.sn")
+
+# `sncc calibrate`'s measurements file (SN1080, SN2080-SN2085: the simulator's block SNx080-x099,
+# docs/design.md §8), located in that file
+#: how the explanations below name the file
+_MEAS = ("The measurements file of `sncc calibrate` (TOML, or JSON for a `.json` name; README "
+         "\"sncc calibrate\") takes `profile`, `fit`, `residual_floor` and `[[point]]` tables (the list may "
+         "also be spelt `points`). Every problem of the file is reported at once, at its key or value; "
+         "`path` in `--format json` is the key path in the file, array indexes 0-based "
+         "(`[\"point\", 0, \"ttft_s\"]`). ")
+MEASUREMENTS_SYNTAX_ERROR = _code(
+    "SN1080", "measurements-syntax-error", "error", "the measurements file is not valid TOML or JSON",
+    _MEAS + "The file does not parse (the reader's message and position are given: an unterminated "
+    "string, a missing `=`, a value without quotes, a key given twice in TOML), or its top level is "
+    "not a table. Nothing else is checked until it parses.",
+    '[[point]]\nplan = examples/seed.sn', '[[point]]\nplan = "examples/seed.sn"')
 
 # --- SN2xxx structure, keys, values, units ---------------------------------
 UNKNOWN_KEY = _code(
@@ -218,6 +235,51 @@ IMPORT_HOLDS_PLAN = _code(
     "`env` … blocks — that the importing plan overrides key by key. A `plan` block in an imported "
     "file is ignored and reported.",
     '# cluster.sn\nplan "x" { hardware { nodes = 11 } }', '# cluster.sn\nhardware { nodes = 11 }')
+
+# `sncc calibrate`'s measurements file (see SN1080)
+MEASUREMENTS_UNKNOWN_KEY = _code(
+    "SN2080", "measurements-unknown-key", "error", "a key the measurements file or its point does not take",
+    _MEAS + "A point takes `plan`, the measured metrics (`ttft_s` [s], `tpot_ms` [ms], `qpm`, the run-level "
+    "`client_ttft_s`, `run_tpot_ms`, `run_qpm`, `output_tokens_per_s`), `requests` and `bench_result`. A "
+    "misspelt key would otherwise be a measurement silently left out of the fit; the closest known key "
+    "is suggested.",
+    '[[point]]\nplan = "seed.sn"\ntpot = 47', '[[point]]\nplan = "seed.sn"\ntpot_ms = 47')
+MEASUREMENTS_INVALID_VALUE = _code(
+    "SN2081", "measurements-invalid-value", "error", "a measurements value of the wrong type or out of range",
+    _MEAS + "Measured metrics are numbers > 0 in the unit their name gives (a string, a boolean, `inf` or "
+    "`nan` is refused), `requests` a whole number >= 1, `profile` and `plan` strings, `residual_floor` "
+    "`true` or `false`, and `fit` a list of profile constants the simulator reads, each named once and "
+    "positive in the base profile (the fit scales constants by factors of their base value).",
+    '[[point]]\nplan = "seed.sn"\nttft_s = "1.9s"', '[[point]]\nplan = "seed.sn"\nttft_s = 1.9')
+MEASUREMENTS_MISSING_KEY = _code(
+    "SN2082", "measurements-missing-key", "error", "the measurements file or a point lacks what the fit needs",
+    _MEAS + "The file needs at least one `[[point]]`; each point a `plan` and a measured metric (or a "
+    "`bench_result` to read them from). Without `fit`, the fit moves the constants the measured metrics "
+    "inform (`METRIC_CONSTANTS`), and refuses when they outnumber the measured values: name the constants "
+    "to fit then.",
+    '[[point]]\nttft_s = 1.9', '[[point]]\nplan = "seed.sn"\nttft_s = 1.9')
+MEASUREMENTS_CONFLICTING_KEYS = _code(
+    "SN2083", "measurements-conflicting-keys", "error", "two keys of the measurements file that exclude each other",
+    _MEAS + "`point` and `points` are two spellings of one list, and a metric written in a point that its "
+    "`bench_result` also gives would be measured twice: give one of them.",
+    '[[point]]\nplan = "p.sn"\nbench_result = "bench-result.json"\ntpot_ms = 14',
+    '[[point]]\nplan = "p.sn"\nbench_result = "bench-result.json"')
+MEASUREMENTS_FILE_UNUSABLE = _code(
+    "SN2084", "measurements-file-unusable", "error", "a file the measurements name cannot be used",
+    _MEAS + "A point's `plan` (relative to the measurements file) must be a plan file that `sncc check` "
+    "passes, its `bench_result` the `vllm bench serve --save-result` JSON of a run (or the list of every "
+    "client's file of a split `bench.sh`), and `profile` a profile id or a `.toml` profile that loads. The "
+    "message says what is wrong with the file named.",
+    '[[point]]\nplan = "plans/missing.sn"\ntpot_ms = 47', '[[point]]\nplan = "plans/seed.sn"\ntpot_ms = 47')
+MEASUREMENTS_POINT_MISMATCH = _code(
+    "SN2085", "measurements-point-mismatch", "error", "a point's plan is not what its benchmark or the profile describes",
+    _MEAS + "A point's benchmark must have run the load its plan's workload states (`max_concurrency` is "
+    "the workload's `concurrency`, `request_rate` its `rate`), or the simulation predicts another run than "
+    "the one measured; and its chip must be one the base profile was made for, or of one of its "
+    "generations (`[calibration] chips` / `generations`): one set of efficiencies cannot describe two "
+    "chip generations. Fit such a point into the profile of its generation, in its own measurements file.",
+    'profile = "ascend-a3"\n[[point]]\nplan = "h200.sn"   # an NVIDIA H200 plan',
+    'profile = "nvidia-h200"\n[[point]]\nplan = "h200.sn"')
 
 # --- SN3xxx parallelism and devices -----------------------------------------
 PARALLEL_MISMATCH = _code(

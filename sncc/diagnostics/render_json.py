@@ -12,7 +12,7 @@ from sncc import __version__
 from sncc.diagnostics.model import Diagnostic
 from sncc.source import SourceFile, Span
 
-FORMAT_VERSION = "1.1"   # 1.1: optional `error` and `build` (build/simulate --format json)
+FORMAT_VERSION = "1.2"   # 1.1: optional `error` and `build` (build/simulate --format json); 1.2: `calibrate`
 
 
 def _range(span: Span, sources: dict[str, SourceFile]) -> dict | None:

@@ -224,34 +224,44 @@ def simulate_plan(comp: Any, *, seed: int = 0, fmt: str = "text", profile: Optio
     return text, EXIT_PROBLEMS if bad else EXIT_OK
 
 
-def calibrate(measurements: str, out: str) -> str:
-    """Fit a profile to a measurements file and write it to ``out``; returns a report.
+def calibrate(m: Any, out: str) -> Tuple[str, dict]:
+    """Fit a profile to checked measurements ``m``
+    (:class:`sncc.sim.calibration.measurements.Measurements`) and write it to ``out``; returns
+    (the report as text, the result for ``--format json``: ``measurements``, ``base``,
+    ``profile`` written, ``values`` fitted, ``rows`` (``name``, ``family``, ``predicted``,
+    ``measured``, ``residual``) and ``notes``).
 
-    Raises :class:`CommandError` (bad file, missing scipy, unknown constant, plan errors)."""
-    from sncc.sim.calibration.fit import CalibrationError, fit, format_table, load_measurements, write_profile
+    Raises :class:`CommandError` (missing scipy, a fit that is underdetermined, moves nothing,
+    ends on a bound or misses its data, an output that cannot be written)."""
+    from sncc.sim.calibration.fit import CalibrationError, check_output, fit, format_table, write_profile
     from sncc.cost.profile import ProfileError
 
     try:
-        base, keys, points = load_measurements(measurements)
-        res = fit(base, keys, points)
-        write_profile(res, base, measurements, out)
+        check_output(out, m.base)    # -o the base profile itself: before the fit, not after it
+        res = fit(m.base, m.keys, m.points, specs=m.specs or None)
+        write_profile(res, m.base, m.file, out, residual_floor=m.residual_floor)
     except (CalibrationError, ProfileError) as e:
         raise CommandError(str(e)) from None
     except OSError as e:
         raise CommandError(f"cannot write {out}: {e.strerror or e}") from None
     from sncc.units import format_count
 
+    base, points = m.base, m.points
+    notes = [f"point {pt.n}: merged bench results: {line}"
+             for pt in points for line in (pt.bench or {}).get("approximate", ())]
     lines = [f"fitted {format_count(len(res['values']), 'constant')} of profile {base} to {format_count(len(points), 'point')}:"]
     for k, v in res["values"].items():
         lines.append(f"  {k} = {v:.6g}")
-    for pt in points:
-        for line in (pt.bench or {}).get("approximate", ()):
-            lines.append(f"  note: point {pt.n}: merged bench results: {line}")
+    lines += [f"  note: {n}" for n in notes]
     lines.append("")
     lines.append(format_table(res["rows"]))
     lines.append("")
     lines.append(f"wrote {out}; use it with `sncc simulate --profile {out} PLAN`")
-    return "\n".join(lines) + "\n"
+    result = {"measurements": m.file, "base": base, "profile": out, "values": dict(res["values"]),
+              "rows": [{"name": r.name, "family": r.family, "predicted": r.predicted, "measured": r.published,
+                        "residual": r.residual} for r in res["rows"]],
+              "notes": notes}
+    return "\n".join(lines) + "\n", result
 
 
 def missing_chip_fact_diagnostic(plan: Any, e: Any) -> Any:

@@ -1,9 +1,10 @@
 """`sncc calibrate` and custom `--profile` files: the problems a fresh-user test found.
 
-1. a bad measurements file is one line naming the file, the point and the key (exit 2);
+1. a bad measurements file is reported as located diagnostics, every problem at once (exit 1;
+   tests/sim/test_calibrate_diagnostics.py has the positions and the JSON document);
 2. fitted constants are bounded (efficiencies <= 1, 1e-3x..1e3x of the base) and a fit that
    ends on a bound or misses its own data by > 2x writes nothing;
-3. a point on a chip of another generation than the profile's is refused;
+3. a point on a chip of another generation than the profile's is refused (SN2085);
 4. without ``fit``, only the constants the measured metrics inform are fitted, and more
    constants than measured values is refused;
 5. the written profile keeps the base's residuals of unmeasured families, floors the measured
@@ -62,6 +63,16 @@ def _calibrate(meas: Path, out: Path):
     return CliRunner().invoke(main, ["calibrate", str(meas), "-o", str(out)])
 
 
+def _located(r, *codes: str) -> str:
+    """The diagnostics of an exit-1 run (a measurements file with problems, nothing fitted): no
+    traceback, every code in ``codes`` reported."""
+    assert r.exit_code == 1, r.output
+    assert "Traceback" not in r.output and "internal error" not in r.output, r.output
+    for code in codes:
+        assert f"error[{code}]" in r.output, r.output
+    return r.output
+
+
 def _error_line(r) -> str:
     """The single ``sncc: error:`` line of an exit-2 run without a traceback."""
     assert r.exit_code == 2, r.output
@@ -72,47 +83,50 @@ def _error_line(r) -> str:
 
 
 # ------------------------------------------------------------------ 1. measurements validation
-@pytest.mark.parametrize("point, needles", [
-    ('ttft_s = "fast"', ["point 1", "ttft_s", "'fast'", "seconds"]),
-    ("ttft_s = true", ["point 1", "ttft_s", "True"]),
-    ("tpot_ms = inf", ["point 1", "tpot_ms", "inf"]),
-    ("qpm = 600\nfoo_ms = 3", ["point 1", "`foo_ms`", "plan, ttft_s, tpot_ms, qpm, client_ttft_s", "bench_result"]),
-    ("qpm = 600\nrequests = 0", ["point 1", "requests", "whole number"]),
-    ('qpm = 600\nrequests = "many"', ["point 1", "requests", "'many'"]),
+@pytest.mark.parametrize("point, code, at, needles", [
+    ('ttft_s = "fast"', "SN2081", "4:10", ["point 1", "ttft_s", '"fast"', "seconds"]),
+    ("ttft_s = true", "SN2081", "4:10", ["point 1", "ttft_s", "got true"]),
+    ("tpot_ms = inf", "SN2081", "4:11", ["point 1", "tpot_ms", "inf"]),
+    ("qpm = 600\nfoo_ms = 3", "SN2080", "5:1", ["point 1", "`foo_ms`", "plan, ttft_s, tpot_ms, qpm, client_ttft_s",
+                                                "bench_result"]),
+    ("qpm = 600\nrequests = 0", "SN2081", "5:12", ["point 1", "requests", "whole number"]),
+    ('qpm = 600\nrequests = "many"', "SN2081", "5:12", ["point 1", "requests", '"many"']),
 ])
-def test_bad_point_values_are_one_line_errors(tmp_path, point, needles):
+def test_bad_point_values_are_located_errors(tmp_path, point, code, at, needles):
     meas = _meas(tmp_path, f'fit = ["compute.eta_m"]\n[[point]]\nplan = "{PLAN}"\n{point}\n')
     out = tmp_path / "o.toml"
-    line = _error_line(_calibrate(meas, out))
-    assert str(meas) in line
+    text = _located(_calibrate(meas, out), code)
+    assert f"--> {meas}:{at}" in text
     for n in needles:
-        assert n in line
+        assert n in text
     assert not out.exists()
 
 
 def test_unknown_top_level_key_is_an_error(tmp_path):
     meas = _meas(tmp_path, f'profle = "ascend-a3"\n[[point]]\nplan = "{PLAN}"\ntpot_ms = 47\n')
-    line = _error_line(_calibrate(meas, tmp_path / "o.toml"))
-    assert "`profle`" in line and "profile, fit, residual_floor, point" in line
+    text = _located(_calibrate(meas, tmp_path / "o.toml"), "SN2080")
+    assert "`profle`" in text and "did you mean `profile`?" in text and "profile, fit, residual_floor, point" in text
 
 
 def test_missing_plan_names_the_point_not_the_output(tmp_path):
     meas = _meas(tmp_path, '[[point]]\nplan = "nope.sn"\nttft_s = 1.0\n')
-    line = _error_line(_calibrate(meas, tmp_path / "o.toml"))
-    assert "point 1" in line and "plan" in line and "nope.sn" in line and "not found" in line
-    assert "cannot write" not in line
+    text = _located(_calibrate(meas, tmp_path / "o.toml"), "SN2084")
+    assert "point 1" in text and "plan" in text and "nope.sn" in text and "not found" in text
+    assert f"--> {meas}:2:8" in text and "cannot write" not in text
 
 
 def test_plan_with_errors_names_the_point(tmp_path):
     meas = _meas(tmp_path, f'fit = ["compute.eta_m"]\n[[point]]\nplan = "{BROKEN_PLAN}"\nttft_s = 1.0\n')
-    line = _error_line(_calibrate(meas, tmp_path / "o.toml"))
-    assert "point 1" in line and "sncc check" in line
+    text = _located(_calibrate(meas, tmp_path / "o.toml"), "SN2084")
+    assert "point 1" in text and "has 1 error" in text and f"run `sncc check {BROKEN_PLAN}`" in text
 
 
 def test_fit_key_the_simulator_does_not_read_is_an_error(tmp_path):
     meas = _meas(tmp_path, f'fit = ["compute.eta_mm"]\n[[point]]\nplan = "{PLAN}"\ntpot_ms = 47\n')
-    line = _error_line(_calibrate(meas, tmp_path / "o.toml"))
-    assert "fit" in line and "`compute.eta_mm`" in line and "compute.eta_m," in line
+    text = _located(_calibrate(meas, tmp_path / "o.toml"), "SN2081")
+    assert "fit" in text and "`compute.eta_mm`" in text and "did you mean `compute.eta_m`?" in text
+    meas = _meas(tmp_path, f'fit = ["eta"]\n[[point]]\nplan = "{PLAN}"\ntpot_ms = 47\n')
+    assert "fittable: compute.eta_m," in _located(_calibrate(meas, tmp_path / "o.toml"), "SN2081")
 
 
 # ------------------------------------------------------------------ 2. bounds
@@ -148,9 +162,9 @@ def test_point_of_another_chip_generation_is_refused(tmp_path):
     meas = _meas(tmp_path, 'fit = ["compute.eta_m"]\n[[point]]\nplan = "h100.sn"\ntpot_ms = 30\nrequests = 200\n'
                  f'[[point]]\nplan = "{PLAN}"\ntpot_ms = 47\nrequests = 800\n')
     out = tmp_path / "o.toml"
-    line = _error_line(_calibrate(meas, out))
-    assert "point 1" in line and "nvidia-h100" in line and "hopper" in line and "ascend-a3" in line
-    assert 'profile = "nvidia-h200"' in line
+    text = _located(_calibrate(meas, out), "SN2085")
+    assert "point 1" in text and "nvidia-h100" in text and "hopper" in text and "ascend-a3" in text
+    assert 'profile = "nvidia-h200"' in text and f"--> {meas}:3:8" in text
     assert not out.exists()
 
 
@@ -183,10 +197,14 @@ def test_default_fit_keys_follow_the_measured_metrics():
 def test_underdetermined_default_fit_is_refused(tmp_path):
     meas = _meas(tmp_path, f'[[point]]\nplan = "{PLAN}"\ntpot_ms = 47\nrequests = 800\n')
     out = tmp_path / "o.toml"
-    line = _error_line(_calibrate(meas, out))
-    assert "underdetermined" in line and "1 measured value" in line and "3 constants" in line
-    assert 'fit = ["compute.eta_m"]' in line
+    text = _located(_calibrate(meas, out), "SN2082")
+    assert "underdetermined" in text and "1 measured value" in text and "3 constants" in text
+    assert 'fit = ["compute.eta_m"]' in text
     assert not out.exists()
+    # the library's own check, for a caller that skips the measurements check
+    base, keys, points = C.load_measurements(str(meas))
+    with pytest.raises(CalibrationError, match="underdetermined"):
+        C.fit(base, keys, points)
 
 
 def test_constant_that_moves_nothing_is_refused(tmp_path):
@@ -467,7 +485,7 @@ def test_calibrate_bad_input_is_a_message_not_a_traceback(tmp_path):
     meas = tmp_path / "m.toml"
     meas.write_text('[[point]]\nplan = "x.sn"\n')
     r = CliRunner().invoke(main, ["calibrate", str(meas), "-o", str(tmp_path / "o.toml")])
-    assert r.exit_code == 2 and "none of ttft_s, tpot_ms, qpm" in r.output
+    assert "none of ttft_s, tpot_ms, qpm" in _located(r, "SN2082", "SN2084")
     r = CliRunner().invoke(main, ["simulate", "--profile", str(tmp_path / "missing.toml"), str(PLAN)])
     assert r.exit_code == 2 and "cannot read profile" in r.output
 
@@ -525,8 +543,8 @@ def test_bad_bench_results_are_one_line_errors(tmp_path, content, words):
     if content is not None:
         (tmp_path / "bench-result.json").write_text(content)
     meas = _meas(tmp_path, f'[[point]]\nplan = "{H200_PLAN}"\nbench_result = "bench-result.json"\n')
-    line = _error_line(_calibrate(meas, tmp_path / "o.toml"))
-    assert "point 1: bench_result" in line and words in line
+    text = _located(_calibrate(meas, tmp_path / "o.toml"), "SN2084")
+    assert "point 1: bench_result" in text and words in text and f"--> {meas}:3:16" in text
     assert not (tmp_path / "o.toml").exists()
 
 
@@ -534,5 +552,5 @@ def test_a_bench_result_of_another_load_is_refused(tmp_path):
     _bench_json(tmp_path, max_concurrency=7)
     meas = _meas(tmp_path, f'profile = "nvidia-h200"\nfit = ["compute.eta_m"]\n'
                            f'[[point]]\nplan = "{H200_PLAN}"\nbench_result = "bench-result.json"\n')
-    line = _error_line(_calibrate(meas, tmp_path / "o.toml"))
-    assert "ran at max_concurrency 7" in line and "workload has concurrency" in line
+    text = _located(_calibrate(meas, tmp_path / "o.toml"), "SN2085")
+    assert "ran at max_concurrency 7" in text and "workload has concurrency" in text and f"--> {meas}:5:16" in text

@@ -355,83 +355,27 @@ def load_measurements(path: str) -> Tuple[str, List[str], List[Point]]:
     measurements file), any of ``ttft_s`` [s], ``tpot_ms`` [ms], ``qpm`` [requests/min]
     (numbers > 0) and optional ``requests`` (integer >= 1: a shorter run while fitting).
 
-    Raises :class:`CalibrationError`, one line naming the file, the point and the key, for an
-    unreadable/unparsable file, an unknown key (the message lists the known ones), a value of
-    the wrong type or <= 0, a missing plan file, a point without any metric, a base profile
-    that cannot be loaded, or a ``fit`` key that cannot be fitted."""
-    from sncc.cost import profile as P
+    The checks are :func:`sncc.sim.calibration.measurements.check_measurements`' (the plans are
+    not compiled here: :func:`fit` does).  Raises :class:`CalibrationError` for an unreadable
+    file, or with the first problem found as ``<file>:<line>:<col>: <message>`` (``sncc
+    calibrate`` reports every problem, located, as diagnostics)."""
+    from sncc.sim.calibration.measurements import check_measurements
+    from sncc.source import SourceFile, read_bytes_limited
 
-    data = _parse_file(path)
-    for k in data:
-        if k not in TOP_KEYS:
-            raise CalibrationError(f"{path}: unknown key `{k}`; a measurements file takes "
-                                   f"{', '.join(TOP_KEYS)} (a point's metrics go under [[point]])")
-    if "point" in data and "points" in data:
-        raise CalibrationError(f"{path}: give `point` or `points`, not both")
-    here = os.path.dirname(os.path.abspath(path))
-    base = data.get("profile", "ascend-a3")
-    if not isinstance(base, str) or not base:
-        raise CalibrationError(f"{path}: profile must be a profile id or a .toml path, got {base!r}")
-    if P.profile_path(base) == base and not os.path.isabs(base):
-        base = os.path.join(here, base)
     try:
-        raw = P._load_raw(base)
-    except P.ProfileError as e:
-        raise CalibrationError(f"{path}: profile: {e}") from None
-    fit_keys = data.get("fit", [])
-    if not isinstance(fit_keys, list) or not all(isinstance(k, str) for k in fit_keys):
-        raise CalibrationError(f"{path}: fit must be a list of constant names such as "
-                               f"[\"compute.eta_m\"], got {fit_keys!r}")
-    for k in fit_keys:
-        if fit_keys.count(k) > 1:
-            raise CalibrationError(f"{path}: fit: `{k}` is listed twice")
-        problem = _fit_key_problem(raw, k)
-        if problem:
-            raise CalibrationError(f"{path}: fit: {problem}")
-    if not isinstance(data.get("residual_floor", True), bool):
-        raise CalibrationError(f"{path}: residual_floor must be true or false, got {data['residual_floor']!r}")
-    pts = data.get("point", data.get("points", []))
-    if not isinstance(pts, list) or not all(isinstance(p, dict) for p in pts):
-        raise CalibrationError(f"{path}: point must be a list of tables ([[point]] in TOML)")
-    if not pts:
-        raise CalibrationError(f"{path}: no [[point]] entries")
-    points = []
-    for n, p in enumerate(pts, 1):
-        where = f"{path}: point {n}"
-        for k in p:
-            if k not in POINT_KEYS:
-                raise CalibrationError(f"{where}: unknown key `{k}`; a point takes {', '.join(POINT_KEYS)}")
-        if "plan" not in p:
-            raise CalibrationError(f"{where} has no `plan`")
-        if not isinstance(p["plan"], str) or not p["plan"]:
-            raise CalibrationError(f"{where}: plan must be a path to a .sn file, got {p['plan']!r}")
-        meas = {}
-        for k in METRICS:
-            if k in p:
-                v = p[k]
-                if not (_is_number(v) and v > 0):
-                    raise CalibrationError(f"{where}: {k} must be a number > 0 ({METRIC_UNITS[k]}), got {v!r}")
-                meas[k] = float(v)
-        bench = None
-        if "bench_result" in p:
-            got, bench = read_bench_result(p["bench_result"], here, where)
-            for k, v in got.items():
-                if k in meas:
-                    raise CalibrationError(f"{where}: {k} is given and also read from bench_result; give one")
-                meas[k] = v
-        if not meas:
-            raise CalibrationError(f"{where} has none of {', '.join(METRICS)} and no bench_result")
-        req = p.get("requests")
-        if req is not None and not (isinstance(req, int) and not isinstance(req, bool) and req >= 1):
-            raise CalibrationError(f"{where}: requests must be a whole number >= 1, got {req!r}")
-        plan = p["plan"] if os.path.isabs(p["plan"]) else os.path.join(here, p["plan"])
-        if not os.path.isfile(plan):
-            what = "is a directory" if os.path.isdir(plan) else "not found"
-            raise CalibrationError(f"{where}: plan: {plan} {what}")
-        if req is None and bench and bench.get("requests"):
-            req = int(bench["requests"])            # the run-level metrics are the benchmark's run
-        points.append(Point(plan, meas, req, n, path, bench))
-    return base, list(fit_keys), points
+        text = read_bytes_limited(path, regular_only=True).decode("utf-8")
+    except OSError as e:
+        raise CalibrationError(f"cannot read {path}: {e.strerror or e}") from None
+    except UnicodeDecodeError as e:
+        raise CalibrationError(f"{path}: not UTF-8 text: {e}") from None
+    src = SourceFile(path, text)
+    m, diags = check_measurements(src, plans=False)
+    if m is None:
+        errs = [d for d in diags if d.is_error]
+        line, col = src.line_col(errs[0].span.start) if errs[0].span else (1, 1)
+        more = f" (and {len(errs) - 1} more problem{'s' if len(errs) > 2 else ''})" if len(errs) > 1 else ""
+        raise CalibrationError(f"{path}:{line}:{col}: {errs[0].message}{more}")
+    return m.base, m.keys, m.points
 
 
 #: the largest bench result file read [B] (a `--save-result` file with per-request lists of a
@@ -583,17 +527,50 @@ def _spec_of(plan_path: str, profile: str, requests: Optional[int], where: str =
     return spec
 
 
-def bench_problem(pt: "Point", spec: Any) -> None:
-    """Raise :class:`CalibrationError` when a point's benchmark ran another load than its plan
-    states (the run-level figures would describe a different run): ``max_concurrency`` against the
-    workload's ``concurrency``, ``request_rate`` against its ``rate``."""
+def bench_mismatch(pt: "Point", spec: Any) -> Optional[str]:
+    """Why a point's benchmark ran another load than its plan states (the run-level figures would
+    describe a different run), or None: ``max_concurrency`` against the workload's
+    ``concurrency``, ``request_rate`` against its ``rate``."""
     b = pt.bench or {}
     wl = spec.workload
     for key, mine, what in (("max_concurrency", wl.concurrency, "concurrency"), ("request_rate", wl.rate, "rate")):
         if key in b and (mine is None or abs(float(mine) - b[key]) > 1e-9 * max(1.0, b[key])):
-            raise CalibrationError(f"{pt.where}: bench_result {b['file']} ran at {key} {b[key]:g}, but the plan's "
-                                   f"workload has {what} {mine if mine is not None else 'unset'}; simulate the "
-                                   "load the benchmark ran (the plan `sncc build` wrote bench.sh from)")
+            return (f"bench_result {b['file']} ran at {key} {b[key]:g}, but the plan's workload has {what} "
+                    f"{mine if mine is not None else 'unset'}")
+    return None
+
+
+def bench_problem(pt: "Point", spec: Any) -> None:
+    """Raise :class:`CalibrationError` when a point's benchmark ran another load than its plan
+    states (:func:`bench_mismatch`)."""
+    why = bench_mismatch(pt, spec)
+    if why:
+        raise CalibrationError(f"{pt.where}: {why}; simulate the load the benchmark ran (the plan `sncc build` "
+                               "wrote bench.sh from)")
+
+
+def fit_keys_for(raw: Dict[str, Any], keys: Sequence[str],
+                 points: Sequence["Point"]) -> Tuple[List[str], Optional[Tuple[str, str]]]:
+    """(constants to fit, problem) for explicit ``keys`` (returned as given) or, when empty, the
+    defaults of the measured metrics (:func:`default_fit_keys`); ``problem`` is (message, help)
+    when there are none, or when they outnumber the measured values (underdetermined)."""
+    if keys:
+        return list(keys), None
+    n_values = sum(len(pt.measured) for pt in points)
+    measured = [m for m in METRICS if any(m in pt.measured for pt in points)]
+    keys = default_fit_keys(raw, measured)
+    if not keys:
+        return keys, (f"no constants to fit for {', '.join(measured)}", "give `fit = [...]` in the measurements file")
+    if len(keys) > n_values:
+        suggest: List[str] = []
+        for m in measured:
+            suggest += [k for k in default_fit_keys(raw, [m]) if k not in suggest][:1]
+        suggest = suggest[:n_values]
+        return keys, (f"underdetermined: {len(points)} point(s) give {n_values} measured value(s) "
+                      f"({', '.join(measured)}), which inform {len(keys)} constants ({', '.join(keys)})",
+                      "measure more points or name the constants to fit, e.g. fit = ["
+                      + ", ".join(f'"{k}"' for k in suggest) + "]")
+    return keys, None
 
 
 def default_fit_keys(raw: Dict[str, Any], metrics: Sequence[str]) -> List[str]:
@@ -652,7 +629,8 @@ def other_generation(prof: Any, chip: Any) -> Optional[str]:
             f"{', '.join(chips) or '?'} (generation {', '.join(gens) or '?'})")
 
 
-def fit(base: str, keys: Sequence[str], points: Sequence[Point], *, max_evals: int = 60) -> Dict[str, Any]:
+def fit(base: str, keys: Sequence[str], points: Sequence[Point], *, max_evals: int = 60,
+        specs: Optional[Sequence[Any]] = None) -> Dict[str, Any]:
     """Bounded least-squares fit of profile constants ``keys`` to ``points``.
 
     Minimises the sum of squared log residuals ``ln(predicted/measured)`` over every measured
@@ -668,7 +646,9 @@ def fit(base: str, keys: Sequence[str], points: Sequence[Point], *, max_evals: i
     constant moves no measured value, a fitted constant ends on a bound (:data:`BOUND_TOL`), or
     the best fit misses a measured value by more than :data:`MAX_MISS`: no profile is produced
     then, since a constant pinned at 1000x its base value or at efficiency 1 (or a fit 2x off its
-    own data) is the fit absorbing a data/model mismatch."""
+    own data) is the fit absorbing a data/model mismatch.  ``specs``: each point's simulation spec
+    when the caller has compiled the plans already
+    (:func:`sncc.sim.calibration.measurements.check_measurements`)."""
     try:
         import numpy as np
         from scipy.optimize import least_squares
@@ -684,26 +664,16 @@ def fit(base: str, keys: Sequence[str], points: Sequence[Point], *, max_evals: i
     explicit = bool(keys)
     n_values = sum(len(pt.measured) for pt in points)
     measured = [m for m in METRICS if any(m in pt.measured for pt in points)]
-    keys = list(keys) if explicit else default_fit_keys(raw0, measured)
     for k in keys:
         problem = _fit_key_problem(raw0, k)
         if problem:
             raise CalibrationError(f"{pre}fit: {problem}")
-    if not keys:
-        raise CalibrationError(f"{pre}no constants to fit for {', '.join(measured)}: "
-                               "give `fit = [...]` in the measurements file")
-    if not explicit and len(keys) > n_values:
-        suggest: List[str] = []
-        for m in measured:
-            first = [k for k in default_fit_keys(raw0, [m]) if k not in suggest][:1]
-            suggest += first
-        suggest = suggest[:n_values]
-        raise CalibrationError(
-            f"{pre}underdetermined: {len(points)} point(s) give {n_values} measured value(s) "
-            f"({', '.join(measured)}), which inform {len(keys)} constants ({', '.join(keys)}); "
-            "measure more points or name the constants to fit, e.g. fit = ["
-            + ", ".join(f'"{k}"' for k in suggest) + "]")
-    specs = [(pt, _spec_of(pt.plan, base, pt.requests, pt.where)) for pt in points]
+    keys, why = fit_keys_for(raw0, keys, points)
+    if why:
+        raise CalibrationError(f"{pre}{why[0]}; {why[1]}")
+    if specs is None or len(specs) != len(points):
+        specs = [_spec_of(pt.plan, base, pt.requests, pt.where) for pt in points]
+    specs = list(zip(points, specs))
     for pt, spec in specs:
         bench_problem(pt, spec)
     for pt, spec in specs:
