@@ -14,6 +14,8 @@ import sys
 
 from sncc.diagnostics.codes import REGISTRY, ErrorCode
 
+#: (code prefix, title) of each section of docs/codes.md, in code order; a code no prefix takes goes
+#: under "Other".  SN80xx and SN81xx are the import and search blocks of docs/design.md §8.
 GROUPS = (
     ("SN1", "Syntax and suppressions"),
     ("SN2", "Structure, keys, values, units, imports"),
@@ -22,6 +24,8 @@ GROUPS = (
     ("SN5", "Scheduler and context lengths"),
     ("SN6", "Gateway"),
     ("SN7", "SLO feasibility"),
+    ("SN80", "Import (`sncc import`, located in the launch script)"),
+    ("SN81", "Search (`sncc search`, located in the plan's `search { }` block)"),
     ("SN9", "Internal"),
 )
 
@@ -94,7 +98,7 @@ def codes_markdown() -> str:
         members = [REGISTRY[c] for c in sorted(REGISTRY) if c.startswith(prefix)]
         if not members:
             continue
-        out += [f"## {prefix}xxx: {title}", ""]
+        out += [f"## {prefix}{'x' * (6 - len(prefix))}: {title}", ""]   # SN1xxx, SN80xx
         out += [code_section(ec) for ec in members]
     others = [REGISTRY[c] for c in sorted(REGISTRY) if not c.startswith(tuple(p for p, _ in GROUPS))]
     if others:

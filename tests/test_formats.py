@@ -260,3 +260,14 @@ def test_docs_codes_md_is_current():
     assert all(f"### {code} `{ec.name}`" in text for code, ec in REGISTRY.items())
     current = (ROOT / "docs" / "codes.md").read_text(encoding="utf-8")
     assert current == text, "docs/codes.md is stale: run `python -m sncc.docs > docs/codes.md`"
+
+
+def test_docs_codes_md_groups_every_block():
+    # the import (SN80xx) and search (SN81xx) blocks of docs/design.md §8 have their own sections
+    from sncc.docs import codes_markdown
+
+    text = codes_markdown()
+    assert "\n## Other\n" not in text
+    heads = [line for line in text.splitlines() if line.startswith("## SN")]
+    assert [h.split(":")[0] for h in heads][-3:] == ["## SN80xx", "## SN81xx", "## SN9xxx"]
+    assert text.index("### SN8013 ") < text.index("## SN81xx") < text.index("### SN8101 ")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from sncc import catalog
+from sncc.checks._rules import default_pin_help, engine_release, release_label, release_related
 from sncc.catalog.engine_defaults import engine_defaults
 from sncc.diagnostics import codes
 from sncc.diagnostics.model import Related, diag
@@ -35,16 +36,18 @@ def _mode_span(plan):
     return g.span_of("mode") if g is not None and g.mode is not None else None
 
 
-def effective_mode(plan) -> tuple[str | None, catalog.GraphSupport | None]:
-    """(mode, its catalog row): the plan's ``graph.mode``, else the release's default mode."""
+def effective_mode(plan, r=None) -> tuple[str | None, catalog.GraphSupport | None]:
+    """(mode, its catalog row): the plan's ``graph.mode``, else the default mode of the release the
+    checks judge (:func:`sncc.checks._rules.engine_release`: written, else sncc's default pin)."""
     eng = plan.engine
+    version = engine_release(plan, r)
     rows = [g for g in catalog.graph_support() if g.engine == eng.kind]
     if plan.graph is not None and plan.graph.mode is not None:
         mode = plan.graph.mode
         return mode, next((g for g in rows if g.mode == mode), None)
     for g in rows:
         try:
-            if g.is_default(eng.version):
+            if g.is_default(version):
                 return g.mode, g
         except ValueError:
             return None, None
@@ -52,12 +55,14 @@ def effective_mode(plan) -> tuple[str | None, catalog.GraphSupport | None]:
 
 
 def check_graph_mode(plan, r):
-    """The graph mode exists in the engine release, runs the model family and the TP size (SN4011)."""
+    """The graph mode exists in the engine release, runs the model family and the TP size (SN4011).
+    The release is the one the build writes for (:func:`sncc.checks._rules.engine_release`: written,
+    else sncc's default pin); messages name it as :func:`~sncc.checks._rules.release_label` does."""
     roles = graph_roles(plan)
     if not roles:
         return
     eng = plan.engine
-    mode, row = effective_mode(plan)
+    mode, row = effective_mode(plan, r)
     if mode is None:
         return
     span = _mode_span(plan)
@@ -67,15 +72,19 @@ def check_graph_mode(plan, r):
                        f"`{g.mode}`" for g in catalog.graph_support() if g.engine == eng.kind) or "none catalogued",
                    path=("graph", "mode"))
         return
-    version = eng.version
-    where = span or eng.span_of("version")
-    rel = [Related(eng.span_of("version"), f"{eng.kind} {version}")] if version and span else []
+    version = engine_release(plan, r)
+    label = release_label(plan, r)
+    where = span or (r.engine_version_span if r is not None and r.engine_version_span is not None
+                     else eng.span_of("version")) or eng.name_span
+    rel = release_related(plan, r) if span else []
     try:
         if version and not catalog.version_in(version, row.min_version, row.removed_in):
             when = f"removed in {row.removed_in}" if row.removed_in and catalog.parse_version(version) >= catalog.parse_version(row.removed_in) \
                 else f"available from {row.min_version}"
-            yield diag(codes.GRAPH_MODE_UNSUPPORTED, f"{eng.kind} {version} has no `{mode}` graph mode ({when})", where,
-                       related=rel, help="use the release's default graph mode (remove `graph.mode`) or set `graph_mode = false`",
+            pin_help = default_pin_help(plan, r, f"`graph {{ mode = {mode} }}`")
+            yield diag(codes.GRAPH_MODE_UNSUPPORTED, f"{label} has no `{mode}` graph mode ({when})", where,
+                       related=rel, help="use the release's default graph mode (remove `graph.mode`) or set `graph_mode = false`"
+                       + (f", or {pin_help}" if pin_help else ""),
                        notes=[_plain(row.notes)] if row.notes else [], path=("graph", "mode"))
             return
         mt = getattr(r.arch, "model_type", None) if r.arch is not None else None
@@ -86,8 +95,8 @@ def check_graph_mode(plan, r):
                    and (version is None or catalog.version_in(version, g.min_version, g.removed_in))]
             n, role = roles[0]
             yield diag(codes.GRAPH_MODE_UNSUPPORTED,
-                       f"{eng.kind} {version or ''} `{mode}` graph mode" + (" (the default)" if span is None else "")
-                       + f" does not run `{mt}` models".replace("  ", " "),
+                       (f"{label} " if label else f"{eng.kind} ") + f"`{mode}` graph mode" + (" (the default)" if span is None else "")
+                       + f" does not run `{mt}` models",
                        where, related=rel + [Related(role.name_span, f"`{n}` runs in graph mode")],
                        help=(f"set `graph {{ mode = {alt[0]} }}`, or " if alt else "") + f"set `graph_mode = false` in `{n}` (eager)",
                        notes=[_plain(row.notes)] if row.notes else [], path=("graph", "mode"))

@@ -184,8 +184,10 @@ def _derive_omni_attn(plan, f: Facts) -> None:
 
 
 def _derive_all2all(plan, f: Facts) -> None:
-    """Set each role's :attr:`RoleFacts.all2all_backend` (:func:`sncc.facts.roles.all2all_backend`);
-    a plan value the release refuses becomes SN4082 at the env entry."""
+    """Set each role's :attr:`RoleFacts.all2all_backend` (:func:`sncc.facts.roles.all2all_backend`) at
+    the release judged, :attr:`Facts.engine_version` (written, else sncc's default pin; a facts
+    object without it asks :func:`engine_release_of`); a plan value the release refuses becomes
+    SN4082 at the env entry."""
     from dataclasses import replace
 
     from sncc.diagnostics import codes
@@ -197,10 +199,11 @@ def _derive_all2all(plan, f: Facts) -> None:
         adapter = adapter_for(plan.engine.kind)
     except UnknownEngine:
         return
+    version = f.engine_version or engine_release_of(plan, adapter)[0]
     for name, rf in list(f.roles.items()):
         if not isinstance(rf, RoleFacts):
             continue
-        backend, note, problem = all2all_backend(adapter, plan.engine.version, rf)
+        backend, note, problem = all2all_backend(adapter, version, rf)
         if problem is not None:
             ev = rf.env.get("VLLM_ALL2ALL_BACKEND")
             if not any(d.code is codes.ALL2ALL_BACKEND_NOT_A_CHOICE and d.span == ev.span for d in f.diagnostics):

@@ -230,3 +230,91 @@ def test_option_absent_in_the_default_omni_infer_pin_names_it():
 def test_option_the_default_omni_infer_pin_has_is_clean():
     assert "kv_cache { dtype = int8  block_size = 128 }" in SEED
     assert _int8(SEED.replace("kv_cache { dtype = int8  block_size = 128 }", "kv_cache { block_size = 128 }")) == []
+
+
+# --------------------------------------------------------------------------- SN4011 (graph)
+
+GRAPH = '''plan "graph" {
+  model "MODEL" { quant = w8a8 }
+  hardware { system = "atlas-800-a2"  nodes = 2 }
+  engine "vllm-ascend" ENGINE
+GRAPH  serve { devices = 16  tp = 4  ep = 4  max_num_seqs = 16  chunked_prefill = 8k }
+  workload {
+    requests = 200
+    concurrency = 16
+    input { mean = 2k  max = 6k }
+    output { mean = 512  max = 2k }
+  }
+}
+'''
+
+
+def _graph(engine: str, mode: str | None = None, model: str = "qwen3-30b-a3b"):
+    text = GRAPH.replace("MODEL", model).replace("ENGINE", engine)
+    return _diags(text.replace("GRAPH", f"  graph {{ mode = {mode} }}\n" if mode else ""), "SN4011")
+
+
+def test_graph_mode_missing_from_the_default_pin_names_it():
+    # npugraph_ex exists from v0.15.0rc1: the default pin has none (the check used to be skipped without a version)
+    comp, (d,) = _graph(UNVERSIONED, "npugraph_ex")
+    wcomp, (w,) = _graph(WRITTEN, "npugraph_ex")
+    assert d.message == f"{DEFAULT_PIN} (sncc's default pin) has no `npugraph_ex` graph mode (available from v0.15.0rc1)"
+    assert w.message == d.message.replace(" (sncc's default pin)", "")
+    _related_at_engine(comp, d, f"{DEFAULT_PIN} (sncc's default pin)")
+    _related_at_engine(wcomp, w, DEFAULT_PIN)
+    assert "write `version = " in d.help and "write `version = " not in w.help
+
+
+def test_graph_mode_of_the_default_pin_is_clean():
+    assert _graph(UNVERSIONED, "torchair")[1] == _graph(WRITTEN, "torchair")[1] == []
+
+
+def test_default_graph_mode_is_judged_on_the_default_pin():
+    # aclgraph (the default) refuses DeepSeek before v0.9.1rc1 only: the default pin runs it, as the written
+    # pin does (without a version the refusal used to be reported as if the newest release had it)
+    assert _graph(UNVERSIONED, model="deepseek-v3")[1] == _graph(WRITTEN, model="deepseek-v3")[1] == []
+    _, (d,) = _graph('{ version = "v0.9.0rc2" }', model="deepseek-v3")
+    assert d.message == "vllm-ascend v0.9.0rc2 `aclgraph` graph mode (the default) does not run `deepseek_v3` models"
+
+
+# --------------------------------------------------------------------------- all-to-all backend (facts)
+
+WIDE_EP = (ROOT / "tests" / "cases" / "fixed" / "all2all-backend-not-a-choice.sn").read_text(encoding="utf-8")
+VLLM_WRITTEN = '{ version = "0.23.0" }'   # vLLM's default pin
+
+
+def _wide_ep(engine: str, backend: str | None = "deepep_low_latency"):
+    text = WIDE_EP.replace('{ version = "0.11.0" }', engine)
+    env = '  env { VLLM_ALL2ALL_BACKEND = "deepep_low_latency" }\n'
+    text = text.replace(env, env.replace("deepep_low_latency", backend) if backend else "")
+    comp, ds = _diags(text, "SN4082", "SN4044")
+    rf = comp.resolved.roles["serve"]
+    return (rf.all2all_backend, rf.notes["all2all_backend"]), ds
+
+
+def test_all2all_backend_is_derived_on_the_default_pin():
+    # the default pin (0.23.0) takes the backend as `--all2all-backend`, which sncc does not write: the plan's
+    # VLLM_ALL2ALL_BACKEND is unread, whatever its value (no SN4082), as for the written pin
+    for backend in ("deepep_low_latency", "bogus"):
+        fact, (d,) = _wide_ep(UNVERSIONED, backend)
+        wfact, (w,) = _wide_ep(VLLM_WRITTEN, backend)
+        assert fact == wfact and fact[0] == "allgather_reducescatter" and "not read by this release" in fact[1]
+        assert d.code.code == w.code.code == "SN4044" and w.message == d.message.replace(" (sncc's default pin)", "")
+
+
+def test_all2all_backend_of_the_default_pin_is_clean():
+    fact, ds = _wide_ep(UNVERSIONED, None)
+    assert ds == [] and fact == _wide_ep(VLLM_WRITTEN, None)[0]
+
+
+def test_all2all_backend_reads_the_release_the_facts_judge():
+    # the fact follows Facts.engine_version, not the written `version` (a search candidate re-derives its roles
+    # from the base facts: sncc.search.candidate.candidate_facts)
+    import dataclasses
+
+    from sncc.facts import derive_roles
+
+    comp, _ = _diags(WIDE_EP.replace('{ version = "0.11.0" }', UNVERSIONED), "SN4082")
+    f = dataclasses.replace(comp.resolved, engine_version="0.11.0", roles={}, diagnostics=[])
+    derive_roles(comp.plan, f)
+    assert f.roles["serve"].all2all_backend == "deepep_low_latency"
