@@ -157,13 +157,18 @@ def test_a_release_between_the_two_super_kernel_lines_says_where_it_exists():
     assert exports(files)["VLLM_ASCEND_ENABLE_DBO"] == "1"  # dual-batch overlap exists in v0.10.0rc1
 
 
-def test_unversioned_plan_gets_no_guessed_super_kernel_keys():
-    comp = compile_(r1(version=None, cann=None, sched=""))
-    (got,) = diags(comp, "SN4015")
-    assert "superkernel_layers" in got[-1] and "differ between releases" in got[-1]
-    files = build(comp)
-    assert "enable_super_kernel" not in files["decode.toml"]
-    assert "VLLM_ASCEND_ENABLE_DBO" in files["env"]  # one spelling over the whole TorchAir line
+def test_an_unversioned_plan_looks_its_options_up_for_the_default_pin():
+    """No ``version``: the build uses sncc's default pin, so the options are spelled for that
+    release (as the checks judge it), exactly as when the pin is written."""
+    from sncc.engines.registry import adapter_for
+
+    pin = adapter_for("vllm-ascend").choose(None).pin.version
+    bare = compile_(r1(version=None, cann=None, sched=""))
+    written = compile_(r1(version=pin, cann=None, sched=""))
+    assert not diags(bare, "SN4015") and not diags(written, "SN4015")
+    files, files_w = build(bare), build(written)
+    assert "enable_super_kernel" in files["decode.toml"]
+    assert files["decode.toml"] == files_w["decode.toml"] and files["env"] == files_w["env"]
 
 
 # --------------------------------------------------------------------------- preconditions

@@ -197,9 +197,12 @@ def _overlaps(a: Feature, b: Feature) -> bool:
 
 
 def plan_version(plan) -> str | None:
-    """The vllm-ascend version the options are looked up for: ``engine.version``, else
-    ``software.vllm``; None when neither is given or the one given is not a version."""
-    v = plan.engine.version or (plan.software.vllm if plan.software is not None else None)
+    """The vllm-ascend version the options are looked up for: the release the build uses
+    (``engine.version``, else sncc's default pin: :func:`sncc.facts.engine_release_of`, as the
+    checks judge it); None when the one written is not a version."""
+    from sncc.facts import engine_release_of
+
+    v, _ = engine_release_of(plan)
     if v is None:
         return None
     try:
