@@ -937,6 +937,20 @@ def cann_torch_npu() -> tuple[CannTorchNpu, ...]:
 
 
 @lru_cache(maxsize=None)
+def known_cann_releases() -> tuple[str, ...]:
+    """Every CANN release a source in software.toml names (an engine release is built for it,
+    a torch_npu pairs with it, a chip is first supported in it, an Omni-Infer revision installs
+    it), newest first."""
+    seen: dict = {}
+    names = [r.cann for r in vllm_ascend_releases()] + [r.cann for r in cann_torch_npu()]
+    names += [r.first_version for r in chip_support() if r.engine == "cann" and r.first_version]
+    names += [r.cann for r in omni_infer_revisions() if getattr(r, "cann", None)]
+    for n in names:
+        seen.setdefault(parse_version(n), n)
+    return tuple(seen[k] for k in sorted(seen, reverse=True))
+
+
+@lru_cache(maxsize=None)
 def chip_support() -> tuple[ChipSupport, ...]:
     """Per-engine first-supporting releases of each device type (domain-facts §2.3)."""
     rows = []

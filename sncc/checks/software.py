@@ -100,6 +100,17 @@ def check_cann_supports_chip(plan, r):
     if r.chip.vendor != "huawei":
         yield _cann_not_applied(plan, r.chip)
         return
+    known = catalog.known_cann_releases()
+    if _engine_row(plan, r) is None and not any(catalog.parse_version(k) == catalog.parse_version(hw.cann)
+                                                for k in known):
+        # no engine pairing judges it (SN4006 does on vllm-ascend): say sncc cannot check it
+        yield diag(codes.UNKNOWN_CATALOG_ENTRY,
+                   f"CANN {hw.cann} is not a release any source sncc holds names, so sncc cannot check it "
+                   f"against {r.chip.name} or {plan.engine.kind}",
+                   hw.span_of("cann"), severity="warning",
+                   help="known CANN releases: " + ", ".join(f"`{k}`" for k in known[:6]),
+                   path=("hardware", "cann"))
+        return
     status = _cann_status(r.chip, hw.cann)
     if status in (None, "supported", "warn"):
         return

@@ -82,3 +82,20 @@ def test_cann_before_the_first_sourced_release_is_a_warning_not_an_error():
     assert d is not None and d.severity == "warning", d
     assert "8.0.0" in d.message + (d.help or "")
     assert "does not support" not in d.message
+
+
+def test_a_cann_release_no_source_names_is_a_warning_where_no_engine_pairing_judges_it():
+    """Omni-Infer has no CANN pairing table, so an unknown `cann` (a user's break test wrote
+    "8.2.RC9" into seed 000's plan, whose own "8.2.RC1" is a known release) passed silently and
+    was written into manifest.json; on vllm-ascend SN4006 already names the paired release."""
+    from pathlib import Path
+
+    seed = (Path(__file__).resolve().parents[2] / "examples" / "deepseek-r1-a3-7p1d.sn").read_text(encoding="utf-8")
+    assert 'cann = "8.2.RC1"' in seed
+    bad = compile_plan(seed.replace('cann = "8.2.RC1"', 'cann = "8.2.RC9"'))
+    (d,) = [d for d in bad.diagnostics if d.code.code == "SN2008"]
+    assert d.severity == "warning" and "CANN 8.2.RC9" in d.message and "`8.3.RC2`" in d.help
+    assert bad.source.line_col(d.span.start)[0] == seed[:seed.index("8.2.RC1")].count("\n") + 1
+    assert not [d for d in compile_plan(seed).diagnostics if d.code.code == "SN2008"]
+    va = _software("atlas-800i-a3", "8.2.RC9", "v0.11.0")
+    assert [d.code.code for d in va] == ["SN4006"]
