@@ -12,6 +12,8 @@ from sncc.units import format_count
 SCHEMA_VERSION = 1
 #: refused candidates the text report names before "and N more" (JSON `rejected` lists every one)
 REFUSED_SHOWN = 5
+#: distinct refusals (code, message, help) the text report prints under the refused candidates
+REASONS_SHOWN = 8
 
 
 def _latency(d: dict, fmt: str) -> str:
@@ -107,18 +109,27 @@ def render_text(res: SearchResult, plan_name: str, width: int = 160) -> str:
         st.add_row(s.name, f"{s.saw:,}", f"{s.kept:,}", f"{s.seconds:.2f}")
     st.add_row("total", "", "", f"{sum(s.seconds for s in res.stages):.2f}")
     con.print(st)
-    top = [r for r in res.ranked if r.source == "simulate"][: sp.top] or res.ranked[: sp.top]
+    simulated = [r for r in res.ranked if r.source == "simulate"]
+    top = simulated[: sp.top] or res.ranked[: sp.top]
     ranks = {r.candidate.key(): i + 1 for i, r in enumerate(res.ranked)}
     by = "goodput (highest rate meeting every SLO percentile)" if res.goodput else "output tokens/s per device"
     basis = res.ttft_basis
-    con.print(_table(top, f"best {len(top)} (ranked by {by}; event-simulated, 80 % calibration intervals)", ranks,
-                     basis))
+    how = ("event-simulated, 80 % calibration intervals" if simulated or not top else
+           "analytic screen only: no candidate was event-simulated")
+    con.print(_table(top, f"best {len(top)} (ranked by {by}; {how})", ranks, basis))
     con.print(_BASIS_NOTE[basis])
     hidden = _hidden_ranks(top, ranks)
     if hidden:
         many = "–" in hidden or "," in hidden
         con.print(f"{'ranks' if many else 'rank'} {hidden} {'are' if many else 'is'} not shown: only the analytic "
                   f"screen ran for {'them' if many else 'it'} (not event-simulated); `--format json` lists every rank")
+    screen_only = len(res.ranked) - len(simulated)
+    if simulated and screen_only:
+        first = len(simulated) + 1
+        span = f"rank {first}" if screen_only == 1 else f"ranks {first}–{len(res.ranked)}"
+        con.print(f"{span}: {format_count(screen_only, 'candidate')} only the analytic screen ran for (not "
+                  "event-simulated; the screen is optimistic), ranked after every simulated one; "
+                  "`--format json` lists them (`source: screen`)")
     if res.frontier:
         con.print(_table(res.frontier, "Pareto frontier: tokens/s per device against tokens/s per user", ranks,
                          basis))
@@ -147,11 +158,30 @@ def render_text(res: SearchResult, plan_name: str, width: int = 160) -> str:
         con.print(f"{format_count(len(res.rejected), 'candidate')} refused by the checks and not ranked: "
                   + "; ".join(f"{k}: {', '.join(v)}" for k, v in shown)
                   + (f"; and {more} more (`--format json` lists them all)" if more else ""))
+        for line in refusal_lines(res):
+            con.print(line)
     for n in res.notes:
         con.print(f"note: {n}")
     if res.interrupted:
         con.print("interrupted: the tables hold what was found before Ctrl-C")
     return buf.getvalue()
+
+
+def refusal_lines(res: SearchResult) -> list:
+    """Each distinct refusal of the checks once (its code, how many candidates it refused, its
+    message and help), most frequent first; at most :data:`REASONS_SHOWN`, then how many more."""
+    count: dict = {}
+    for label in sorted(res.rejected):
+        for r in res.reasons.get(label, ()):
+            count[tuple(r)] = count.get(tuple(r), 0) + 1
+    ordered = sorted(count.items(), key=lambda kv: (-kv[1], kv[0]))
+    out = []
+    for (code, message, help_), n in ordered[:REASONS_SHOWN]:
+        out.append(f"  {code} ({format_count(n, 'candidate')}): {message}" + (f"; help: {help_}" if help_ else ""))
+    if len(ordered) > REASONS_SHOWN:
+        out.append(f"  and {len(ordered) - REASONS_SHOWN} more distinct refusals (`--format json` lists each "
+                   "candidate's, `sncc explain CODE` explains a code)")
+    return out
 
 
 def _row_doc(r: Row, rank: Optional[int]) -> dict:
@@ -199,7 +229,9 @@ def document(res: SearchResult, plan_name: str, written: Optional[list] = None,
         "base": {"layout": res.base.label(), "rank": res.rank_of(res.base), "outside": res.base_outside,
                  "reference": _row_doc(res.reference, None) if res.reference is not None else None}
         if res.base else None,
-        "rejected": [{"layout": k, "codes": v} for k, v in sorted(res.rejected.items())],
+        "rejected": [{"layout": k, "codes": v,
+                      "reasons": [{"code": c, "message": msg, "help": h or None} for c, msg, h in res.reasons.get(k, ())]}
+                     for k, v in sorted(res.rejected.items())],
         "ranked_by": "goodput_qpm" if res.goodput else "tokens_per_s_per_device",
         "ttft_judged_on": res.ttft_basis,
         "interrupted": res.interrupted,

@@ -12,8 +12,9 @@
    (:func:`sncc.sim.api.simulate`) with percentiles and calibration intervals; a candidate whose
    interval straddles an SLO is ``uncertain``, never ranked as met.
 
-Every ranking is sorted on a total key (metric, then the candidate's own order) so that the
-output is the same for every backend and worker count.
+Every ranking is sorted on a total key (source, status, metric, then the candidate's own order)
+so that the output is the same for every backend and worker count; the event-simulated rows rank
+first, by their simulated figures, and the rows only the (optimistic) screen ran for after them.
 """
 from __future__ import annotations
 
@@ -40,7 +41,8 @@ INLINE_BELOW = 400
 SIM_REQUESTS = 3000
 #: stage 4 simulates again at most this many times to refill the top k after merging equal rows
 REFILL_ROUNDS = 3
-#: verdict order of a ranking: met first, then uncertain, then screened-only, then missed
+#: verdict order within a ranking's event-simulated rows (met, uncertain, missed) and within its
+#: screen-only rows after them (screened: the screen's means meet the SLOs, then missed)
 STATUS_ORDER = {"met": 0, "uncertain": 1, "screened": 2, "missed": 3}
 
 
@@ -76,18 +78,21 @@ class Row:
     equivalent: tuple = ()
 
     def sort_key(self, goodput: bool = False) -> tuple:
-        """Total ranking key: status, then throughput per device (or goodput), then the candidate."""
+        """Total ranking key: event-simulated rows first (the analytic screen is optimistic: a
+        screen-only estimate never outranks a simulated figure), then status, then throughput per
+        device (or goodput), then the candidate."""
         metric = self.metrics.get("goodput_qpm") if goodput else None
         main = -(metric if metric is not None else self.metrics["tokens_per_s_per_device"])
-        return (STATUS_ORDER[self.status], round(main, 9), -round(self.metrics["tokens_per_s"], 9),
-                self.candidate.key())
+        return (self.source != "simulate", STATUS_ORDER[self.status], round(main, 9),
+                -round(self.metrics["tokens_per_s"], 9), self.candidate.key())
 
 
 @dataclass
 class SearchResult:
     """What a search found: the ``space``, the ``stages``, the ``ranked`` rows (best first), the
     Pareto ``frontier`` (rows, by tokens/s per user), the candidates ``rejected`` by the checks
-    (candidate label → codes), ``interrupted`` (Ctrl-C: what was found so far) and ``notes``;
+    (candidate label → codes; ``reasons``: candidate label → its errors' (code, message, help)),
+    ``interrupted`` (Ctrl-C: what was found so far) and ``notes``;
     ``base`` is the plan's own layout, ranked among the others only when it lies inside the
     requested space (else it is the unranked ``reference`` row, ``base_outside`` saying why)."""
 
@@ -107,6 +112,8 @@ class SearchResult:
     #: the TTFT the plan's SLOs judge: ``client`` (a ``ttft`` SLO: request sent to first token,
     #: the queue in front of the engines included) or ``engine`` (``engine_ttft``, or no TTFT SLO)
     ttft_basis: str = "engine"
+    #: candidate label → the (code, message, help) of each error the checks refused it for
+    reasons: dict = field(default_factory=dict)
 
     def rank_of(self, cand: Optional[Candidate]) -> Optional[int]:
         """1-based rank of ``cand`` in :attr:`ranked`, or None."""
@@ -142,7 +149,9 @@ def screen_candidate(ctx: CandidateContext, cand: Candidate) -> dict:
     errors = sorted({d.code.code for d in diags if d.is_error})
     warnings = sorted({d.code.code for d in diags if not d.is_error})
     if errors:
-        return {"errors": errors}
+        # what each refusal says (the report prints each distinct one once, not only its code)
+        reasons = sorted({(d.code.code, d.message, d.help or "") for d in diags if d.is_error})
+        return {"errors": errors, "reasons": [list(r) for r in reasons]}
     try:
         s = api.screen(plan, facts)
     except Exception as e:  # noqa: BLE001 -- the cost model refuses it: reported, not ranked
@@ -360,13 +369,14 @@ def search(plan: Any, facts: Any, *, overrides: Optional[dict] = None, backend: 
     mpn = sim_requests or min(getattr(facts, "requests", plan.workload.requests), SIM_REQUESTS)
     cctx = CandidateContext(plan, facts, moe, means.mo, mpn, goodput, seed)
     screened = run("screen", screen_candidate, cands, cctx)
-    rows, rejected, seen = [], {}, {}
+    rows, rejected, reasons, seen = [], {}, {}, {}
     reference: Optional[Row] = None
     for cand, m in zip(cands, screened):
         is_base = base is not None and cand.key() == base.key()
         if "errors" in m:
             if not (is_base and base_outside):
                 rejected[cand.label()] = m["errors"]
+                reasons[cand.label()] = [tuple(r) for r in m.get("reasons", [])]
             continue
         if is_base and base_outside:
             reference = Row(cand, "screened" if _screen_meets(plan, m) else "missed", m,
@@ -426,7 +436,7 @@ def search(plan: Any, facts: Any, *, overrides: Optional[dict] = None, backend: 
     rows.sort(key=lambda r: r.sort_key(goodput))
     frontier = pareto([r for r in rows if r.source == "simulate" and r.status in ("met", "uncertain")])
     return SearchResult(space, stages, rows, frontier, rejected, interrupted, notes, goodput, base,
-                        reference, base_outside, ttft_basis(plan))
+                        reference, base_outside, ttft_basis(plan), reasons)
 
 
 def ttft_basis(plan: Any) -> str:

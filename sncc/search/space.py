@@ -323,9 +323,47 @@ def build_space(plan: Any, facts: Any, overrides: Optional[dict] = None) -> Spac
         for value in (overrides.get(name) or (getattr(s, name) if s is not None else None) or []):
             if value > budget:
                 dropped.append((name, value, f"larger than the device budget {budget}"))
+    dropped += _instances_never_fitting(modes, layouts, instances, budget, s, overrides)
     top = int(overrides.get("top") or (s.top if s else 10))
     return Space(modes, layouts, batches, instances, budget, fixed, top, sorted(set(dropped), key=str),
                  _requested(s, overrides, routed > 0), token_emptied)
+
+
+def _instances_never_fitting(modes: tuple, layouts: dict, instances: dict, budget: int, search: Any,
+                             overrides: dict) -> list:
+    """``(key, value, why)`` of each instance count the flags or the ``search { }`` block list
+    (``<role>_instances``, not the defaults) that no candidate of its mode can take: that many
+    instances of the role's smallest layout, with the fewest instances of the mode's other role
+    at its smallest layout, need more devices than the budget.  When every count listed for a
+    role is such a value, ``why`` says that its mode has no candidate left (with ``mode = both``
+    the other mode is still searched, so that is a warning, SN8102, not SN8101)."""
+    need = {"aggregated": ("serve",), "disaggregated": ("prefill", "decode")}
+    out = []
+    for mode in modes:
+        roles = need[mode]
+        if any(not layouts.get(r) or not instances.get(r) for r in roles):
+            continue                            # SN8101 says why the mode has no layout
+        least = {r: min(lay.devices for lay in layouts[r]) for r in roles}
+        for role in roles:
+            key = f"{role}_instances"
+            given = overrides.get(key)
+            if given is None and search is not None:
+                given = getattr(search, key, None)
+            if not given:
+                continue
+            others = [(min(instances[o]), o) for o in roles if o != role]
+            rest = sum(n * least[o] for n, o in others)
+            bad = sorted({int(v) for v in given if int(v) * least[role] + rest > budget})
+            every = set(bad) >= {int(v) for v in given}
+            for v in bad:
+                parts = [f"{v} `{role}` × {format_count(least[role], 'device')}"] + [
+                    f"{n} `{o}` × {format_count(least[o], 'device')}" for n, o in others]
+                why = (f"needs {' + '.join(parts)} = {v * least[role] + rest} devices at the fewest, more than the budget of "
+                       f"{budget}")
+                if every:
+                    why += f"; no {mode} candidate is left"
+                out.append((key, v, why))
+    return out
 
 
 #: the list keys :meth:`Space.excludes` compares (the ``search { }`` keys, ``*_instances`` included)
@@ -431,11 +469,14 @@ def space_diagnostics(plan: Any, facts: Any, space: Optional[Space], overrides: 
                         f"{' (' + ', '.join(given) + ')' if given else ''} breaks a "
                         f"construction rule or the budget of {format_count(space.budget, 'device')}", at("tp"),
                         help="list sizes that divide the attention heads and fit the budget and HBM"))
+    over = None
     if not any(d.code is codes.SEARCH_EMPTY_SPACE for d in out):
         over = _instances_over_budget(space, flagged)
         if over is not None:
             out.append(diag(codes.SEARCH_EMPTY_SPACE, over[0], head(), help=over[1]))
     for what, value, why in space.dropped:
+        if over is not None and what.endswith("_instances"):
+            continue                # the SN8101 above already names the instance counts that emptied every mode
         where, whence = at(what), src(what)
         own = None if flagged(what) else role_value(what, value)
         if own is not None:

@@ -361,3 +361,45 @@ def test_written_plans_stay_in_the_write_folder_whatever_the_plan_name(tmp_path,
     written = sorted(p for p in tmp_path.rglob("*.sn") if p != plan)
     assert written and all(p.parent == out for p in written), written
     assert f'plan "{name}-01"' in written[0].read_text()
+
+
+A2_ONE_NODE = """\
+plan "qwen3-32b-a2" {
+  model "qwen3-32b" { quant = bf16 }
+  hardware { system = "atlas-800-a2"  nodes = 1 }
+  engine "vllm-ascend" { version = "v0.11.0" }
+  serve {
+    instances = 4
+    devices = 2
+    tp = 2
+    max_num_seqs = 64
+    max_num_batched_tokens = 16k
+    chunked_prefill = 8k
+  }
+  workload {
+    requests = 2000
+    concurrency = 128
+    input { mean = 2k  max = 8k }
+    output { mean = 512  max = 2k }
+  }
+  slo { ttft.p90 < 3s  tpot < 40ms }
+}
+"""
+
+
+def test_each_distinct_refusal_is_printed_once_with_its_message_and_help(tmp_path):
+    """User report: on one A2 node every disaggregated candidate was refused, shown only as `SN4009`;
+    the report now says once what the check says (mooncake on one host needs HCCL_INTRA_ROCE_ENABLE=1)."""
+    p = tmp_path / "a2.sn"
+    p.write_text(A2_ONE_NODE)
+    args = ["search", str(p), "--mode", "disaggregated", "--tp", "2", "--dp", "1", "--max-num-seqs", "32,64",
+            "--prefill-instances", "1,2", "--decode-instances", "1,2", "--top", "1"]
+    text = " ".join(CliRunner().invoke(main, args).output.split())
+    assert "refused by the checks" in text
+    msg = ("SN4009 (8 candidates): prefill and decode share one host: the `mooncake` connector needs "
+           "`HCCL_INTRA_ROCE_ENABLE=1`; help: add `HCCL_INTRA_ROCE_ENABLE = 1` to `env`")
+    assert text.count(msg) == 1, text
+    doc = json.loads(CliRunner().invoke(main, args + ["--format", "json"]).output)
+    jsonschema.validate(doc, json.loads((ROOT / "schemas" / "search.schema.json").read_text()))
+    assert doc["rejected"] and all(r["reasons"][0]["code"] == "SN4009" and "HCCL_INTRA_ROCE_ENABLE" in r["reasons"][0]["help"]
+                                   for r in doc["rejected"])

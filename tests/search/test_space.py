@@ -119,3 +119,31 @@ def test_instance_counts_above_the_budget_empty_the_space_and_say_so():
     assert got[0].message == ("no candidate is left: the fewest instances searched need more than the budget of "
                               "8 devices (9 `serve` × 1 device = 9); instance counts from --serve-instances")
     assert _empty({"serve_instances": [8], "mode": "aggregated", "tp": [1], "dp": [1]})[1] == []
+
+
+def _codes(overrides: dict, text: str = SMALL):
+    comp = _comp(text)
+    space = build_space(comp.plan, comp.facts, overrides)
+    return comp, space_diagnostics(comp.plan, comp.facts, space, overrides)
+
+
+def test_an_instance_count_that_empties_one_mode_of_both_is_a_warning():
+    """User report: `--prefill-instances 100` with `mode = both` skipped disaggregated plans silently
+    (with `--mode disaggregated` it is SN8101): the search says which value emptied which mode."""
+    _, got = _codes({"prefill_instances": [100], "mode": "both", "tp": [1], "dp": [1]})
+    assert [d.code.code for d in got] == ["SN8102"], got
+    assert got[0].message == ("`prefill_instances = 100` (from --prefill-instances) is skipped: it needs 100 "
+                              "`prefill` × 1 device + 1 `decode` × 1 device = 101 devices at the fewest, more "
+                              "than the budget of 8; no disaggregated candidate is left")
+    # a count that still leaves candidates of its mode is named, without the mode being emptied
+    _, got = _codes({"prefill_instances": [2, 100], "mode": "both", "tp": [1], "dp": [1]})
+    assert [d.code.code for d in got] == ["SN8102"] and "no disaggregated" not in got[0].message
+    # only the mode searched: the error alone, as before
+    _, got = _codes({"prefill_instances": [100], "mode": "disaggregated", "tp": [1], "dp": [1]})
+    assert [d.code.code for d in got] == ["SN8101"]
+    assert _codes({"prefill_instances": [2], "mode": "both", "tp": [1], "dp": [1]})[1] == []
+    # a count the search block lists is reported at its value
+    comp, got = _codes({"mode": "both", "tp": [1], "dp": [1]},
+                       SMALL.replace("top = 4", "top = 4\n    serve_instances = [20]"))
+    assert [d.code.code for d in got] == ["SN8102"] and "no aggregated candidate is left" in got[0].message
+    assert comp.source.text[got[0].span.start:got[0].span.end] == "[20]"
