@@ -40,6 +40,7 @@ CHECKS = (
     quantization.check_quant_matches_checkpoint,
     quantization.check_loaded_checkpoint_format,
     quantization.check_quant_supported,
+    quantization.check_quant_engine,
     quantization.check_kv_dtype_supported,
     versions.check_quant_release,
     software.check_cann_supports_chip,

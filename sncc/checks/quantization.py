@@ -70,6 +70,49 @@ def check_quant_supported(plan, r):
                path=("model", "quant"))
 
 
+def check_quant_engine(plan, r):
+    """The engine takes the weight format (SN4002): its adapter has a ``--quantization`` for it and
+    loads the checkpoint's format (:meth:`sncc.engines.base.EngineAdapter.quantization`; CUDA vLLM
+    has no ``ascend``, the method of every msModelSlim format, and cannot load an msModelSlim
+    checkpoint).  A format the chip cannot run is check_quant_supported's, an engine the chip's
+    vendor cannot run SN4007's."""
+    from sncc.catalog.engine_defaults import engine_defaults
+    from sncc.engines.registry import plan_adapter
+
+    adapter = plan_adapter(plan)
+    if adapter is None or r.chip is None or r.quant is None:
+        return
+    formats = tuple(getattr(r.chip, "weight_formats", ()) or ())
+    if r.quant not in formats:
+        return
+    row = engine_defaults().get("engine_hardware", {}).get(plan.engine.kind)
+    if row is not None and r.chip.vendor not in row["vendors"]:
+        return
+    eng = plan.engine.kind
+    ck = r.checkpoint
+    of_format = adapter.quantization(r.quant)
+    qa = of_format if of_format.refused else adapter.quantization(
+        r.quant, ck.quant_source_file if ck is not None and ck.quant == r.quant else None)
+    if not qa.refused:
+        return
+    origin = {"plan": "", "checkpoint": " (from the checkpoint)", "catalog": " (the model's native dtype)"}[r.quant_origin or "plan"]
+    related = [Related(plan.engine.span_of("kind"), f"engine `{eng}`")]
+    if not of_format.refused:       # the format is fine, this checkpoint's files are not
+        message = f"engine `{eng}` cannot load this `{r.quant}` checkpoint{origin}"
+        help_ = f"point `weights` at a {r.quant} checkpoint in the format `{eng}` loads (the note names it)"
+        if plan.model.weights:
+            related.append(Related(plan.model.span_of("weights"), f"format read from {ck.quant_source_file}"))
+    else:
+        message = f"engine `{eng}` has no working `--quantization` for `{r.quant}` weights{origin}"
+        alt = [q for q in formats if q != r.quant and q not in ("bf16", "fp16")
+               and not adapter.quantization(q).refused][:2]
+        help_ = (("use " + " or ".join(f"`quant = {a}`" for a in alt) + " with a checkpoint in that format, or ")
+                 if alt else "use ") + "an unquantized (`bf16`) checkpoint on this engine"
+    yield diag(codes.QUANT_UNSUPPORTED, message, r.quant_span or plan.model.name_span, related=related,
+               help=help_, notes=[qa.refused] + ([f"source: {'; '.join(qa.source)}"] if qa.source else []),
+               path=("model", "quant"))
+
+
 def check_kv_dtype_supported(plan, r):
     """The chip holds the KV cache in the requested dtype (SN4003): FP8 KV only
     on Ascend 950 and FP8-capable GPUs; A2/A3 quantize KV to INT8 (C8)."""

@@ -428,7 +428,9 @@ QUANT_MISMATCH = _code(
 QUANT_UNSUPPORTED = _code(
     "SN4002", "quant-unsupported-on-chip", "error", "the chip cannot run this weight format",
     "FP8, MXFP8 and MXFP4 run only on Ascend 950 (device type A5); Atlas A2/A3 run INT8 formats "
-    "(W8A8, W4A8); Ascend 910A has no BF16.",
+    "(W8A8, W4A8); Ascend 910A has no BF16. The engine must take the format too: vLLM on CUDA has "
+    "no `--quantization ascend` (msModelSlim formats load only on vllm-ascend), so an msModelSlim "
+    "checkpoint is refused there; its W8A8 is a compressed-tensors checkpoint.",
     "quant = mxfp8  # on atlas-900-a3-superpod", "quant = w8a8")
 KV_DTYPE_UNSUPPORTED = _code(
     "SN4003", "kv-dtype-unsupported-on-chip", "error", "the chip cannot hold the KV cache in this dtype",

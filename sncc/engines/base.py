@@ -165,6 +165,20 @@ class ConnectorSpec:
         return rule
 
 
+@dataclass(frozen=True)
+class QuantArg:
+    """How one engine takes a catalog weight format (:meth:`EngineAdapter.quantization`):
+    ``method`` the ``--quantization`` value (None: nothing written, the engine reads the method
+    from the checkpoint's ``config.json`` ``quantization_config`` or runs unquantized); ``note``
+    the YAML comment of the argument; ``refused`` why sncc writes no working config for the format
+    on this engine (empty: it does; the checks report SN4002); ``source`` where that was read."""
+
+    method: str | None
+    note: str = ""
+    refused: str = ""
+    source: tuple[str, ...] = ()
+
+
 class EngineAdapter:
     """Base of the adapters in ``sncc/engines/<engine>/adapter.py``.
 
@@ -319,6 +333,45 @@ class EngineAdapter:
             raise AdapterDataError(f"{self.package} pins.toml [[all2all]] since {row['since']}: "
                                    f"no --{row['argument']} in the vLLM {vllm} manifest")
         return All2AllRelease(vllm, "argument", row["argument"], str(arg.default), tuple(arg.choices or ()), src)
+
+    # ------------------------------------------------------------------ quantization
+    def quantization(self, quant: str, checkpoint_file: str | None = None) -> QuantArg:
+        """How this engine takes catalog weight format ``quant`` (``quant.toml``), read from
+        ``checkpoint_file`` (the file the checkpoint's format was read from, when known).
+
+        The catalog's ``vllm_quantization`` is the method vllm-ascend registers (``ascend`` for
+        every msModelSlim format); an engine whose ``data/pins.toml [quantization]`` table says
+        otherwise answers from it: ``[quantization.quants.<quant>]`` replaces the catalog's method
+        (``method = ""``: write none), a catalog method listed in ``unregistered`` is one the
+        engine's vLLM has no ``--quantization`` for, so the format is ``refused``, and so is a
+        checkpoint whose format file is one of ``foreign_checkpoints`` (msModelSlim's description:
+        only the ``ascend`` method loads it).  An unknown ``quant`` gets ``QuantArg(None)``
+        (resolution reports it)."""
+        import os
+
+        from sncc import catalog
+
+        try:
+            q = catalog.quant(quant)
+        except KeyError:
+            return QuantArg(None)
+        table = self.data.get("quantization") or {}
+        foreign = (table.get("foreign_checkpoints") or {}).get(os.path.basename(checkpoint_file or ""))
+        if foreign:
+            return QuantArg(None, "", str(foreign["reason"]).format(quant=quant, engine=self.label,
+                                                                    file=checkpoint_file),
+                            tuple(foreign.get("source", ())))
+        row = (table.get("quants") or {}).get(quant)
+        if row is not None:
+            method = str(row.get("method", "")) or None
+            note = str(row.get("note", "")) or (f"catalog quant {quant} → {self.label} --quantization" if method else "")
+            return QuantArg(method, note, str(row.get("refused", "")), tuple(row.get("source", ())))
+        method = q.vllm_quantization
+        if method and method in tuple(table.get("unregistered", ())):
+            return QuantArg(None, "", str(table.get("unregistered_reason", "")).format(method=method, quant=quant,
+                                                                                       engine=self.label),
+                            tuple(table.get("source", ())))
+        return QuantArg(method, f"catalog quant {quant} → vLLM --quantization" if method else "")
 
     # ------------------------------------------------------------------ connectors
     def connector(self, cid: str) -> ConnectorSpec | None:

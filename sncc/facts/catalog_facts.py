@@ -18,7 +18,9 @@ from sncc.source import Span
 from sncc.units import format_count
 
 
-def _unknown(kind: str, value: str, span: Span | None, ids: list[str]) -> Diagnostic:
+def unknown_entry(kind: str, value: str, span: Span | None, ids: list[str]) -> Diagnostic:
+    """SN2008 for catalog ``kind`` id ``value`` (not among ``ids``), with the closest known id as
+    help (all of them when none is close).  Also used by ``sncc import`` for ``--system`` / ``--model``."""
     import difflib  # only for an unknown id
 
     close = difflib.get_close_matches(value.lower(), ids, n=3, cutoff=0.6)
@@ -67,12 +69,12 @@ def resolve_catalog(plan: Plan, base_dir: str | None = None) -> Facts:
         try:
             r.system = catalog.system(hw.system)
         except KeyError:
-            r.diagnostics.append(_unknown("system", hw.system, hw.span_of("system"), list(catalog.systems())))
+            r.diagnostics.append(unknown_entry("system", hw.system, hw.span_of("system"), list(catalog.systems())))
     if hw.chip is not None:
         try:
             r.chip = catalog.chip(hw.chip)
         except KeyError:
-            r.diagnostics.append(_unknown("chip", hw.chip, hw.span_of("chip"), list(catalog.chips())))
+            r.diagnostics.append(unknown_entry("chip", hw.chip, hw.span_of("chip"), list(catalog.chips())))
     elif r.system is not None:
         r.chip = catalog.chip(r.system.chip)
     elif hw.system is None:
@@ -124,7 +126,7 @@ def resolve_catalog(plan: Plan, base_dir: str | None = None) -> Facts:
             r.arch, r.arch_source = catalog.model(mdl.id), "catalog"
         except KeyError:
             ids = list(catalog.models())
-            d = _unknown("model", mdl.id, mdl.span_of("id"), ids)
+            d = unknown_entry("model", mdl.id, mdl.span_of("id"), ids)
             d = diag(d.code, d.message, d.span,
                      help=(d.help.rstrip("?") + "? Or " if d.help and d.help.startswith("did you mean") else (d.help + "; or " if d.help else ""))
                      + "point `weights` at a directory holding the model's config.json")

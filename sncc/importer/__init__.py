@@ -25,7 +25,9 @@ from sncc.importer.vllm_command import (CONTAINER_RUNNERS, VLLM_IMAGE, Option, P
 from sncc.importer.writer import NOT_COPIED, UNRESOLVED, Value, plan_text
 from sncc.source import SourceFile
 
-#: the device-visibility variables `sncc build` writes per rank itself (not copied into `env`)
+#: the device-visibility variables: read by the driver runtime (CANN / CUDA), not by an engine, so
+#: imported into `env` without SN8003; the plan's mask is what `sncc build` slices per server and
+#: what SN3007 / SN3020 judge against the roles' devices
 DEVICE_VARS = ("ASCEND_RT_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES")
 #: prefixes that mark an Ascend script (CANN, HCCL, torch_npu, vllm-ascend variables)
 ASCEND_PREFIXES = ("ASCEND_", "HCCL_", "VLLM_ASCEND_", "PYTORCH_NPU_", "TASK_QUEUE_ENABLE", "HCCN_", "LCCL_")
@@ -233,6 +235,37 @@ def _sncc_header_pin(configs: list[SourceFile]) -> tuple[str, str, str, str] | N
     return None
 
 
+def _unknown_choices(system: str | None, model: str | None, model_text: str, base: str) -> list[Diagnostic]:
+    """SN2008 for a ``--system`` or ``--model`` id sncc's catalog does not know, with the closest
+    known id (no location: the id is a command-line option).  An uncatalogued ``--model`` is
+    accepted when the script's model argument ``model_text`` is a local checkpoint folder holding
+    config.json (the plan's rule: the model's shape is read from there; relative to ``base``)."""
+    import dataclasses
+
+    from sncc import catalog
+    from sncc.facts.catalog_facts import unknown_entry
+
+    out = []
+    if system is not None:
+        try:
+            catalog.system(system)
+        except (KeyError, LookupError):
+            d = unknown_entry("system", system, None, list(catalog.systems()))
+            out.append(dataclasses.replace(d, message=d.message + " (given with --system)", path=("hardware", "system")))
+    if model is not None:
+        try:
+            catalog.model(model)
+        except (KeyError, LookupError):
+            folder = model_text if os.path.isabs(model_text) else os.path.join(base, model_text)
+            if not (model_text and os.path.isfile(os.path.join(folder, "config.json"))):
+                d = unknown_entry("model", model, None, list(catalog.models()))
+                out.append(dataclasses.replace(
+                    d, message=d.message + " (given with --model)", path=("model", "id"),
+                    help=(d.help + " " if d.help else "") + "(an uncatalogued model imports only when the "
+                         "script's model argument is a local checkpoint folder holding its config.json)"))
+    return out
+
+
 def _shown_yaml(value) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
@@ -437,6 +470,9 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
         put(path, UNRESOLVED, why)
     model_opt = next((o for o in merged if o.name == "model"), None)
     model_text = str(model_opt.value) if model_opt else ""
+    unknown = _unknown_choices(system, model, model_text, os.path.dirname(msrc.name))
+    if unknown:   # an id the catalog does not know: no plan is written for it (SN2008, as `check` says it)
+        return ImportResult("", diags + unknown, srcs)
     kept: list[str] = []
     spec_methods = dict(adapter.data.get("speculative_methods", {}))
     connectors = {c.class_name: c for c in map(adapter.connector, adapter.data.get("connectors", {})) if c is not None}
@@ -493,10 +529,11 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
     mblock[""] = Value(mid, mnote)
     if model_text.startswith(("/", "./", "../", "~")):
         mblock["weights"] = Value(model_text, _origin(srcs.get(model_opt.file, msrc), model_opt.key[0]))
-    elif model is None and model_opt is not None and "/" in model_text and mid != model_text:
+    elif model_opt is not None and "/" in model_text and mid != model_text:
         # a repository the catalog knows by its base model's name (`vllm-ascend/DeepSeek-V3.2-W8A8` →
-        # deepseek-v3.2): the servers load that repository, not the catalog model's own, and without
-        # --served-model-name vLLM registers the model argument (`served_model_name` defaults to `model`)
+        # deepseek-v3.2), or any repository under a `--model` id: the servers load that repository, not
+        # the catalog model's own, and without --served-model-name vLLM registers the model argument
+        # (`served_model_name` defaults to `model`)
         origin = _origin(srcs.get(model_opt.file, msrc), model_opt.key[0])
         mblock["weights"] = Value(model_text, origin + " (the repository the script loads)")
         mblock["served_name"] = Value(model_text, "engine default of " + vlabel + ": the model argument (no --served-model-name)")
@@ -604,16 +641,14 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
         origin = _origin(src, w.start)
         if not w.unresolved and len(w.text) > 2 and w.text[0] == "<" and w.text[-1] == ">":
             w = Word(w.text, w.start, w.end, f"`{w.text}` is a placeholder of the source")
-        if n in DEVICE_VARS:
-            continue
-        if not w.unresolved and looks_like_secret(w.text):   # SN2007's rule: never copied into the plan
+        if not w.unresolved and n not in DEVICE_VARS and looks_like_secret(w.text):   # SN2007's rule: never copied into the plan
             diags.append(diag(codes.IMPORT_SECRET_NOT_COPIED, f"`{n}` holds a credential: its value is not copied "
                               "into the plan", src.span(w.start, w.end),
                               help=f"export `{n}` in the shell that starts the servers (the launch scripts "
                                    "inherit it); the plan names it in a comment only", path=("env", n)))
             env[n] = Value(NOT_COPIED, origin)
             continue
-        if n not in known:   # one diagnostic per option: no SN8005 for its value as well
+        if n not in known and n not in DEVICE_VARS:   # one diagnostic per option: no SN8005 for its value as well
             diags.append(diag(codes.IMPORT_UNREAD_VARIABLE, f"`{n}` is read by no engine or runtime library sncc knows "
                               f"({vlabel}, CANN/HCCL/NCCL, huggingface_hub: sncc/engines/cann_env.json)",
                               src.span(w.start, w.start + len(n)),

@@ -91,8 +91,6 @@ def _block_size_note(vendor: str, size: int) -> str:
 
 def role_args(ctx: LowerCtx, rs: RoleFacts) -> list[Arg]:
     """The generic role-level arguments of role ``rs`` (see the module docstring), in output order."""
-    from sncc import catalog
-
     plan, resolved = ctx.plan, ctx.resolved
     name = rs.name
     out: list[Arg] = []
@@ -106,12 +104,11 @@ def role_args(ctx: LowerCtx, rs: RoleFacts) -> list[Arg]:
         out.append(Arg("trust-remote-code", True, "plan model.trust_remote_code" if plan.model.trust_remote_code
                        else f"the checkpoint of {plan.model.id} runs its own tokenizer code (catalog)"))
     if resolved.quant:
-        try:
-            vq = catalog.quant(resolved.quant).vllm_quantization
-        except KeyError:
-            vq = None
-        if vq:
-            out.append(Arg("quantization", vq, f"catalog quant {resolved.quant} → vLLM --quantization"))
+        # the engine adapter's spelling (sncc/engines/<engine>/data/pins.toml [quantization]): CUDA vLLM
+        # has no `ascend`; a format it refuses is SN4002 at check time, so nothing is written here
+        qa = ctx.adapter.quantization(resolved.quant)
+        if qa.method and not qa.refused:
+            out.append(Arg("quantization", qa.method, qa.note))
     if plan.model.max_model_len != "auto":   # `auto`: not passed, the engine derives it from config.json
         out.append(Arg("max-model-len", resolved.max_model_len,
                        "plan model.max_model_len" if plan.model.max_model_len is not None
