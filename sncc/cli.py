@@ -622,13 +622,14 @@ def calibrate(measurements: str, out: str, fmt: str) -> None:
         from sncc.sim.calibration.measurements import check_measurements
 
         try:
-            m, diags = check_measurements(src)
+            m, diags = check_measurements(src, sources=sources)
         except Exception as exc:  # noqa: BLE001 - never a traceback for the user
             from sncc.compiler import internal_error
 
             m, diags = None, [internal_error(src, exc)]
     if m is None or any(d.is_error for d in diags):
-        _emit_diagnostics(sorted(diags, key=lambda d: d.sort_key()), sources, 1, fmt, sys.stdout.isatty())
+        _emit_diagnostics(sorted(diags, key=lambda d: d.sort_key()), sources, len(sources), fmt,
+                          sys.stdout.isatty())
         sys.exit(EXIT_FAILURE if any(d.code.code == "SN9001" for d in diags) else EXIT_PROBLEMS)
     try:
         text, result = run_calibrate(m, out)

@@ -24,6 +24,20 @@ def _util_span(plan, role):
     return role.span_of("memory_utilization") if role.memory_utilization else plan.hardware.span_of("memory_utilization")
 
 
+def _util_assumed(plan, role) -> bool:
+    """True when the role runs with the default ``hardware.memory_utilization`` because the value
+    the file wrote there was rejected (SN2003, SN2009): a diagnostic that prints the utilization
+    says it assumes the default.  (A role's own rejected value poisons its facts instead:
+    :func:`sncc.facts.derive_roles`.)"""
+    hw = plan.hardware
+    return (not role.written("memory_utilization") and hw.written("memory_utilization")
+            and hw.is_default("memory_utilization"))
+
+
+def _assumed_words(u: float) -> str:
+    return f"{u:g} is sncc's default, assumed because the memory_utilization written is invalid"
+
+
 def check_kv_fits(plan, r):
     """Weights + KV + reserve + HCCL buffers ≤ HBM × utilization, per role."""
     for name, role in plan.roles():
@@ -45,10 +59,14 @@ def check_kv_fits(plan, r):
             per = f"per sequence at {format_tokens(mem.context)} tokens"
         parts = (f"weights {gib(mem.weights)} + KV {gib(mem.kv_per_seq)} {per}{state}"
                  f" + reserve {gib(mem.reserve)}" + (f" + {mem.comm} buffers {gib(mem.hccl)}" if mem.hccl else ""))
-        have = f"{gib(mem.budget)} ({gib(mem.hbm)} × {mem.utilization:g})"
+        assumed = _util_assumed(plan, role)
+        have = f"{gib(mem.budget)} ({gib(mem.hbm)} × {mem.utilization:g}" + (
+            f"; {_assumed_words(mem.utilization)})" if assumed else ")")
         related = [Related(r.max_model_len_span, r.max_model_len_note)] if r.max_model_len_span and name != "prefill" else []
         if util_span:
-            related.append(Related(util_span, f"memory utilization {mem.utilization:g}"))
+            related.append(Related(util_span, f"memory utilization {mem.utilization:g} assumed (sncc's default): the "
+                                              "value written here is invalid" if assumed
+                                   else f"memory utilization {mem.utilization:g}"))
         one = mem.weights + mem.reserve + mem.hccl + mem.kv_per_seq
         # a reserve fitted to a published run (memory.toml `fitted`) never makes an error on its own:
         # the error needs the sourced default reserve too; otherwise the fit shows in the warning below
@@ -99,6 +117,8 @@ def check_memory_outside_budget(plan, r):
         span = _util_span(plan, role) or role.span_of("devices")
         fit = max(0.0, 1.0 - mem.outside.bytes / mem.hbm)
         notes = [f"{i.name}: {i.source}" for i in mem.outside.items] + list(mem.outside.notes)
+        if _util_assumed(plan, role):
+            notes.insert(0, f"memory_utilization {_assumed_words(mem.utilization)}")
         yield diag(codes.MEMORY_OUTSIDE_BUDGET,
                    f"`{name}`: memory_utilization {mem.utilization:g} leaves {gib(mem.outside_room)} of "
                    f"{gib(mem.hbm)} outside the engine's budget, but the device needs {items} there",

@@ -178,14 +178,50 @@ def check_hccl_buffsize_range(plan, r):
             continue
         text = str(ev.value).strip()
         whole = text.isdigit() and text.isascii()
-        what = "is not a buffer size" if whole else "is not a whole number"
+        with_unit = _mb_of_unit(text)
+        what = ("is not a buffer size" if whole else
+                "is not a whole number of MB (it has a unit)" if with_unit is not None else "is not a whole number")
         path = _env_path(ev)
-        yield diag(codes.OUT_OF_RANGE, f"HCCL_BUFFSIZE = {ev.value} {what}: CANN takes a whole number "
-                                       f"of MB, at least {lo}",
+        if with_unit is not None and with_unit >= lo:
+            size = f"a bare number of MB (`HCCL_BUFFSIZE = \"{with_unit}\"` for {text})"
+        else:
+            size = "a bare whole number of MB" + (
+                f" (`HCCL_BUFFSIZE = \"{max(lo, int(float(text)))}\"`)" if _int_or_none(text) is not None and not whole
+                else f" (e.g. `HCCL_BUFFSIZE = \"{_default_buffsize(r)[0]}\"`)")
+        yield diag(codes.OUT_OF_RANGE, f"HCCL_BUFFSIZE = {ev.value} {what}: CANN takes a "
+                                       f"{'bare ' if with_unit is not None else ''}whole number of MB, at least {lo}",
                    ev.span, notes=["source: " + engine_defaults()["hccl_buffsize_source"]],
-                   help=f"remove it for CANN's default ({engine_defaults()['hccl_buffsize_default_mb']} MB), or give a size in MB"
-                        + (f" (`HCCL_BUFFSIZE = \"{max(lo, int(float(text)))}\"`)" if _int_or_none(text) is not None and not whole else ""),
+                   help=f"remove it for {_default_buffsize(r)[1]}, or give the size as {size}",
                    path=path)
+
+
+def _default_buffsize(r) -> tuple[int, str]:
+    """(MB, words) of the ``HCCL_BUFFSIZE`` a plan without one runs with: what ``sncc build``
+    writes (:func:`sncc.capacity.hccl_buffsize_mb`), sncc's MoE expert-parallel default when a
+    role runs an EP dispatch, else CANN's default."""
+    from sncc.capacity import hccl_buffsize_mb, plan_is_moe_ep
+
+    moe_ep = plan_is_moe_ep(r)
+    mb = hccl_buffsize_mb({}, moe_ep)
+    if moe_ep:
+        return mb, (f"sncc's default for MoE expert parallelism ({mb} MB, engines.toml hccl_buffsize_moe_ep_mb: "
+                    "`sncc build` writes it for this plan)")
+    return mb, f"CANN's default ({mb} MB)"
+
+
+#: binary prefixes relative to MB, for a size written with a unit (`2GB` is 2048 MB to CANN)
+_MB_PER_UNIT = {"k": 1 / 1024, "m": 1, "g": 1024, "t": 1024 ** 2}
+
+
+def _mb_of_unit(text: str) -> int | None:
+    """The whole MB of a size written with a byte unit (``2GB``, ``512 MiB``, ``1.5G``), else None."""
+    import re
+
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([kmgt])(?:i?b)?", text.strip(), flags=re.IGNORECASE | re.ASCII)
+    if m is None:
+        return None
+    mb = float(m.group(1)) * _MB_PER_UNIT[m.group(2).lower()]
+    return int(mb) if mb == int(mb) and mb < 2 ** 53 else None
 
 
 def _whole_mb(raw) -> bool:

@@ -29,6 +29,44 @@ Row = Tuple[int, int, Optional[float]]
 MAX_TRACE_BYTES = 16 * 2**20
 #: longest cell text an error message quotes [characters]
 MAX_CELL_CHARS = 24
+#: separators a trace written for another tool may use instead of ``,`` (named in the error)
+OTHER_SEPARATORS = ((";", "`;`"), ("\t", "a tab"), ("|", "`|`"), (" ", "a space"))
+
+
+def _limits() -> Tuple[int, int]:
+    """(longest length [tokens], largest arrival_s [s]): the bounds a plan's own numbers get,
+    ``INT32_MAX`` for token counts (the engines' 32-bit counts, :mod:`sncc.plan.model`) and
+    ``MAX_MAGNITUDE`` (2^53 - 1 in the base unit, SN2009, :mod:`sncc.plan.build`) for a time."""
+    from sncc.plan.build import MAX_MAGNITUDE
+    from sncc.plan.model import INT32_MAX
+
+    return INT32_MAX, MAX_MAGNITUDE
+
+
+def _separator_found(line: str) -> Optional[str]:
+    """The name of the separator ``line`` (a row read as one cell) uses instead of ``,`` when
+    splitting it there gives 2 or 3 numeric cells, else None."""
+    for sep, name in OTHER_SEPARATORS:
+        parts = [p for p in line.strip().split(sep) if p.strip() or sep != " "]
+        if len(parts) in (2, 3):
+            try:
+                for p in parts:
+                    float(p)
+            except ValueError:
+                continue
+            return name
+    return None
+
+
+def _separator_error(path: str, line: int, cells: List[str]) -> Optional["TraceError"]:
+    """A :class:`TraceError` at ``line``:1 when the row's one cell holds another separator's cells."""
+    if len(cells) != 1:
+        return None
+    name = _separator_found(cells[0])
+    if name is None:
+        return None
+    return TraceError(path, line, 1, f"malformed row {_cell(cells[0])}: its cells are separated by {name}, "
+                                     "but a trace is comma-separated (`input_len,output_len[,arrival_s]`)")
 
 
 def _cell(text: str) -> str:
@@ -67,6 +105,10 @@ def _int(cell: str, path: str, line: int, col: int, what: str, cap: Optional[int
         raise TraceError(path, line, col, f"{what} must be a positive whole number of tokens, got {_cell(cell)}")
     if cap is not None and v > cap:
         raise TraceError(path, line, col, f"{what} {int(v)} exceeds the workload's max {cap}")
+    most = _limits()[0]
+    if v > most:
+        raise TraceError(path, line, col, f"{what} {_cell(cell)} is too large: token counts are limited to "
+                                          f"{most:,} (2^31 - 1, the engines' 32-bit counts)")
     return int(v)
 
 
@@ -74,9 +116,10 @@ def read_trace(path: str, *, max_input: Optional[int] = None, max_output: Option
     """Rows ``(input_len, output_len, arrival_s or None)`` of the trace at ``path``.
 
     Raises :class:`TraceError` (a special file or one under /proc, /sys, /dev, a file larger than
-    :data:`MAX_TRACE_BYTES`, unreadable file, no rows, a wrong cell count, a non-numeric or
-    non-positive length, a length above ``max_input``/``max_output``, a negative or decreasing
-    arrival, arrivals on some rows only)."""
+    :data:`MAX_TRACE_BYTES`, unreadable file, no rows, a wrong cell count (a row of another
+    separator, ``100;10``, named as such), a non-numeric or non-positive length, a length above
+    ``max_input``/``max_output`` or 2^31 - 1, a negative or decreasing arrival or one above
+    2^53 - 1 s, arrivals on some rows only)."""
     from sncc.source import read_bytes_limited
     from sncc.syntax.imports import not_a_regular_input
 
@@ -105,9 +148,13 @@ def read_trace(path: str, *, max_input: Optional[int] = None, max_output: Option
             try:
                 float(cells[0])
             except ValueError:
+                err = _separator_error(path, n, cells)
+                if err is not None:   # `100;10`: a row of another separator, not a header
+                    raise err from None
                 continue          # one header row
         if len(cells) not in (2, 3):
-            raise TraceError(path, n, 1, f"expected 2 or 3 columns (input_len, output_len[, arrival_s]), got {len(cells)}")
+            raise _separator_error(path, n, cells) or TraceError(
+                path, n, 1, f"expected 2 or 3 columns (input_len, output_len[, arrival_s]), got {len(cells)}")
         inp = _int(cells[0], path, n, cols[0], "input_len", max_input)
         out = _int(cells[1], path, n, cols[1], "output_len", max_output)
         arr: Optional[float] = None
@@ -118,6 +165,10 @@ def read_trace(path: str, *, max_input: Optional[int] = None, max_output: Option
                 raise TraceError(path, n, cols[2], f"arrival_s {_cell(cells[2])} is not a number") from None
             if not arr >= 0 or arr == float("inf"):
                 raise TraceError(path, n, cols[2], f"arrival_s must be a finite time >= 0 s, got {_cell(cells[2])}")
+            latest = _limits()[1]
+            if arr > latest:
+                raise TraceError(path, n, cols[2], f"arrival_s {_cell(cells[2])} is too large: times are limited "
+                                                   f"to 2^53 - 1 s ({latest:,} s), as a plan's numbers are (SN2009)")
             if arr < last:
                 raise TraceError(path, n, cols[2], f"arrival_s {arr:g} is before the previous row's {last:g} (rows must be in arrival order)")
             last = arr

@@ -42,3 +42,61 @@ def test_a_role_level_size_has_the_roles_path():
     comp = compile_text(text, "seed.sn")
     (d,) = [d for d in comp.diagnostics if d.code.code in ("SN2009", "SN4010")]
     assert d.code.code == "SN2009" and d.path == ("decode", "env", "HCCL_BUFFSIZE")
+
+
+def _built_buffsize(tmp_path, text: str) -> str:
+    """The HCCL_BUFFSIZE `sncc build` writes for plan ``text`` (env/common.sh)."""
+    from click.testing import CliRunner
+
+    from sncc.cli import main
+
+    plan = tmp_path / "plan.sn"
+    plan.write_text(text, encoding="utf-8")
+    r = CliRunner().invoke(main, ["build", str(plan), "-o", str(tmp_path / "out")])
+    assert r.exit_code == 0, r.output
+    common = (tmp_path / "out" / "env" / "common.sh").read_text(encoding="utf-8")
+    (line,) = [ln for ln in common.splitlines() if ln.startswith("export HCCL_BUFFSIZE=")]
+    return line.split("=", 1)[1].split()[0]
+
+
+def test_the_help_names_the_default_removing_the_value_gives_and_the_bare_mb(tmp_path):
+    """User report: SN2009's help for `HCCL_BUFFSIZE = 2GB` said "remove it for CANN's default
+    (200 MB)", but removing it made `sncc build` write sncc's MoE default (1024 MB)."""
+    _, (d,) = _codes("2GB")
+    assert d.code.code == "SN2009" and "has a unit" in d.message and "bare whole number of MB" in d.message
+    assert "CANN's default (200 MB)" not in d.help and "1024 MB" in d.help, d.help
+    assert '`HCCL_BUFFSIZE = "2048"` for 2GB' in d.help
+    removed = SEED.replace("  env { HCCL_BUFFSIZE = 1000 }", "  # no HCCL_BUFFSIZE")
+    assert removed != SEED and _built_buffsize(tmp_path, removed) == "1024"
+    _, (d,) = _codes('"512 MiB"')
+    assert '`HCCL_BUFFSIZE = "512"` for 512 MiB' in d.help
+
+
+DENSE = '''plan "qwen3-32b-a2" {
+  model "qwen3-32b" { quant = bf16 }
+  hardware { system = "atlas-800-a2"  nodes = 1 }
+  engine "vllm-ascend" { version = "v0.11.0" }
+  serve {
+    instances = 4
+    devices = 2
+    tp = 2
+    max_num_seqs = 64
+    max_num_batched_tokens = 16k
+    chunked_prefill = 8k
+  }
+  workload {
+    requests = 2000
+    concurrency = 128
+    input { mean = 2k  max = 8k }
+    output { mean = 512  max = 2k }
+  }
+  slo { ttft.p90 < 3s  tpot < 40ms }
+}
+'''
+
+
+def test_a_dense_plans_help_names_canns_default(tmp_path):
+    text = DENSE.replace("  slo {", "  env { HCCL_BUFFSIZE = 2GB }\n  slo {")
+    (d,) = [d for d in compile_text(text, "a2.sn").diagnostics if d.code.code == "SN2009"]
+    assert "CANN's default (200 MB)" in d.help and '"2048"' in d.help, d.help
+    assert _built_buffsize(tmp_path, DENSE) == "200"

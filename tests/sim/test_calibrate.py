@@ -554,3 +554,79 @@ def test_a_bench_result_of_another_load_is_refused(tmp_path):
                            f'[[point]]\nplan = "{H200_PLAN}"\nbench_result = "bench-result.json"\n')
     text = _located(_calibrate(meas, tmp_path / "o.toml"), "SN2085")
     assert "ran at max_concurrency 7" in text and "workload has concurrency" in text and f"--> {meas}:5:16" in text
+
+
+# ------------------------------------------------------------------ derived base profiles, missing chip facts
+def _a2_plan(system: str = "atlas-800-a2", version: str = "v0.11.0") -> str:
+    """The user report's Qwen3-32B plan (one A2 node, 4 instances of TP2; on ``system``)."""
+    return f'''plan "qwen3-32b-a2" {{
+  model "qwen3-32b" {{ quant = bf16 }}
+  hardware {{ system = "{system}"  nodes = 1 }}
+  engine "vllm-ascend" {{ version = "{version}" }}
+  serve {{
+    instances = 4
+    devices = 2
+    tp = 2
+    max_num_seqs = 64
+    max_num_batched_tokens = 16k
+    chunked_prefill = 8k
+  }}
+  workload {{
+    requests = 2000
+    concurrency = 128
+    input {{ mean = 2k  max = 8k }}
+    output {{ mean = 512  max = 2k }}
+  }}
+  slo {{ ttft.p90 < 3s  tpot < 40ms }}
+}}
+'''
+
+
+def test_fitted_profile_of_a_derived_base_writes_the_base_chain_out(tmp_path):
+    """ascend-a2 is derived_from ascend-a3 and writes no [compute] of its own: the fitted keys
+    were written into tables the file lacks (NonExistentKey, an internal error).  The written
+    profile holds every constant it runs with (a2 over a3), the fitted ones replaced."""
+    meas = _meas(tmp_path, '[[point]]\nplan = "plan.sn"\ntpot_ms = 40\n')
+    out = tmp_path / "a2-fitted.toml"
+    fake = _fake_fit()
+    fake["values"] = {"compute.eta_m": 0.8, "overhead.decode_graph_step_s": 0.0002}
+    write_profile(fake, "ascend-a2", str(meas), str(out))
+    doc = _load(out)
+    assert "derived_from" not in doc and doc["id"] == "a2-fitted"
+    assert doc["compute"]["eta_m"]["value"] == 0.8 and "in-sample" in doc["compute"]["eta_m"]["fitted"]
+    assert doc["overhead"]["decode_graph_step_s"]["value"] == 0.0002
+    base = P._load_raw("ascend-a2")
+    written = P._load_raw(str(out))
+    assert written["compute"]["eta_c_gemm_dense"] == base["compute"]["eta_c_gemm_dense"]     # the a3 constant
+    assert written["calibration"]["chips"] == base["calibration"]["chips"]                   # a2's own table
+    assert "ascend-a2" in doc["calibration"]["fitted_on"]["value"]
+    assert not out.read_text().startswith("# Calibration profile of the sncc serving simulator for Atlas A3")
+    load_profile(str(out))
+
+
+def test_calibrate_fits_a_derived_profile_end_to_end(tmp_path):
+    (tmp_path / "qwen32-a2.sn").write_text(_a2_plan(), encoding="utf-8")
+    meas = _meas(tmp_path, 'profile = "ascend-a2"\nfit = ["compute.eta_m", "overhead.decode_graph_step_s"]\n'
+                           '[[point]]\nplan = "qwen32-a2.sn"\ntpot_ms = 45\nqpm = 300\nrequests = 500\n')
+    out = tmp_path / "prof.toml"
+    r = _calibrate(meas, out)
+    assert r.exit_code == 0, r.output
+    assert "internal error" not in r.output and "fitted 2 constants of profile ascend-a2" in r.output
+    r = CliRunner().invoke(main, ["simulate", "--profile", str(out), str(tmp_path / "qwen32-a2.sn")])
+    assert r.exit_code in (0, 1) and "internal error" not in r.output and "profile prof" in r.output, r.output
+
+
+def test_a_point_on_a_chip_without_catalog_facts_is_sn4080_at_its_plan(tmp_path):
+    """`sncc simulate` reports the 950 plan's missing HBM bandwidth as SN4080 at its hardware
+    block; calibrate reports the same diagnostic there (was: an internal error, then SN2084),
+    with the point's `plan` as related location."""
+    plan = tmp_path / "p950.sn"
+    plan.write_text(_a2_plan("atlas-950-superpod", "v0.23.0"), encoding="utf-8")
+    meas = _meas(tmp_path, 'profile = "ascend-950"\nfit = ["compute.eta_m"]\n[[point]]\nplan = "p950.sn"\n'
+                           'tpot_ms = 45\n')
+    text = _located(_calibrate(meas, tmp_path / "o.toml"), "SN4080")
+    assert "SN2084" not in text and "cannot simulate chip `ascend-950dt`" in text
+    assert f"--> {plan}:3:3" in text and f"::: {meas}:4:8" in text and "point 1's plan" in text
+    assert not (tmp_path / "o.toml").exists()
+    sim = CliRunner().invoke(main, ["simulate", str(plan)])
+    assert "error[SN4080]: cannot simulate chip `ascend-950dt`" in sim.output

@@ -202,3 +202,71 @@ def test_trace_lengths_that_disagree_with_the_blocks_are_a_warning(tmp_path):
     assert [pos[0] for _, _, pos in got] == [8, 8]          # the workload's input/output line
     d = next(d for d in comp.diagnostics if d.code.code == "SN5082")
     assert "110" in d.message and "mean = 110" in d.help
+
+
+#: the user report's trace plan (/tmp/u-work/t/q-tr_inf.sn), `sncc fmt` clean
+H200_TRACE_PLAN = '''plan "tr" {
+  model "qwen3-32b" { quant = bf16 }
+  hardware { system = "hgx-h200"  nodes = 1 }
+  engine "vllm" { version = "0.23.0" }
+  serve {
+    instances = 4
+    devices = 2
+    tp = 2
+    max_num_seqs = 64
+    max_num_batched_tokens = 8k
+    chunked_prefill = 8k
+  }
+  workload {
+    trace = "tr.csv"
+    input { mean = 2k  max = 4k }
+    output { mean = 500  max = 1k }
+  }
+  slo { ttft.p90 < 2s  tpot < 30ms }
+}
+'''
+
+
+def test_trace_values_get_the_bounds_of_a_plans_numbers(tmp_path):
+    """An arrival of 1e308 s was accepted (simulate printed a 300-digit duration, QPM 0.000 and
+    met SLOs): a time is bounded by 2^53 - 1 s and a length by 2^31 - 1 tokens, as a plan's own
+    numbers are (SN2009), reported at the trace's row and column."""
+    from sncc.workload.trace import TraceError, read_trace
+
+    f = tmp_path / "t.csv"
+    for text, (line, col, words) in {"100,10,0\n200,20,1e308\n": (2, 8, "2^53 - 1 s"),
+                                     "100,10,0\n200,20,9007199254740992\n": (2, 8, "too large"),
+                                     "3000000000,5\n": (1, 1, "2^31 - 1"),
+                                     "5,1e300\n": (1, 3, "too large")}.items():
+        f.write_text(text)
+        with pytest.raises(TraceError) as e:
+            read_trace(str(f))
+        assert (e.value.line, e.value.col) == (line, col) and words in e.value.message, (text, e.value)
+    f.write_text("100,10,0\n200,20,9007199254740991\n2147483647,5,9007199254740991\n")
+    assert read_trace(str(f))[-1] == (2147483647, 5, 9007199254740991.0)
+    plan = tmp_path / "plan.sn"
+    plan.write_text(H200_TRACE_PLAN)
+    (tmp_path / "tr.csv").write_text("100,10,0\n200,20,1e308\n")
+    r = CliRunner().invoke(main, ["simulate", str(plan)])
+    assert r.exit_code == 1 and "error[SN2015]" in r.output and "tr.csv:2:8: arrival_s '1e308' is too large" in r.output
+    assert "000,000,000" not in r.output
+
+
+def test_a_trace_with_another_separator_is_a_malformed_row_naming_it(tmp_path):
+    """`100;10` was read as a header row, then "the trace has no request rows"."""
+    from sncc.workload.trace import TraceError, read_trace
+
+    f = tmp_path / "t.csv"
+    for text, (line, words) in {"100;10\n": (1, "separated by `;`"), "100;10;0.5\n200;20;1\n": (1, "`;`"),
+                                "input_len;output_len\n100;10\n": (2, "`;`"), "100\t10\n": (1, "a tab"),
+                                "100,10\n200;20\n": (2, "`;`"), "10\n": (1, "2 or 3 columns")}.items():
+        f.write_text(text)
+        with pytest.raises(TraceError) as e:
+            read_trace(str(f))
+        assert (e.value.line, e.value.col) == (line, 1) and words in e.value.message, (text, e.value)
+        if "2 or 3" not in words:
+            assert "comma-separated" in e.value.message and "no request rows" not in e.value.message
+    f.write_text("input_len;output_len\n")            # a header only: still no rows
+    with pytest.raises(TraceError) as e:
+        read_trace(str(f))
+    assert "no request rows" in e.value.message

@@ -821,6 +821,43 @@ def _base_residuals(raw: Dict[str, Any]) -> Tuple[Dict[str, List[float]], float]
 
 
 
+def _profile_doc(pid: str, seen: Tuple[str, ...] = ()) -> Any:
+    """The tomlkit document of profile ``pid`` with its ``derived_from`` chain written out: the
+    base's document under every table the derived file writes, as
+    :func:`sncc.cost.profile._derive` merges them (a constant table replaces the base's, the
+    rest is the base's), without ``derived_from``.  The written profile of a derived base (A2,
+    950: their constants are ascend-a3's) thus holds every constant it runs with, the fitted
+    ones included, and does not change when the base's base is refitted."""
+    import tomlkit
+
+    from sncc.cost import profile as P
+
+    with open(P.profile_path(pid), encoding="utf-8") as fh:
+        doc = tomlkit.parse(fh.read())
+    base_id = doc.get("derived_from")
+    if not base_id:
+        return doc
+    if not isinstance(base_id, str) or base_id in seen:      # load_profile refused it before
+        raise CalibrationError(f"profile {pid}: derived_from {base_id!r} is not a profile id (or makes a cycle)")
+    merged = _profile_doc(str(base_id), seen + (pid,))
+
+    def merge(into: Any, over: Any) -> None:
+        for k, v in over.items():
+            if isinstance(v, dict) and "value" not in v and isinstance(into.get(k), dict):
+                merge(into[k], v)
+            else:
+                into[k] = v
+
+    merge(merged, {k: v for k, v in doc.items() if k != "derived_from"})
+    out = tomlkit.document()        # the base file's header comments describe the base, not pid
+    me = doc.get("id", pid)
+    out.add(tomlkit.comment(f"Profile {me} (derived_from = \"{base_id}\") written out: every constant of "
+                            f"{base_id}, {me}'s own tables over them."))
+    for k, v in merged.items():
+        out.add(k, v)
+    return out
+
+
 def write_profile(result: Dict[str, Any], base: str, measurements: str, out: str, *,
                   residual_floor: Optional[bool] = None) -> None:
     """Write the fitted profile TOML (tomlkit; every refitted constant ``fitted = ...``).
@@ -852,8 +889,7 @@ def write_profile(result: Dict[str, Any], base: str, measurements: str, out: str
             residual_floor = bool(_parse_file(measurements).get("residual_floor", True))
         except CalibrationError:
             residual_floor = True
-    with open(P.profile_path(base), encoding="utf-8") as fh:
-        doc = tomlkit.parse(fh.read())
+    doc = _profile_doc(base)
     base_id = str(doc.get("id", base))
     mname = os.path.basename(measurements)
     rows = result["rows"]

@@ -16,7 +16,10 @@ minutes:
 * SN2084 a file the measurements name cannot be used: a plan that is missing or has errors, a
   bench result that is not one, a base profile that does not load;
 * SN2085 a point's benchmark ran another load than its plan states, or its chip is of another
-  generation than the base profile's.
+  generation than the base profile's;
+* SN4080 / SN5083 a point's plan the simulator cannot model (a chip fact the catalog lacks, a
+  combination the cost model refuses): the diagnostic ``sncc simulate`` gives, at the plan (its
+  file joins ``sources``), with the point's ``plan`` as related location.
 
 The plan checks (SN2084 for a plan with errors, SN2085) compile each plan and run only once the
 file itself is clean.  A diagnostic's ``path`` is the key path in the file, array indexes 0-based
@@ -141,6 +144,7 @@ class _Checker:
     def __init__(self, src: SourceFile, km: keymap.KeyMap) -> None:
         self.src, self.km = src, km
         self.diags: List[Diagnostic] = []
+        self.sources: Dict[str, SourceFile] = {}      # plan files a diagnostic is located in
 
     def span(self, path: Tuple, key: bool = False):
         """The span of ``path``'s value (its key with ``key``); for ``()``, the whole file, the
@@ -158,11 +162,14 @@ class _Checker:
         return min(paths, key=lambda p: keymap.locate(self.km, p, key=True))
 
 
-def check_measurements(src: SourceFile, *, plans: bool = True) -> Tuple[Optional[Measurements], List[Diagnostic]]:
+def check_measurements(src: SourceFile, *, plans: bool = True, sources: Optional[Dict[str, SourceFile]] = None
+                       ) -> Tuple[Optional[Measurements], List[Diagnostic]]:
     """Check the measurements file ``src`` (its name is the path as given: relative paths inside
     are read from its folder); returns (measurements, diagnostics), measurements None when any
     diagnostic is an error.  With ``plans`` (default) a clean file's plans are also compiled and
-    checked against their benchmark and the base profile (SN2084, SN2085, the default fit)."""
+    checked against their benchmark and the base profile (SN2084, SN2085, SN4080, SN5083, the
+    default fit).  ``sources``, when given, receives the plan files a diagnostic is located in
+    (to render them)."""
     from sncc.cost import profile as P
 
     data, km, diags = parse(src)
@@ -279,6 +286,8 @@ def check_measurements(src: SourceFile, *, plans: bool = True) -> Tuple[Optional
         if problem:
             c.error(codes.MEASUREMENTS_MISSING_KEY, problem[0], ("fit",) if "fit" in data else (),
                     help=problem[1])
+    if sources is not None:
+        sources.update(c.sources)
     if any(d.is_error for d in c.diags):
         return None, c.diags
     return Measurements(src.name, base, fit_keys, [p for _, p in points], floor, specs), c.diags
@@ -409,9 +418,16 @@ def _check_plan(c: _Checker, pt: Point, path: Tuple, base: str, prof: Any) -> An
         return None
     try:
         spec = spec_from_plan(comp.plan, comp.resolved, profile=base)
-    except ValueError as e:             # MissingChipFact, a combination the cost model refuses
-        c.error(codes.MEASUREMENTS_FILE_UNUSABLE, f"point {n}: the simulator cannot model plan {pt.plan}: {e}",
-                path + ("plan",), help=f"`sncc simulate {pt.plan}` says the same; fit plans it can simulate")
+    except ValueError as e:
+        # a chip fact the catalog lacks (SN4080) or a combination the cost model refuses (SN5083):
+        # the diagnostic `sncc simulate` gives, at the plan, the point's `plan` as related location
+        from sncc.sim.command import missing_chip_fact_diagnostic, not_simulable_diagnostic
+        from sncc.sim.from_plan import MissingChipFact
+
+        d = (missing_chip_fact_diagnostic(comp.plan, e) if isinstance(e, MissingChipFact)
+             else not_simulable_diagnostic(comp, e))
+        c.sources.update(comp.sources)
+        c.diags.append(replace(d, related=d.related + (Related(c.span(path + ("plan",)), f"point {n}'s plan"),)))
         return None
     if pt.requests:
         wl = spec.workload

@@ -1,0 +1,54 @@
+"""A rejected `hardware { memory_utilization }` (SN2003 `64GB`, SN2009 `0%`) leaves the default
+0.9 in the facts: a later memory diagnostic that prints the utilization says it assumes the
+default because the written value is invalid (it read "budget 57.60 GiB (64.00 GiB x 0.9)" with a
+label "memory utilization 0.9" at the hardware block, as if 0.9 had been written)."""
+from __future__ import annotations
+
+import pytest
+
+from expect import compile_text
+
+PLAN = '''plan "qwen3-32b-a2" {
+  model "qwen3-32b" { quant = bf16 }
+  hardware { system = "atlas-800-a2"  nodes = 1  memory_utilization = UTIL }
+  engine "vllm-ascend" { version = "v0.11.0" }
+  serve {
+    instances = 4
+    devices = 2
+    tp = 2
+    max_num_seqs = 64
+    max_num_batched_tokens = 16k
+    chunked_prefill = 8k
+  }
+  workload {
+    requests = 2000
+    concurrency = 128
+    input { mean = 2k  max = 8k }
+    output { mean = 512  max = 2k }
+  }
+  slo { ttft.p90 < 3s  tpot < 40ms }
+}
+'''
+
+
+def _sn4008(util: str):
+    comp = compile_text(PLAN.replace("UTIL", util), "mem.sn")
+    errors = sorted(d.code.code for d in comp.diagnostics if d.is_error)
+    (d,) = [d for d in comp.diagnostics if d.code.code == "SN4008"]
+    return errors, d
+
+
+@pytest.mark.parametrize("util,code", [("64GB", "SN2003"), ("0%", "SN2009")])
+def test_a_rejected_utilization_is_named_as_the_assumed_default(util, code):
+    errors, d = _sn4008(util)
+    assert errors == [code]
+    (label,) = [r.message for r in d.related if "memory utilization" in r.message]
+    assert "0.9 assumed" in label and "invalid" in label, label
+    assert "× 0.9; 0.9 is sncc's default, assumed because the memory_utilization written is invalid)" in d.notes[0]
+
+
+def test_a_written_utilization_is_named_as_written():
+    errors, d = _sn4008("90%")
+    assert errors == []
+    assert [r.message for r in d.related if "memory utilization" in r.message] == ["memory utilization 0.9"]
+    assert "assumed" not in d.notes[0] and "(64.00 GiB × 0.9)" in d.notes[0]
