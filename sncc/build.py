@@ -6,7 +6,9 @@ happened; the CLI only renders it.  The rules:
 
 * a plan with errors writes nothing (exit 1), and so does a plan whose *suppressed* errors make
   the deployment impossible (:data:`BUILD_BLOCKING`: device counts, the plan-size limit, memory fit,
-  chip and release support, start-up refusals of the engine, lowering): ``# sncc: ignore[...]`` silences them for ``check``, never for ``build``;
+  chip and release support, start-up refusals of the engine, lowering): ``# sncc: ignore[...]``
+  cannot make such a plan buildable, so ``check`` still reports them as errors
+  (:func:`still_blocking`, with a note saying so) and ``build`` refuses to write;
 * every plan input (the plan and its imports, the weights folder, the workload trace) must lie
   outside the output folder, which is replaced as a whole (exit 2 otherwise);
 * the folder is replaced atomically (:mod:`sncc.emit.writer`): it is the old tree or the new one.
@@ -20,8 +22,8 @@ from pathlib import Path
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_FAILURE = 0, 1, 2
 
-#: error codes that make a deployment impossible: a suppression comment hides them from
-#: ``check`` but ``build`` refuses to write while they hold (README, ``sncc explain``)
+#: error codes that make a deployment impossible: a suppression comment cannot hide them
+#: (``check`` still reports them, ``build`` refuses to write while they hold; README, ``sncc explain``)
 BUILD_BLOCKING = frozenset({
     "SN3001",  # parallel-size-mismatch: tp × dp × pp is not the instance's device count
     "SN3002",  # devices-exceed-hardware
@@ -132,9 +134,26 @@ def impossible_despite_suppression(comp, diags: list) -> tuple[list, str | None]
                      + ", ".join(sorted({d.code.code for d in blocked})))
 
 
-#: said after :func:`impossible_despite_suppression`'s reason on stderr
-SUPPRESSION_HINT = ("suppression comments do not apply to errors that make the deployment impossible; "
-                    "see `sncc explain`")
+def suppression_hint(blocked: list) -> str:
+    """Said after :func:`impossible_despite_suppression`'s reason on stderr: why the suppression
+    does not count, and the ``sncc explain`` command of each blocked code."""
+    explain = ", ".join(f"`sncc explain {c}`" for c in sorted({d.code.code for d in blocked}))
+    return ("suppression comments do not apply to errors that make the deployment impossible; "
+            f"see {explain or '`sncc explain`'}")
+
+
+def still_blocking(comp, diags: list) -> list:
+    """For ``check`` (and the editor): the suppressed errors that block the build
+    (:func:`impossible_despite_suppression`), each with a note saying its suppression cannot make
+    the plan buildable, so that a CI gate on ``check`` fails where ``build`` would.  ``diags``
+    are the plan's diagnostics after suppressions; [] when nothing suppressed blocks the build."""
+    import dataclasses
+
+    blocked, _ = impossible_despite_suppression(comp, diags)
+    return [dataclasses.replace(d, notes=d.notes + (
+        f"a `# sncc: ignore[{d.code.code}]` comment covers this error, but a suppression cannot make the plan "
+        f"buildable: {d.code.code} makes the deployment impossible, so `sncc build` and `sncc simulate` refuse "
+        f"the plan (`sncc explain {d.code.code}`)",)) for d in blocked]
 
 
 def build_one(comp, src, diags: list, sources: dict, out_dir: Path, *, force: bool, check_only: bool) -> BuildRun:

@@ -85,8 +85,16 @@ def source_from_bytes(name: str, data: bytes):
     SN1004 diagnostic at the first invalid byte on the text decoded with replacement characters."""
     from sncc.diagnostics import codes
     from sncc.diagnostics.model import diag
-    from sncc.source import SourceFile
+    from sncc.source import SourceFile, Span, foreign_encoding
 
+    enc = foreign_encoding(data)
+    if enc is not None:
+        # no text to show: decoded as UTF-8 the file is NUL bytes and replacement characters, so
+        # the diagnostic names the file alone (its source is not shown, :func:`_shown_sources`)
+        return SourceFile(name, ""), [diag(
+            codes.INVALID_ENCODING, f"the file is {enc} text (it starts with a {enc.split()[0]} byte-order mark); "
+            "plan files must be UTF-8", Span(name, 0, 0),
+            help=f"save the file as UTF-8, e.g. `iconv -f {enc.split()[0]} -t UTF-8 {name} > plan-utf8.sn`")]
     try:
         return SourceFile(name, data.decode("utf-8")), []
     except UnicodeDecodeError as e:
@@ -116,11 +124,29 @@ def _compile(path: str, stdin_name: str | None = None):
     return comp, src, []
 
 
+def _suppressed_any(all_diags: list, shown: list) -> bool:
+    """Whether a suppression comment removed any of ``all_diags`` from ``shown`` (only then can a
+    suppressed error block the build; `check` imports :mod:`sncc.build` only then)."""
+    kept = {id(d) for d in shown}
+    return any(id(d) not in kept for d in all_diags)
+
+
+def _shown_sources(src, pre: list) -> dict:
+    """``{name: src}`` for rendering the diagnostics of a file that did not compile; {} for a file
+    not decoded at all (a UTF-16/32 byte-order mark, :func:`source_from_bytes`): its diagnostic
+    names the file alone, as SN1060 does, never a snippet of undecoded bytes."""
+    from sncc.diagnostics import codes
+
+    if not src.text and any(d.code is codes.INVALID_ENCODING for d in pre):
+        return {}
+    return {src.name: src}
+
+
 def _diagnostics(comp, src, extra) -> tuple[list, dict]:
     """The diagnostics of one compiled file after inline suppressions, and its sources."""
     from sncc.diagnostics.filters import apply_suppressions
 
-    sources = comp.sources if comp is not None else {src.name: src}
+    sources = comp.sources if comp is not None else _shown_sources(src, extra)
     diags = extra + (comp.diagnostics if comp is not None else [])
     complete = comp is not None and comp.plan is not None
     return apply_suppressions(diags, sources, report_unused=complete), sources
@@ -227,7 +253,9 @@ def check(plans: tuple[str, ...], fmt: str, stdin_filename: str | None, color: b
     Exit 0 when no errors, 1 when errors were found (or warnings, with
     --strict), 2 when a file cannot be read or sncc fails.  A comment
     `# sncc: ignore[CODE] reason` suppresses CODE on its line (or, alone on a
-    line, on the next one).
+    line, on the next one); an error that makes the deployment impossible (which
+    `build` refuses) is still reported, with a note that the suppression cannot
+    make the plan buildable.
     """
     from sncc.diagnostics.filters import SelectorError, parse_selectors, select
 
@@ -252,6 +280,13 @@ def check(plans: tuple[str, ...], fmt: str, stdin_filename: str | None, color: b
             failed = True
             continue
         diags, srcs = _diagnostics(comp, src, extra)
+        if not srcs:   # a file not decoded (UTF-16/32): counted, though no source is shown
+            unread += 1
+        if comp is not None and _suppressed_any(comp.diagnostics, diags):
+            from sncc.build import still_blocking
+
+            # a suppressed error that makes the deployment impossible keeps `check` failing, as `build` refuses it
+            diags = sorted(diags + still_blocking(comp, diags), key=lambda d: d.sort_key())
         sources.update(srcs)
         all_diags += select(diags, selected, ignored)
     if imported:
@@ -427,9 +462,9 @@ def _build_one(plan: str, out_dir: Path, force: bool, fmt: str, check_only: bool
             _emit_diagnostics(res.diags + res.blocked if res.blocked else res.diags, sources, 1, fmt,
                               sys.stdout.isatty())
         if res.blocked:
-            from sncc.build import SUPPRESSION_HINT
+            from sncc.build import suppression_hint
 
-            click.echo(f"sncc: not writing {out_dir}: {res.error} ({SUPPRESSION_HINT})", err=True)
+            click.echo(f"sncc: not writing {out_dir}: {res.error} ({suppression_hint(res.blocked)})", err=True)
         elif res.status == "errors":
             click.echo(f"sncc: not {'checking' if check_only else 'writing'} {out_dir}: the plan has errors", err=True)
         return res.exit_code
@@ -482,8 +517,10 @@ def _build_one(plan: str, out_dir: Path, force: bool, fmt: str, check_only: bool
 @click.option("--plot", "plot", default=None, metavar="FILE.png",
               help="write queue depth, batch, KV use and TTFT/TPOT distributions (needs sncc[plot])")
 @click.option("--strict", is_flag=True, help="count an UNCERTAIN SLO verdict as not met (exit 1)")
+@click.option("--no-what-if", "no_what_if", is_flag=True,
+              help="skip the re-simulated what-ifs (cheapest changes) for missed SLOs")
 def simulate(plan: str, fmt: str, seed: int, profile: str | None, goodput: bool, plot: str | None,
-             strict: bool) -> None:
+             strict: bool, no_what_if: bool) -> None:
     """Simulate PLAN serving its workload and compare with its SLOs.
 
     Exit 0 when no SLO is missed (an UNCERTAIN verdict, a prediction that meets its target
@@ -522,7 +559,7 @@ def simulate(plan: str, fmt: str, seed: int, profile: str | None, goodput: bool,
 
     try:
         text, code = simulate_plan(comp, seed=seed, fmt=fmt, profile=profile, goodput=goodput, plot=plot,
-                                   strict=strict)
+                                   strict=strict, what_if=not no_what_if)
     except CommandError as e:
         _fail(str(e), fmt, sources)
     except Exception as exc:  # noqa: BLE001
@@ -535,13 +572,13 @@ def _refuse_impossible(comp, diags: list, sources: dict, fmt: str, verb: str) ->
     """Exit 1, as ``build`` refuses to write, when suppressed errors make the deployment
     impossible (:func:`sncc.build.impossible_despite_suppression`): the diagnostics shown plus the
     suppressed blocking errors in ``fmt``, and in text the reason on stderr.  Returns otherwise."""
-    from sncc.build import SUPPRESSION_HINT, impossible_despite_suppression
+    from sncc.build import impossible_despite_suppression, suppression_hint
 
     blocked, reason = impossible_despite_suppression(comp, diags)
     if not blocked:
         return
     _emit_diagnostics(sorted(diags + blocked, key=lambda d: d.sort_key()), sources, 1, fmt, sys.stdout.isatty())
-    click.echo(f"sncc: not {verb} {comp.source.name}: {reason} ({SUPPRESSION_HINT})", err=True)
+    click.echo(f"sncc: not {verb} {comp.source.name}: {reason} ({suppression_hint(blocked)})", err=True)
     sys.exit(EXIT_PROBLEMS)
 
 
@@ -722,7 +759,7 @@ def fmt_command(plans: tuple[str, ...], check_only: bool, show_diff: bool, stdin
         except FormatRefused as e:
             from sncc.diagnostics import render_text
 
-            click.echo(render_text.render(e.diagnostics, {src.name: src}, 1), err=True, nl=False)
+            click.echo(render_text.render(e.diagnostics, _shown_sources(src, pre), 1), err=True, nl=False)
             click.echo(f"sncc: not formatting {src.name}: it does not parse", err=True)
             code = max(code, EXIT_PROBLEMS)
             continue

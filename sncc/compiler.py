@@ -104,13 +104,21 @@ class Compilation:
         if self.plan is None or self.resolved is None:
             return None, []
         from sncc.lowering import LoweringError, lower
+        from sncc.lowering.hosts import unused_addresses
 
         try:
-            return lower(self.plan, self.resolved, plan_file=self.source.name), []
+            dep = lower(self.plan, self.resolved, plan_file=self.source.name)
         except LoweringError as e:
             code = e.code or codes.DEPLOYMENT_IMPOSSIBLE
             return None, [diag(code, str(e), _span_of_path(self.plan, e.path),
                                help=f"see `sncc explain {code.code}`", path=e.path)]
+        spare = unused_addresses(self.plan, len(dep.nodes))
+        if spare:
+            path = ("hosts", "addresses")
+            return dep, [diag(codes.HOSTS_ADDRESSES_UNUSED, spare, _span_of_path(self.plan, path),
+                              help="node k is addresses[k]: remove the unused entries, or check the roles and "
+                                   "`hardware.nodes` if a node is missing from the deployment", path=path)]
+        return dep, []
 
     @property
     def deployment(self):

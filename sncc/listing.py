@@ -128,7 +128,7 @@ def explain_page(ec):
 
 def _build_blocking_note(ec) -> list:
     """One paragraph for the codes of :data:`sncc.build.BUILD_BLOCKING`, which a suppression
-    comment hides from ``sncc check`` but not from ``sncc build``."""
+    comment cannot hide from ``sncc check`` or ``sncc build``."""
     from rich.text import Text
 
     from sncc.build import BUILD_BLOCKING, BUILD_BLOCKING_AT
@@ -136,9 +136,10 @@ def _build_blocking_note(ec) -> list:
     paths = [".".join(map(str, p)) for c, p in sorted(BUILD_BLOCKING_AT) if c == ec.code]
     if paths:
         return [Text(f"At {', '.join(f'`{p}`' for p in paths)} this error makes the deployment impossible: "
-                     "`# sncc: ignore[...]` hides it from `sncc check`, but `sncc build` still refuses to write "
-                     "the plan's files."), Text("")]
+                     "`# sncc: ignore[...]` cannot make the plan buildable, so `sncc check` still reports it "
+                     "(with a note saying so) and `sncc build` still refuses to write the plan's files."), Text("")]
     if ec.code not in BUILD_BLOCKING:
         return []
-    return [Text("This error makes the deployment impossible: `# sncc: ignore[...]` hides it from "
-                 "`sncc check`, but `sncc build` still refuses to write the plan's files."), Text("")]
+    return [Text("This error makes the deployment impossible: `# sncc: ignore[...]` cannot make the plan "
+                 "buildable, so `sncc check` still reports it (with a note saying so) and `sncc build` still "
+                 "refuses to write the plan's files."), Text("")]

@@ -66,6 +66,20 @@ LINE_BREAK_SPLIT = re.compile(r"(\r\n?|\n)")
 #: the byte-order mark as a decoded character; a leading one is not counted as a column
 BOM = "\ufeff"
 
+#: byte-order marks of the encodings a plan file is not in (UTF-32 first: its little-endian mark
+#: starts with UTF-16's), with the encoding's name
+FOREIGN_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32 (little-endian)"), (b"\x00\x00\xfe\xff", "UTF-32 (big-endian)"),
+                (b"\xff\xfe", "UTF-16 (little-endian)"), (b"\xfe\xff", "UTF-16 (big-endian)"))
+
+
+def foreign_encoding(data: bytes) -> str | None:
+    """The encoding whose byte-order mark ``data`` starts with (``"UTF-16 (little-endian)"``), or
+    None: plan files are UTF-8, and a UTF-16/32 file decoded as UTF-8 is NUL bytes and garbage."""
+    for mark, name in FOREIGN_BOMS:
+        if data.startswith(mark):
+            return name
+    return None
+
 
 @dataclass(frozen=True)
 class Span:

@@ -146,15 +146,22 @@ def test_build_lists_every_variable_the_scripts_check(tmp_path, plan):
 
 
 def test_a_suppressed_impossible_deployment_is_not_built(tmp_path):
-    """Issue 14 item 3: `# sncc: ignore[SN3001]` silences `check`, never `build`."""
+    """Issue 14 item 3: `# sncc: ignore[SN3001]` cannot make the plan buildable: `build` refuses
+    it, and `check` keeps failing on it (a CI gate on `check` sees what `build` refuses), with a
+    note saying the suppression cannot make it buildable."""
     text = (ROOT / "examples" / "broken" / "tp-ep-mismatch.sn").read_text()
     lines = [ln if "# E: SN3001" not in ln else ln.split("  # E:")[0] + "  # sncc: ignore[SN3001] testing" for ln in text.splitlines()]
     plan = tmp_path / "p.sn"
     plan.write_text("\n".join(lines) + "\n")
-    assert CliRunner().invoke(main, ["check", str(plan)]).exit_code == 0
+    r = CliRunner().invoke(main, ["check", str(plan)])
+    assert r.exit_code == 1 and "error[SN3001]" in r.output, r.output
+    assert "a suppression cannot make the plan buildable" in r.output and "`sncc explain SN3001`" in r.output
+    assert "SN1006" not in r.output        # the suppression covers the error: it is not stale
     r = CliRunner().invoke(main, ["build", str(plan), "-o", str(tmp_path / "out")])
     assert r.exit_code == 1 and not (tmp_path / "out").exists()
     assert "SN3001" in r.output and "deployment impossible" in r.output
+    # the hint names the code to explain
+    assert "see `sncc explain SN3001`" in r.output
     explain = CliRunner().invoke(main, ["explain", "SN3001"])
     assert "`sncc build` still refuses" in explain.output
     # simulate refuses it by the same rule (sncc.build.impossible_despite_suppression)
@@ -198,13 +205,15 @@ def test_a_suppressed_error_the_engine_refuses_blocks_build_and_simulate(tmp_pat
     plan = tmp_path / "p.sn"
     plan.write_text('plan "p" {\n' + body + "}\n")
     r = CliRunner().invoke(main, ["check", "--format", "json", str(plan)])
-    assert r.exit_code == 0, r.output
-    assert code not in [d["code"] for d in json.loads(r.stdout)["diagnostics"]]
+    assert r.exit_code == 1, r.output
+    (d,) = [d for d in json.loads(r.stdout)["diagnostics"] if d["code"] == code]
+    assert d["severity"] == "error" and any("cannot make the plan buildable" in n for n in d["notes"])
     for command, verb in ((["build", str(plan), "-o", str(tmp_path / "out")], "writing"),
                           (["simulate", str(plan)], "simulating"), (["search", str(plan), "--top", "1"], "searching")):
         r = CliRunner().invoke(main, command)
         assert r.exit_code == 1, (command, r.output)
         assert code in r.output and f"not {verb}" in r.output and "internal error" not in r.output
+        assert f"`sncc explain {code}`" in r.output
     assert not (tmp_path / "out").exists()
     assert "`sncc build` still refuses" in CliRunner().invoke(main, ["explain", code]).output
 

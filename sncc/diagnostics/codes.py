@@ -64,8 +64,8 @@ SYNTAX_ERROR = _code(
     'prefill { tp == 8 }', 'prefill { tp = 8 }')
 UNEXPECTED_CHARACTER = _code(
     "SN1002", "unexpected-character", "error", "a character that cannot start any token",
-    "The lexer found a character that is not part of the plan language (for example `@` or a "
-    "stray quote). Strings use double quotes; comments start with `#`.",
+    "The lexer found a character that is not part of the plan language (for example `@`, a "
+    "stray quote or a typographic quote `“`). Strings use straight double quotes; comments start with `#`.",
     "model 'deepseek-r1' { }", 'model "deepseek-r1" { }')
 UNCLOSED_BLOCK = _code(
     "SN1003", "unexpected-end-of-file", "error", "the file ended inside a block",
@@ -73,7 +73,9 @@ UNCLOSED_BLOCK = _code(
     'plan "p" {\n  decode { tp = 1\n}', 'plan "p" {\n  decode { tp = 1 }\n}')
 INVALID_ENCODING = _code(
     "SN1004", "invalid-encoding", "error", "the file is not valid UTF-8",
-    "Plan files are UTF-8 text. The byte at the reported position cannot be decoded.",
+    "Plan files are UTF-8 text. The byte at the reported position cannot be decoded. A file that starts "
+    "with a UTF-16 or UTF-32 byte-order mark (what some editors save as \"Unicode\") is reported on the "
+    "file alone: save it as UTF-8.",
     "(a file saved as GBK)", "(the same file saved as UTF-8)")
 INVALID_SUPPRESSION = _code(
     "SN1005", "invalid-suppression", "warning", "a suppression comment without a reason or with an unknown code",
@@ -225,10 +227,21 @@ HOSTS_ADDRESSES = _code(
     "Node k of the deployment (in the order `sncc build` lays out instances: prefill, then decode, then "
     "serve; `sncc build` prints which servers each node runs) is `hosts.addresses[k]`. The list must name every node "
     "the deployment uses, each literal an IP address or host name given to one node only; `hosts.nic` must be a "
-    "network interface name. `env(\"NAME\")` entries are read when the scripts run. Without `hosts`, every launch script takes `NODE_<k>_IP` from its caller "
+    "network interface name. `env(\"NAME\")` entries are read when the scripts run, so one name given to two "
+    "nodes is an error too: both would get the one address the variable holds. Entries past the nodes the "
+    "deployment uses are a warning (SN2041). Without `hosts`, every launch script takes `NODE_<k>_IP` from its caller "
     "instead and stops with a message when it is unset.",
     'hardware { system = "atlas-800-a2"  nodes = 2 }\nhosts { addresses = ["10.0.0.1"] }',
     'hardware { system = "atlas-800-a2"  nodes = 2 }\nhosts { addresses = ["10.0.0.1", env("NODE1_IP")] }')
+HOSTS_ADDRESSES_UNUSED = _code(
+    "SN2041", "hosts-addresses-unused", "warning", "`hosts.addresses` names more nodes than the deployment uses",
+    "Node k of the deployment is `hosts.addresses[k]`, so an entry past the last node the deployment "
+    "uses is read by no script. That is most often a miscount: an address list copied from a larger "
+    "cluster, or a role smaller than intended (then SN3003 may report idle devices too). The message "
+    "gives how many nodes the deployment uses and which entries are unused; remove them, or change the "
+    "roles or `hardware.nodes` so that every listed node is used.",
+    'hardware { system = "atlas-800-a2"  nodes = 1 }\nhosts { addresses = ["10.0.0.1", "10.0.0.2"] }',
+    'hardware { system = "atlas-800-a2"  nodes = 1 }\nhosts { addresses = ["10.0.0.1"] }')
 IMPORT_HOLDS_PLAN = _code(
     "SN2014", "imported-plan", "error", "an imported file holds a `plan` block",
     "Imported files hold shared definitions — top-level `hardware`, `model`, `engine`, `gateway`, "

@@ -106,8 +106,9 @@ def check_hosts(plan, nodes: int) -> tuple[str, str] | None:
 
 def check_addresses(plan, nodes: int) -> str | None:
     """Why ``hosts.addresses`` cannot name the deployment's ``nodes`` nodes (fewer addresses than
-    nodes, a literal that is no address, or a literal given twice, among the used nodes' or the
-    spare addresses past them), or None when it can (or the plan has none)."""
+    nodes, a literal that is no address, or a literal or an ``env("NAME")`` given twice, among the
+    used nodes' or the spare addresses past them), or None when it can (or the plan has none).
+    Two entries reading one variable resolve to one address when the scripts run."""
     addrs = addresses(plan)
     if not addrs:
         return None
@@ -115,8 +116,15 @@ def check_addresses(plan, nodes: int) -> str | None:
         return (f"`hosts.addresses` names {len(addrs)} node{'s' if len(addrs) != 1 else ''}, and the deployment "
                 f"uses {nodes}: node k is addresses[k], so give one address per node")
     seen: dict[str, int] = {}
+    seen_env: dict[str, int] = {}
     for k, a in enumerate(addrs):
-        if getattr(a, "name", None) is not None:
+        name = getattr(a, "name", None)
+        if name is not None:
+            if name in seen_env:
+                return (f"`hosts.addresses` gives `env(\"{name}\")` to node {seen_env[name]} and node {k}: both read "
+                        f"the one variable `{name}`, so both nodes get one address when the scripts run; each node "
+                        "needs its own address")
+            seen_env[name] = k
             continue
         why = address_problem(str(a))   # the builder rejects these first (SN2004 at the literal)
         if why is not None:
@@ -125,3 +133,15 @@ def check_addresses(plan, nodes: int) -> str | None:
             return f"`hosts.addresses` gives `{a}` to node {seen[str(a)]} and node {k}: each node needs its own address"
         seen[str(a)] = k
     return None
+
+
+def unused_addresses(plan, nodes: int) -> str | None:
+    """Why ``hosts.addresses`` looks miscounted: it has entries past the deployment's ``nodes``
+    nodes, which no script reads (node k is ``addresses[k]``); None when every entry names a node."""
+    addrs = addresses(plan)
+    if len(addrs) <= nodes:
+        return None
+    spare = [f"addresses[{k}] (" + (f"env(\"{a.name}\")" if getattr(a, "name", None) is not None else f"`{a}`") + ")"
+             for k, a in enumerate(addrs) if k >= nodes]
+    return (f"`hosts.addresses` names {len(addrs)} nodes, and the deployment uses {nodes}: "
+            f"{', '.join(spare)} {'is' if len(spare) == 1 else 'are'} unused")

@@ -102,6 +102,9 @@ def check_document(uri: str, path: str, text: str, reader: Callable[[str], str] 
         try:
             sources.update(getattr(comp, "sources", {}) or {})
             diags = _suppress(diags, sources, complete=comp.plan is not None)
+            from sncc.build import still_blocking
+
+            diags = sorted(diags + still_blocking(comp, diags), key=lambda d: d.sort_key())
         except Exception as exc:  # noqa: BLE001
             diags = list(diags) + [internal_error(src, exc)]
     out = []

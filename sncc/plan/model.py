@@ -426,6 +426,8 @@ SLO_STATS = ("mean", "p50", "p90", "p99")
 #: the unit each latency SLO is usually written in, for hints on a bare number (`tpot < 50`
 #: means 50 ms: TPOTs are tens of milliseconds, TTFTs and end-to-end latencies seconds)
 SLO_UNITS = {"ttft": "s", "engine_ttft": "s", "tpot": "ms", "e2e": "s"}
+#: the time unit each rate SLO is counted per (its target is a bare number: `qpm >= 10`)
+SLO_RATE_PER = {"qpm": "minute", "output_tokens_per_s": "second", "tokens_per_s_per_user": "second"}
 
 
 class Retry(Node):

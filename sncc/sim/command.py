@@ -69,8 +69,11 @@ class Progress:
 
 def simulate_plan(comp: Any, *, seed: int = 0, fmt: str = "text", profile: Optional[str] = None,
                   goodput: bool = False, plot: Optional[str] = None, strict: bool = False,
-                  progress_stream: Any = "stderr") -> Tuple[str, int]:
+                  what_if: bool = True, progress_stream: Any = "stderr") -> Tuple[str, int]:
     """Simulate a compiled plan; returns (output text, exit code).
+
+    For a missed SLO the what-ifs (:func:`sncc.sim.whatif.cheapest_changes`) run unless
+    ``what_if`` is False (``--no-what-if``): then a note in the result says they were skipped.
 
     Runs longer than a few seconds report progress on ``progress_stream`` (default
     ``sys.stderr``; None = silent), see :class:`Progress`.
@@ -187,7 +190,10 @@ def simulate_plan(comp: Any, *, seed: int = 0, fmt: str = "text", profile: Optio
         except ValueError as e:
             return not_simulable(e)
         extra = {}
-        if any(violated(s, v) for s, v in zip(spec.slos, result.slo)):
+        if not what_if:
+            if any(violated(s, v) for s, v in zip(spec.slos, result.slo)):
+                result.info.setdefault("notes", []).append("what-ifs not run (--no-what-if)")
+        elif any(violated(s, v) for s, v in zip(spec.slos, result.slo)):
             try:
                 extra["changes"] = cheapest_changes(spec, result, progress=prog.for_run if prog else None)
             except ValueError as e:

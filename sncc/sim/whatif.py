@@ -413,6 +413,28 @@ MIN_EFFECT = 0.01
 #: requests per what-if run (each candidate and its baseline run at this size, as the goodput
 #: search does): a 100k-request plan would otherwise be simulated once per candidate in full
 WHATIF_REQUESTS = 3000
+#: the what-if runs together simulate at most this share of the main run's requests, or
+#: :data:`WHATIF_FREE` requests when that is more (the 3x-concurrency size of a huge closed loop,
+#: 300k requests per run for 100k clients, would otherwise cost more than the main run)
+WHATIF_SHARE = 0.25
+#: requests the what-if runs may simulate together whatever the main run's size (a few seconds
+#: of simulation): below it the what-ifs keep their full size
+WHATIF_FREE = 60_000
+
+
+def whatif_requests(workload: Any, runs: int) -> int:
+    """Requests per what-if run for ``workload`` when the what-ifs make ``runs`` simulations:
+    the plan's, capped at :data:`WHATIF_REQUESTS` or 3x a closed loop's concurrency, whichever
+    is larger (a closed loop needs several times its clients to reach its steady state).  When
+    the ``runs`` runs would together simulate more than :data:`WHATIF_SHARE` of the plan's
+    requests and more than :data:`WHATIF_FREE`, each gets its share of the larger of the two
+    (never fewer than :data:`WHATIF_REQUESTS`)."""
+    runs = max(1, runs)
+    n = min(workload.requests, max(WHATIF_REQUESTS, 3 * (workload.concurrency or 0)))
+    budget = max(WHATIF_FREE, int(WHATIF_SHARE * workload.requests))
+    if n * runs <= budget:
+        return n
+    return min(n, max(WHATIF_REQUESTS, budget // runs))
 
 
 def seed_noise(spec: Any, result: Any, slos: List[Any], progress: Any = None) -> Dict[str, float]:
@@ -433,8 +455,10 @@ def cheapest_changes(spec: Any, result: Any, *, requests: Optional[int] = None,
     UNCERTAIN (:func:`sncc.sim.engine.metrics.violated`; empty when there is none).
 
     Each candidate (:func:`_candidates`) is re-simulated with ``requests`` requests (default:
-    the plan's, capped at :data:`WHATIF_REQUESTS` or 3x a closed loop's concurrency, whichever
-    is larger; when capped, the baseline is re-run at the
+    :func:`whatif_requests`, the plan's capped at :data:`WHATIF_REQUESTS` or 3x a closed loop's
+    concurrency, a large plan's what-ifs together at most :data:`WHATIF_SHARE` of the main run;
+    a note says when that leaves fewer than 3x the clients; when capped,
+    the baseline is re-run at the
     same size so before and after compare like with like); one whose effect on every missed
     SLO is within the seed noise (:func:`seed_noise`) is dropped.  Each entry: ``change``,
     ``added_devices``, ``needs_devices`` (devices beyond the plan's hardware, 0 when it fits),
@@ -454,8 +478,15 @@ def cheapest_changes(spec: Any, result: Any, *, requests: Optional[int] = None,
     # a run that cannot complete (Unadmittable, or nothing completed) is skipped with a note in
     # the caller's result.info["notes"], never a crash
     notes = result.info.setdefault("notes", [])
-    # a closed loop needs several times its clients to reach its steady state
-    n = requests or min(spec.workload.requests, max(WHATIF_REQUESTS, 3 * (spec.workload.concurrency or 0)))
+    # a closed loop needs several times its clients to reach its steady state; the baseline re-run,
+    # the seed-noise run and one run per candidate share the what-if budget
+    runs = len(cands) + 2
+    n = requests or whatif_requests(spec.workload, runs)
+    conc = spec.workload.concurrency or 0
+    if requests is None and n < min(spec.workload.requests, 3 * conc):
+        notes.append(f"what-ifs ran {n} requests each ({runs} runs, bounded to a share of the main run's "
+                     f"{spec.workload.requests}), fewer than 3x the {conc} closed-loop clients: "
+                     "their steady state is approximate")
     try:
         if n < spec.workload.requests:
             spec = replace(spec, workload=replace(spec.workload, requests=n))

@@ -114,6 +114,11 @@ def read_bounded(path: str, limit: int) -> str:
             os.close(fd)
     if len(data) > limit:
         raise UnreadableFile(path, f"larger than {_size(limit)}, the most sncc reads")
+    from sncc.source import foreign_encoding
+
+    enc = foreign_encoding(data)
+    if enc is not None:
+        raise UnreadableFile(path, f"is {enc} text, not UTF-8 (it starts with a byte-order mark)", 0)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:

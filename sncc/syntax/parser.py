@@ -181,6 +181,8 @@ def parse_tree(source: SourceFile):
         help_ = None
         if ch == "'":
             help_ = "strings use double quotes: \"like this\""
+        elif ch in _CURLY_QUOTES:
+            help_ = "use straight quotes: strings are written in plain double quotes `\"like this\"`, not “ ” or ‘ ’"
         elif ch == '"':
             help_ = "a string must end on the line it starts; close it with `\"`"
         elif ch in "@$!&|^~`\\":
@@ -189,8 +191,9 @@ def parse_tree(source: SourceFile):
             help_ = ("set a value with `=`: `key = value`" + ("; a YAML engine config or a launch script is read with "
                      "`sncc import FILE`" if not _has_plan_block(source.text[:pos]) else ""))
         elif ch == "/":
-            help_ = ("a unit follows its number without a slash of its own: `rate = 4` (requests per second), "
-                     "`storage_bandwidth = 2GB/s`")
+            help_ = _slo_slash_help(source.text, pos) or (
+                "a unit follows its number without a slash of its own: `rate = 4` (requests per second), "
+                "`storage_bandwidth = 2GB/s`")
         shown = repr(ch)[1:-1] if ch and not ch.isprintable() else ch
         return None, diag(
             codes.UNEXPECTED_CHARACTER,
@@ -201,6 +204,32 @@ def parse_tree(source: SourceFile):
     except UnexpectedInput as e:  # pragma: no cover - LALR raises the two above
         pos = getattr(e, "pos_in_stream", 0) or 0
         return None, diag(codes.SYNTAX_ERROR, "invalid syntax", source.span(pos, pos + 1))
+
+
+#: typographic quotes a word processor or chat client substitutes for `"` and `'`
+_CURLY_QUOTES = "\u201c\u201d\u201e\u201f\u2018\u2019\u201a\u201b\u00ab\u00bb"
+
+#: an SLO comparison up to a number, at the end of the text before a `/` (`qpm >= 10` of `qpm >= 10/min`)
+_SLO_BEFORE_SLASH = re.compile(r"(?<![\w.])([A-Za-z_][A-Za-z_0-9]*)(\.[A-Za-z0-9_]+)?[ \t]*(<=|>=|<|>)[ \t]*"
+                               r"([0-9][0-9_]*(?:\.[0-9]+)?)([A-Za-z%]*)[ \t]*$")
+
+
+def _slo_slash_help(text: str, pos: int) -> str | None:
+    """The help for a `/` after an SLO target (``qpm >= 10/min``), or None when the text before
+    offset ``pos`` is no SLO comparison: a rate SLO is counted per its own unit already, a
+    latency SLO takes a duration."""
+    from sncc.plan.model import SLO_METRICS, SLO_RATE_PER, SLO_UNITS   # the error path only
+
+    m = _SLO_BEFORE_SLASH.search(text, max(0, pos - 200), pos)
+    if m is None or m.end() != pos or m.group(1).lower() not in SLO_METRICS:
+        return None
+    metric, stat, op, number = m.group(1), m.group(2) or "", m.group(3), m.group(4)
+    per = SLO_RATE_PER.get(metric.lower())
+    if per is not None:
+        what = "QPM" if metric.lower() == "qpm" else f"`{metric}`"
+        return f"{what} is per {per} already: write `{metric}{stat} {op} {number}`"
+    unit = SLO_UNITS.get(metric.lower(), "s")
+    return f"a latency SLO takes a duration, without a slash: `{metric}{stat} {op} {number}{m.group(5) or unit}`"
 
 
 _SPACED_UNIT = re.compile(r"(?<![\w.])([0-9][0-9_]*(?:\.[0-9]+)?)([ \t]+)([A-Za-z%][A-Za-z%/]*)[ \t]*(?:#[^\n]*)?\n?[ \t]*$")

@@ -78,12 +78,39 @@ def test_a_written_kv_port_is_the_base_and_a_default_one_follows_the_connector()
     ('hosts { addresses = ["10.0.0.1", "10.0.0.1"] }', "gives `10.0.0.1` to node 0 and node 1", 23),
     # a spare address past the used nodes is checked too: a repeated one is a typo waiting for a scale-up
     ('hosts { addresses = ["10.0.0.1", "10.0.0.2", "10.0.0.1"] }', "gives `10.0.0.1` to node 0 and node 2", 23),
+    # one env() name read for two nodes: both resolve to one address when the scripts run
+    ('hosts { addresses = [env("NODE1"), env("NODE1")] }', 'gives `env("NODE1")` to node 0 and node 1', 23),
+    ('hosts { addresses = ["10.0.0.1", env("N1"), env("N1")] }', 'gives `env("N1")` to node 1 and node 2', 23),
     ('hosts { nic = "eth0;reboot" }', "is not a network interface name", 17),
 ])
 def test_hosts_that_cannot_describe_the_deployment(hosts, message, col):
     got = errors(with_hosts(hosts))
     assert [(c, ln, cl) for c, _, ln, cl in got] == [("SN2040", HOSTS_LINE, col)], got
     assert message in got[0][1]
+
+
+def test_distinct_env_names_are_no_duplicate():
+    assert errors(with_hosts('hosts { addresses = [env("NODE0"), env("NODE1")] }')) == []
+
+
+@pytest.mark.parametrize("hosts, unused", [
+    ('hosts { addresses = ["10.0.0.1", "10.0.0.2", "10.0.0.3"] }', "addresses[2] (`10.0.0.3`) is unused"),
+    ('hosts { addresses = ["10.0.0.1", env("N1"), env("N2"), "10.0.0.4"] }',
+     'addresses[2] (env("N2")), addresses[3] (`10.0.0.4`) are unused'),
+])
+def test_addresses_past_the_deployment_are_a_warning(hosts, unused):
+    """More addresses than nodes is likely a miscount: SN2041 says how many nodes the deployment
+    uses and which entries no script reads; the plan still builds."""
+    comp = compile_text(with_hosts(hosts))
+    got = [(d.code.code, d.severity, d.message, *comp.source.line_col(d.span.start)) for d in comp.diagnostics]
+    assert [g[:2] + g[3:] for g in got] == [("SN2041", "warning", HOSTS_LINE, 23)], got
+    n = hosts.count(",") + 1
+    assert f"names {n} nodes, and the deployment uses 2: {unused}" in got[0][2]
+    assert comp.deployment is not None and len(comp.deployment.nodes) == 2
+
+
+def test_as_many_addresses_as_nodes_is_no_warning():
+    assert [d.code.code for d in compile_text(PLAN).diagnostics] == []
 
 
 @pytest.mark.parametrize("address, message", [

@@ -47,3 +47,23 @@ def test_exponent_notation_says_it_is_unsupported(written, shown):
     d, _, text = _error(f"  serve {{ devices = 8  tp = 8 }}\n  workload {{ requests = {written} }}\n}}\n")
     assert text == written and "exponent notation" in d.message
     assert shown in d.help and "`1k`" in d.help
+
+
+@pytest.mark.parametrize("body,needle", [
+    # typographic quotes pasted from a word processor or a chat client
+    ('  serve { devices = 8  tp = 8 }\n  gateway { model = \u201cqwen3-32b\u201d }\n}\n', "use straight quotes"),
+    ("  serve { devices = 8  tp = 8 }\n  gateway { model = \u2018qwen3-32b\u2019 }\n}\n", "use straight quotes"),
+    # a rate SLO is per its own unit already: the help is about the SLO, not about `rate`
+    ("  serve { devices = 8  tp = 8 }\n  slo { ttft < 2s  qpm >= 10/min }\n}\n", "QPM is per minute already: write `qpm >= 10`"),
+    ("  serve { devices = 8  tp = 8 }\n  slo { output_tokens_per_s >= 5000/s }\n}\n",
+     "`output_tokens_per_s` is per second already: write `output_tokens_per_s >= 5000`"),
+])
+def test_quotes_and_slo_slashes_get_their_help(body, needle):
+    d, _, text = _error(body)
+    assert d.code.code == "SN1002" and d.help and needle in d.help, d.help
+    assert "rate" not in d.help
+
+
+def test_curly_quoted_model_name_points_at_the_quote():
+    d, (line, col), text = _error('  serve { devices = 8  tp = 8 }\n}\n', head='plan "x" {\n  model \u201cqwen3-32b\u201d {}\n')
+    assert (line, col, text) == (2, 9, "\u201c") and "use straight quotes" in d.help
