@@ -202,7 +202,8 @@ def _covered_line(src: SourceFile, comment: Comment) -> int | None:
         stripped = src.line_text(nxt).strip()
         if not stripped:
             return None
-        if not stripped.startswith("#"):
+        code = stripped.strip(" \t\f\v;,")   # a line of separators alone is no item: fmt drops it
+        if code and not code.startswith("#"):
             return nxt
     return None
 

@@ -200,3 +200,16 @@ def test_fmt_keeps_suppressions_and_is_idempotent(text):
 ])
 def test_fixed_cases(text):
     check_fmt(text)
+
+
+def test_a_line_of_separators_alone_is_skipped_by_a_suppression_standing_above_it():
+    """Found by the property above: a suppression alone on a line, then a line holding only
+    `; ;`, covered that empty line, and `fmt` (which drops the separators) moved the next
+    item under it, so the formatted file suppressed more than its source."""
+    text = 'plan "p" {\n  # sncc: ignore[SN3001] measured\n  ; ;\n  decode { tp = 1 }\n}\n'
+    src = SourceFile("p.sn", text)
+    ((first, _, _),) = suppression_ranges(src)
+    assert first == 4
+    out = format_source(src)
+    ((first_out, _, _),) = suppression_ranges(SourceFile("p.sn", out))
+    assert SourceFile("p.sn", out).line_text(first_out).strip().startswith("decode")
