@@ -190,6 +190,7 @@ def test_the_routed_load_factor_reproduces_the_perfect_eplb_step_ratio():
     assert load_profile("ascend-a3").get("moe.imbalance") == pytest.approx(imb, rel=0.005)
     assert R.derived_values(raw, {})["moe.imbalance"] == pytest.approx(imb)
     assert R.derived_values(_load_raw("nvidia-h200"), {}) == {}
+    assert R.derived_values(raw, {"moe.imbalance": 1.5}) == {"moe.imbalance": 1.5}   # fitted itself
     # the load spread is the model's routing, not the chip's: the H200 profile reuses the factor
     assert load_profile("nvidia-h200").get("moe.imbalance") == pytest.approx(load_profile("ascend-a3").get("moe.imbalance"))
 

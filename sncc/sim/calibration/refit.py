@@ -83,8 +83,8 @@ def derived_values(raw: Dict[str, Any], values: Dict[str, float]) -> Dict[str, f
     matmuls, :mod:`sncc.cost.terms`) derived from it at these constants: the routed factor that
     makes the model's own CloudMatrix-Infer prefill step that much slower than its balanced form
     (:func:`sncc.sim.calibration.scenarios.routed_imbalance`).  Other profiles are returned as
-    they are."""
-    if "eplb_step_ratio" not in raw.get("moe", {}):
+    they are, and so are ``values`` that set ``moe.imbalance`` themselves (a fit of it)."""
+    if "eplb_step_ratio" not in raw.get("moe", {}) or DERIVED in values:
         return values
     from sncc.sim.calibration.scenarios import cloudmatrix_prefill_parts, routed_imbalance
     prof, _ = _split(values)
