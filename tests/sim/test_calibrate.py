@@ -243,6 +243,12 @@ def test_written_profile_keeps_unmeasured_families_and_floors_measured_ones(tmp_
     assert "compute.eta_m" in cal["fitted_on"]["value"]
     assert cal["prefill_contradiction"]["value"].startswith("inherited from ascend-a3")
     assert doc["compute"]["eta_m"]["value"] == 0.8 and "in-sample" in doc["compute"]["eta_m"]["fitted"]
+    # the base's leave-one-out records judge the base's constants, not these: not copied
+    assert "loo" not in cal and "typical_distance" not in cal
+    # the routed-load factor is derived at the fitted values (refit.derived_values)
+    from sncc.sim.calibration.refit import derived_values
+    want = derived_values(P._load_raw("ascend-a3"), {"compute.eta_m": 0.8})["moe.imbalance"]
+    assert doc["moe"]["imbalance"]["value"] == pytest.approx(want, rel=1e-3)
     # it loads, and TTFT / QPM SLOs still get intervals
     rs = profile_residuals(load_profile(str(out)))
     assert rs["ttft"] and rs["throughput"]

@@ -873,7 +873,12 @@ def write_profile(result: Dict[str, Any], base: str, measurements: str, out: str
       the kept base residuals as -u/+u and dropped;
     * ``fitted_on`` names the measurements file, its points and the refitted constants, and the
       base's fitted_on for the rest;
-    * a base ``[calibration.prefill_contradiction]`` is kept, marked as inherited from the base.
+    * a base ``[calibration.prefill_contradiction]`` is kept, marked as inherited from the base;
+      the base's leave-one-out records (``loo``, ``typical_distance``) are not: they are the
+      errors of the base's constants, so the intervals read ``residuals``.
+
+    A derived constant (``moe.imbalance`` where the base has ``moe.eplb_step_ratio``:
+    :func:`sncc.sim.calibration.refit.derived_values`) is written at the fitted values.
 
     The file is written atomically (temporary file in the same directory + rename; nothing left
     behind on failure).  Raises :class:`CalibrationError` for an output that is a directory, not
@@ -904,6 +909,14 @@ def write_profile(result: Dict[str, Any], base: str, measurements: str, out: str
         if "source" in node:
             del node["source"]
         node["fitted"] = note
+    # a constant derived from the fitted ones (the A3 routed-load factor) at the fitted values
+    from sncc.sim.calibration.refit import DERIVED, derived_values
+    derived = derived_values(P._load_raw(base), dict(result["values"]))
+    if DERIVED in derived and DERIVED not in result["values"]:
+        node = doc
+        for part in DERIVED.split("."):
+            node = node[part]
+        node["value"] = float(f"{derived[DERIVED]:.4g}")
     stem = os.path.splitext(os.path.basename(out))[0]
     doc["id"] = stem
     doc["description"] = f"{doc.get('description', '')} — refitted from {mname}"
@@ -951,7 +964,9 @@ def write_profile(result: Dict[str, Any], base: str, measurements: str, out: str
     cal.add("fitted_on", on)
     if old_cal is not None:
         for key, item in old_cal.value.body:
-            if key is None or key.key in ("residuals", "fitted_on", "serving_uncertainty"):
+            # the base's leave-one-out records are its own constants' out-of-sample errors: the
+            # intervals of this profile read its residuals above instead
+            if key is None or key.key in ("residuals", "fitted_on", "serving_uncertainty", "loo", "typical_distance"):
                 continue
             if key.key == "prefill_contradiction" and isinstance(item, dict) and "value" in item:
                 item["value"] = (f"inherited from {base_id} (written for its constants; not re-examined by "
