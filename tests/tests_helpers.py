@@ -9,3 +9,29 @@ def compile_plan(text: str, name: str = "plan.sn"):
     from sncc.source import SourceFile
 
     return compile_file(SourceFile(name, text))
+
+
+#: Qwen3-32B BF16 served aggregated on one Atlas 800 A2 node (4 instances x TP2), the plan of a
+#: user's break test that several tests vary (`sncc fmt --check` clean)
+QWEN3_32B_A2 = """\
+plan "qwen3-32b-a2" {
+  model "qwen3-32b" { quant = bf16 }
+  hardware { system = "atlas-800-a2"  nodes = 1 }
+  engine "vllm-ascend" { version = "v0.11.0" }
+  serve {
+    instances = 4
+    devices = 2
+    tp = 2
+    max_num_seqs = 64
+    max_num_batched_tokens = 16k
+    chunked_prefill = 8k
+  }
+  workload {
+    requests = 2000
+    concurrency = 128
+    input { mean = 2k  max = 8k }
+    output { mean = 512  max = 2k }
+  }
+  slo { ttft.p90 < 3s  tpot < 40ms }
+}
+"""

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from expect import ROOT, compile_text
+from tests_helpers import QWEN3_32B_A2
 
 SEED = (ROOT / "examples" / "deepseek-r1-a3-7p1d.sn").read_text(encoding="utf-8")
 
@@ -72,27 +73,7 @@ def test_the_help_names_the_default_removing_the_value_gives_and_the_bare_mb(tmp
     assert '`HCCL_BUFFSIZE = "512"` for 512 MiB' in d.help
 
 
-DENSE = '''plan "qwen3-32b-a2" {
-  model "qwen3-32b" { quant = bf16 }
-  hardware { system = "atlas-800-a2"  nodes = 1 }
-  engine "vllm-ascend" { version = "v0.11.0" }
-  serve {
-    instances = 4
-    devices = 2
-    tp = 2
-    max_num_seqs = 64
-    max_num_batched_tokens = 16k
-    chunked_prefill = 8k
-  }
-  workload {
-    requests = 2000
-    concurrency = 128
-    input { mean = 2k  max = 8k }
-    output { mean = 512  max = 2k }
-  }
-  slo { ttft.p90 < 3s  tpot < 40ms }
-}
-'''
+DENSE = QWEN3_32B_A2
 
 
 def test_a_dense_plans_help_names_canns_default(tmp_path):

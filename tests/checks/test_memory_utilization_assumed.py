@@ -7,28 +7,9 @@ from __future__ import annotations
 import pytest
 
 from expect import compile_text
+from tests_helpers import QWEN3_32B_A2
 
-PLAN = '''plan "qwen3-32b-a2" {
-  model "qwen3-32b" { quant = bf16 }
-  hardware { system = "atlas-800-a2"  nodes = 1  memory_utilization = UTIL }
-  engine "vllm-ascend" { version = "v0.11.0" }
-  serve {
-    instances = 4
-    devices = 2
-    tp = 2
-    max_num_seqs = 64
-    max_num_batched_tokens = 16k
-    chunked_prefill = 8k
-  }
-  workload {
-    requests = 2000
-    concurrency = 128
-    input { mean = 2k  max = 8k }
-    output { mean = 512  max = 2k }
-  }
-  slo { ttft.p90 < 3s  tpot < 40ms }
-}
-'''
+PLAN = QWEN3_32B_A2.replace("nodes = 1 }", "nodes = 1  memory_utilization = UTIL }")
 
 
 def _sn4008(util: str):

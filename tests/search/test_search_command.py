@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from expect import ROOT
+from tests_helpers import QWEN3_32B_A2
 from sncc.cli import main
 
 SMALL = Path(__file__).parent / "small_space.sn"
@@ -363,28 +364,7 @@ def test_written_plans_stay_in_the_write_folder_whatever_the_plan_name(tmp_path,
     assert f'plan "{name}-01"' in written[0].read_text()
 
 
-A2_ONE_NODE = """\
-plan "qwen3-32b-a2" {
-  model "qwen3-32b" { quant = bf16 }
-  hardware { system = "atlas-800-a2"  nodes = 1 }
-  engine "vllm-ascend" { version = "v0.11.0" }
-  serve {
-    instances = 4
-    devices = 2
-    tp = 2
-    max_num_seqs = 64
-    max_num_batched_tokens = 16k
-    chunked_prefill = 8k
-  }
-  workload {
-    requests = 2000
-    concurrency = 128
-    input { mean = 2k  max = 8k }
-    output { mean = 512  max = 2k }
-  }
-  slo { ttft.p90 < 3s  tpot < 40ms }
-}
-"""
+A2_ONE_NODE = QWEN3_32B_A2
 
 
 def test_each_distinct_refusal_is_printed_once_with_its_message_and_help(tmp_path):

@@ -565,27 +565,10 @@ def test_a_bench_result_of_another_load_is_refused(tmp_path):
 # ------------------------------------------------------------------ derived base profiles, missing chip facts
 def _a2_plan(system: str = "atlas-800-a2", version: str = "v0.11.0") -> str:
     """The user report's Qwen3-32B plan (one A2 node, 4 instances of TP2; on ``system``)."""
-    return f'''plan "qwen3-32b-a2" {{
-  model "qwen3-32b" {{ quant = bf16 }}
-  hardware {{ system = "{system}"  nodes = 1 }}
-  engine "vllm-ascend" {{ version = "{version}" }}
-  serve {{
-    instances = 4
-    devices = 2
-    tp = 2
-    max_num_seqs = 64
-    max_num_batched_tokens = 16k
-    chunked_prefill = 8k
-  }}
-  workload {{
-    requests = 2000
-    concurrency = 128
-    input {{ mean = 2k  max = 8k }}
-    output {{ mean = 512  max = 2k }}
-  }}
-  slo {{ ttft.p90 < 3s  tpot < 40ms }}
-}}
-'''
+    from tests_helpers import QWEN3_32B_A2
+
+    return (QWEN3_32B_A2.replace('system = "atlas-800-a2"', f'system = "{system}"')
+            .replace('version = "v0.11.0"', f'version = "{version}"'))
 
 
 def test_fitted_profile_of_a_derived_base_writes_the_base_chain_out(tmp_path):
