@@ -593,6 +593,25 @@ def test_fitted_profile_of_a_derived_base_writes_the_base_chain_out(tmp_path):
     load_profile(str(out))
 
 
+def test_derived_widening_of_the_base_is_folded_into_the_kept_residuals(tmp_path):
+    """ascend-a2's derived_residual (+-30 %, "no serving figure of this generation fitted") was
+    copied into the fitted profile, whose simulate note then said so of a profile fitted on A2
+    points.  It is folded into the kept base residuals as -d/+d, like serving_uncertainty, and
+    the written profile has no widening note of its own."""
+    meas = _meas(tmp_path, '[[point]]\nplan = "plan.sn"\ntpot_ms = 40\n')
+    out = tmp_path / "a2-fitted.toml"
+    write_profile(_fake_fit(), "ascend-a2", str(meas), str(out))
+    base = load_profile("ascend-a2")
+    d = base.get("calibration.derived_residual")
+    cal = _load(out)["calibration"]
+    assert "derived_residual" not in cal
+    kept = list(base.get("calibration.residuals")["throughput"])
+    assert cal["residuals"]["value"]["throughput"] == kept + [-d, d]
+    note, m = profile_match(SimpleNamespace(chip=SimpleNamespace(id="ascend-910b2", generation="atlas-a2")),
+                            load_profile(str(out)))
+    assert m == 0.0 and (note is None or "derived" not in note)
+
+
 def test_calibrate_fits_a_derived_profile_end_to_end(tmp_path):
     (tmp_path / "qwen32-a2.sn").write_text(_a2_plan(), encoding="utf-8")
     meas = _meas(tmp_path, 'profile = "ascend-a2"\nfit = ["compute.eta_m", "overhead.decode_graph_step_s"]\n'

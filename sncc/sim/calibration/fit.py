@@ -808,11 +808,18 @@ def check_output(out: str, base: Optional[str] = None) -> None:
 
 
 def _base_residuals(raw: Dict[str, Any]) -> Tuple[Dict[str, List[float]], float]:
-    """(base residuals by family with its serving_uncertainty ``u`` folded in as -u/+u on the SLO
-    families, u) of a profile dict."""
+    """(base residuals by family with its widenings folded in, u) of a profile dict.
+
+    A widening of the whole profile, ``serving_uncertainty`` (fitted to no serving figure) and
+    ``derived_residual`` (a derived profile, e.g. ascend-a2: fitted on no point of its
+    generation), is added to the SLO families' residuals as -w/+w, the two combined as
+    ``1 - (1 - u)(1 - d)`` like :func:`sncc.sim.engine.run` applies them; ``u`` is that combined
+    widening (0 when the profile has neither)."""
     cal = raw.get("calibration") or {}
     res = {k: [float(x) for x in v] for k, v in ((cal.get("residuals") or {}).get("value") or {}).items()}
-    u = float((cal.get("serving_uncertainty") or {}).get("value", 0.0))
+    su = float((cal.get("serving_uncertainty") or {}).get("value", 0.0))
+    d = float((cal.get("derived_residual") or {}).get("value", 0.0))
+    u = 1.0 - (1.0 - su) * (1.0 - d)
     if u > 0:
         for fam in ("ttft", "tpot", "throughput"):
             res[fam] = res.get(fam, []) + [-u, u]
@@ -935,7 +942,8 @@ def write_profile(result: Dict[str, Any], base: str, measurements: str, out: str
     floor_txt = (f"plus, as a floor, base {base_id}'s residuals of the family (residual_floor = true: an "
                  "in-sample fit is not taken to be better than the base out of sample)" if residual_floor
                  else "only (residual_floor = false)")
-    u_txt = f"; base serving_uncertainty ±{u:g} folded into the base residuals" if u else ""
+    u_txt = (f"; the base's interval widening ±{u:.3g} (serving_uncertainty / derived_residual) folded into the "
+             f"base residuals" if u else "")
     res_note = (f"{measured_fams}: in-sample residuals of `sncc calibrate {mname}` (the fitted points "
                 f"themselves, not held out) {floor_txt}; {kept}: not measured, inherited from {base_id}{u_txt}")
     pts = result.get("points") or []
@@ -950,7 +958,7 @@ def write_profile(result: Dict[str, Any], base: str, measurements: str, out: str
                  f"  {measured_fams}: IN-SAMPLE residuals of the fit " + ("+ the base's as a floor" if residual_floor
                                                                          else "only (residual_floor = false)") + ";",
                  f"  {kept}: not measured, the base profile's residuals"
-                 + (f" (its serving_uncertainty ±{u:g} folded in)." if u else "."),
+                 + (f" (its interval widening ±{u:.3g} folded in)." if u else "."),
                  "Nothing recomputes these numbers; refit with sncc calibrate when the model changes."):
         cal.add(tomlkit.comment(line))
     t = tomlkit.inline_table()
@@ -966,7 +974,8 @@ def write_profile(result: Dict[str, Any], base: str, measurements: str, out: str
         for key, item in old_cal.value.body:
             # the base's leave-one-out records are its own constants' out-of-sample errors: the
             # intervals of this profile read its residuals above instead
-            if key is None or key.key in ("residuals", "fitted_on", "serving_uncertainty", "loo", "typical_distance"):
+            if key is None or key.key in ("residuals", "fitted_on", "serving_uncertainty", "derived_residual", "loo",
+                                          "typical_distance"):
                 continue
             if key.key == "prefill_contradiction" and isinstance(item, dict) and "value" in item:
                 item["value"] = (f"inherited from {base_id} (written for its constants; not re-examined by "
