@@ -38,7 +38,7 @@ BUILD_BLOCKING = frozenset({
     "SN4023",  # model-not-in-release: the server stops at start-up (no model class for the architecture)
     "SN5002",  # batch-tokens-below-max-model-len: vLLM raises at start-up (SchedulerConfig.verify_max_model_len)
     "SN4042",  # deployment-impossible (lowering)
-    "SN2040",  # hosts-addresses-mismatch (lowering: a node without an address)
+    "SN2040",  # hosts-addresses-mismatch (lowering: a node without an address; the hosts check: one given twice)
     "SN4043",  # port-conflict (lowering: two listeners on one port of a node)
 })
 

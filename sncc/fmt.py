@@ -186,7 +186,9 @@ class _Printer:
             return None  # a top-level block (the plan) is always expanded
         if not self._unbroken(node):
             return None
-        first, last = self.src.line_col(node.span.start)[0], self.src.line_col(body_end)[0]
+        # from the line of the `{`: a header split over lines is joined whether the block is
+        # compact or expanded (its comments go before it)
+        first, last = self.src.line_col(self.open_brace(node) - 1)[0], self.src.line_col(body_end)[0]
         if first != last and any(a is not None and a <= last and b >= first and not (a <= first and last <= b)
                                  for a, b, _ in self.covered):
             return None  # joining its lines would stretch a suppression that covers only some of them
@@ -211,9 +213,16 @@ class _Printer:
             self.lines[-1] += "  " + c.text.rstrip()
             self.ci += 1
 
-    def _has_comment(self, node) -> bool:
-        """True when an unprinted comment lies inside ``node``."""
-        return self.ci < len(self.comments) and self.comments[self.ci].start < node.span.end
+    def _has_body_comment(self, node: ast.Block) -> bool:
+        """True when an unprinted comment lies inside the body of ``node`` (after its ``{``; a
+        comment in the header goes before the block and does not keep it from one line)."""
+        brace_end = self.open_brace(node)
+        for c in self.comments[self.ci:]:
+            if c.start >= node.span.end:
+                return False
+            if c.start >= brace_end:
+                return True
+        return False
 
     def _last_line_covered(self) -> bool:
         """True when a suppression covers the last output line: one ends it, or one stands alone
@@ -328,7 +337,7 @@ class _Printer:
             # ending there must have none, it is written on the line)
             j = i + 1
             line = self.src.line_col(node.span.start)[0]
-            if group and line not in self.keep_lines and (not isinstance(node, ast.Block) or not self._has_comment(node)):
+            if group and line not in self.keep_lines and (not isinstance(node, ast.Block) or not self._has_body_comment(node)):
                 end_line = self.src.line_col(max(node.span.start, node.span.end - 1))[0]
                 if end_line in self.keep_lines:
                     line = end_line

@@ -9,9 +9,9 @@ A new check goes in the module of its family and into this tuple.
 
 from __future__ import annotations
 
-from sncc.checks import (context, divisibility, engine_options, gateway, graph, lengths, memory, parallelism,
-                         pd_transfer, quantization, release_support, runtime_env, scheduler, slo, software,
-                         software_set, speculative, startup, timeouts, versions, workload, features)
+from sncc.checks import (context, divisibility, engine_options, gateway, graph, hosts, lengths, memory,
+                         parallelism, pd_transfer, quantization, release_support, runtime_env, scheduler, slo,
+                         software, software_set, speculative, startup, timeouts, versions, workload, features)
 
 
 
@@ -85,6 +85,7 @@ CHECKS = (
     lengths.check_draft_rope,
     memory.check_kv_fits,
     memory.check_memory_outside_budget,
+    hosts.check_hosts,
     gateway.check_model_id,
     gateway.check_timeout,
     timeouts.check_proxy_timeouts,

@@ -14,10 +14,9 @@ default (:class:`sncc.plan.model.Hosts`).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
-from sncc.plan.address import address_problem
+from sncc.plan.address import address_problem, nic_problem, repeated_address
 
 #: the variable holding the network interface name when the plan names none
 NIC_VAR = "SNCC_NIC"
@@ -87,52 +86,38 @@ def port_bases(plan) -> PortBases:
                      kv=get("kv_port", None), proxy=get("proxy_port", DEFAULT_PROXY_PORT))
 
 
-#: a Linux network interface name (IFNAMSIZ - 1 = 15 characters, no whitespace or slash)
-_NIC = re.compile(r"[A-Za-z0-9_.:@-]{1,15}")
-
-
 def check_hosts(plan, nodes: int) -> tuple[str, str] | None:
     """(message, ``hosts`` key) when ``hosts`` cannot describe a deployment of ``nodes`` nodes:
-    :func:`check_addresses`, or a ``nic`` that is not an interface name; None when it can."""
+    :func:`check_addresses`, or a ``nic`` that is not an interface name; None when it can.  The
+    parts that need no node count (:func:`sncc.plan.address.repeated_address`,
+    :func:`~sncc.plan.address.nic_problem`) are reported by the ``hosts`` check too, so ``sncc
+    check`` names them even when an error elsewhere keeps the plan from lowering."""
     why = check_addresses(plan, nodes)
     if why:
         return why, "addresses"
-    nic = node_nic(plan)
-    if nic is not None and not _NIC.fullmatch(nic):
-        return (f"`hosts.nic = \"{nic}\"` is not a network interface name (at most 15 letters, digits and "
-                "`_.:@-`; the dev field of: ip -4 route list 0/0)"), "nic"
+    why = nic_problem(node_nic(plan))
+    if why:
+        return why, "nic"
     return None
 
 
 def check_addresses(plan, nodes: int) -> str | None:
     """Why ``hosts.addresses`` cannot name the deployment's ``nodes`` nodes (fewer addresses than
     nodes, a literal that is no address, or a literal or an ``env("NAME")`` given twice, among the
-    used nodes' or the spare addresses past them), or None when it can (or the plan has none).
-    Two entries reading one variable resolve to one address when the scripts run."""
+    used nodes' or the spare addresses past them: :func:`sncc.plan.address.repeated_address`),
+    or None when it can (or the plan has none)."""
     addrs = addresses(plan)
     if not addrs:
         return None
     if len(addrs) < nodes:
         return (f"`hosts.addresses` names {len(addrs)} node{'s' if len(addrs) != 1 else ''}, and the deployment "
                 f"uses {nodes}: node k is addresses[k], so give one address per node")
-    seen: dict[str, int] = {}
-    seen_env: dict[str, int] = {}
     for k, a in enumerate(addrs):
-        name = getattr(a, "name", None)
-        if name is not None:
-            if name in seen_env:
-                return (f"`hosts.addresses` gives `env(\"{name}\")` to node {seen_env[name]} and node {k}: both read "
-                        f"the one variable `{name}`, so both nodes get one address when the scripts run; each node "
-                        "needs its own address")
-            seen_env[name] = k
-            continue
-        why = address_problem(str(a))   # the builder rejects these first (SN2004 at the literal)
-        if why is not None:
-            return f"`{a}` (hosts.addresses[{k}]) is not an IP address or host name: {why}"
-        if str(a) in seen:
-            return f"`hosts.addresses` gives `{a}` to node {seen[str(a)]} and node {k}: each node needs its own address"
-        seen[str(a)] = k
-    return None
+        if getattr(a, "name", None) is None:
+            why = address_problem(str(a))   # the builder rejects these first (SN2004 at the literal)
+            if why is not None:
+                return f"`{a}` (hosts.addresses[{k}]) is not an IP address or host name: {why}"
+    return repeated_address(addrs)
 
 
 def unused_addresses(plan, nodes: int) -> str | None:

@@ -1,5 +1,8 @@
 """What a literal node address in ``hosts.addresses`` may be: the one rule, read by the plan
-builder (SN2004 at the literal) and by lowering's ``hosts`` check."""
+builder (SN2004 at the literal) and by lowering's ``hosts`` check; and the rules of ``hosts``
+that need the plan only (no entry given to two nodes, ``nic`` an interface name), read by the
+``hosts`` check (:mod:`sncc.checks.hosts`, so ``sncc check`` reports them next to any other
+error) and by lowering (which refuses such a plan however it is called)."""
 
 from __future__ import annotations
 
@@ -10,6 +13,8 @@ import re
 _LABEL = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?")
 #: an IPv6 zone (``%eth0``): an interface name or index
 _ZONE = re.compile(r"[A-Za-z0-9_.:@-]{1,15}")
+#: a Linux network interface name (IFNAMSIZ - 1 = 15 characters, no whitespace or slash)
+_NIC = re.compile(r"[A-Za-z0-9_.:@-]{1,15}")
 
 
 def address_problem(text: str) -> str | None:
@@ -56,3 +61,33 @@ def address_problem(text: str) -> str | None:
                 return f"a label has at most 63 characters (RFC 1123); `{label[:20]}…` has {len(label)}"
             return f"the label `{label}` holds a character other than letters, digits and `-` (RFC 1123)"
     return None
+
+
+def repeated_address(addrs) -> str | None:
+    """Why the ``hosts.addresses`` entries ``addrs`` (strings and ``env("NAME")`` references)
+    give one address to two nodes: a literal, or an ``env("NAME")`` given twice, among every
+    entry (the used nodes' and any spare ones past them); None when none repeats.  Two entries
+    reading one variable resolve to one address when the scripts run.  Needs no node count."""
+    seen: dict[str, int] = {}
+    seen_env: dict[str, int] = {}
+    for k, a in enumerate(addrs):
+        name = getattr(a, "name", None)
+        if name is not None:
+            if name in seen_env:
+                return (f"`hosts.addresses` gives `env(\"{name}\")` to node {seen_env[name]} and node {k}: both read "
+                        f"the one variable `{name}`, so both nodes get one address when the scripts run; each node "
+                        "needs its own address")
+            seen_env[name] = k
+            continue
+        if str(a) in seen:
+            return f"`hosts.addresses` gives `{a}` to node {seen[str(a)]} and node {k}: each node needs its own address"
+        seen[str(a)] = k
+    return None
+
+
+def nic_problem(nic) -> str | None:
+    """Why ``hosts.nic`` is not a network interface name, or None (also without one)."""
+    if nic is None or nic == "" or _NIC.fullmatch(str(nic)):
+        return None
+    return (f"`hosts.nic = \"{nic}\"` is not a network interface name (at most 15 letters, digits and "
+            "`_.:@-`; the dev field of: ip -4 route list 0/0)")

@@ -11,7 +11,7 @@ import random
 
 import fuzzgen
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from sncc.diagnostics.filters import scan_comments, suppression_ranges
@@ -182,6 +182,10 @@ def check_fmt(text: str) -> None:
 @settings(max_examples=200, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(text=st.randoms(use_true_random=False).map(_source))
+# found when this ran after tests/checks/test_examples.py: a block whose header a comment
+# splits, ending on the line a suppression after the enclosing `}` covers
+@example(text='plan "fuzz" { ASCEND_RT_VISIBLE_DEVICES "0.11.0" { ; ; } ; ASCEND_RT_VISIBLE_DEVICES  # comment\n'
+              '{ ASCEND_RT_VISIBLE_DEVICES { } ; } ; }   # sncc: ignore[SN3001] measured')
 def test_fmt_keeps_suppressions_and_is_idempotent(text):
     check_fmt(text)
 
@@ -197,6 +201,13 @@ def test_fmt_keeps_suppressions_and_is_idempotent(text):
     'plan "p" {\n  decode { tp = 1  # sncc: ignore[SN3001] measured\n  ep = 64 }\n}\n',
     # after a closing brace followed by another item on the same line
     'plan "p" {\n  decode { tp = 1 }  # sncc: ignore[SN3001] measured\n  serve { tp = 1 } prefill { tp = 2 }\n}\n',
+    # a block whose header a comment splits, its body on the line a suppression after the
+    # enclosing block's `}` covers (the inner items moved off that line)
+    'plan "p" {\n  decode  # c\n  { inner { tp = 1 } } }  # sncc: ignore[SN3001] measured\n',
+    # the same, too wide to stay compact: the suppression goes on the header line
+    'plan "p" {\n  decode  # c\n  { inner { ' + "  ".join(f"k{i} = {i}" for i in range(14)) + " } } }  # sncc: ignore[SN3001] measured\n",
+    # a comment inside the body: the block cannot be written on the covered line
+    'plan "p" {\n  decode  # c\n  { inner { tp = 1 }  # c2\n  } }  # sncc: ignore[SN3001] measured\n',
 ])
 def test_fixed_cases(text):
     check_fmt(text)

@@ -89,6 +89,22 @@ def test_hosts_that_cannot_describe_the_deployment(hosts, message, col):
     assert message in got[0][1]
 
 
+@pytest.mark.parametrize("hosts, message, col", [
+    ('hosts { addresses = ["10.0.0.1", "10.0.0.1"] }', "gives `10.0.0.1` to node 0 and node 1", 23),
+    ('hosts { addresses = [env("N1"), env("N1")] }', 'gives `env("N1")` to node 0 and node 1', 23),
+    ('hosts { nic = "eth0;reboot" }', "is not a network interface name", 17),
+])
+def test_hosts_errors_that_need_no_lowering_are_reported_with_an_earlier_phase_error(hosts, message, col):
+    """A plan with an error of the checks (SN3001: tp × dp ≠ devices) is not lowered; the SN2040
+    problems that need the typed plan only are still reported with it, so one run names both."""
+    text = with_hosts(hosts).replace("    dp = 2\n", "    dp = 1\n")
+    got = errors(text)
+    assert sorted((c, ln) for c, _, ln, _ in got) == sorted([("SN3001", PLAN[:PLAN.index("    devices = 16")].count("\n") + 1),
+                                                             ("SN2040", HOSTS_LINE)]), got
+    (sn2040,) = [g for g in got if g[0] == "SN2040"]
+    assert message in sn2040[1] and sn2040[3] == col
+
+
 def test_distinct_env_names_are_no_duplicate():
     assert errors(with_hosts('hosts { addresses = [env("NODE0"), env("NODE1")] }')) == []
 
