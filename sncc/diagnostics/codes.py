@@ -995,6 +995,17 @@ IMPORT_SECRET_NOT_COPIED = _code(
     "the shell that starts the servers, where the launch scripts inherit it. An engine argument holding one "
     "is kept as a comment without its value.",
     "export HF_TOKEN=hf_...\nvllm serve m", "export HF_TOKEN in the serving shell; the plan has no HF_TOKEN")
+IMPORT_QUANT_UNDECIDED = _code(
+    "SN8014", "import-quant-undecided", "warning", "a `--quantization` value that does not say the weight format",
+    "Some `--quantization` values name a checkpoint format, not a weight format: on CUDA vLLM "
+    "`compressed-tensors` (llm-compressor's output) holds INT8 W8A8, FP8, W8A16, W4A16 or INT4-expert "
+    "weights alike, and the checkpoint's config.json `quantization_config` says which (the engine adapter's "
+    "`[quantization.checkpoint_formats]`, `sncc/engines/<engine>/data/pins.toml`). When the model argument "
+    "is a local checkpoint folder the importer reads its config.json and takes the format from there; "
+    "otherwise `quant` is left unset (`# quant = ?`) rather than guessed, since the format sets the weight "
+    "footprint the memory checks use.",
+    "vllm serve RedHatAI/Qwen3-32B-quantized.w8a8 --quantization compressed-tensors",
+    'model "qwen3-32b" { quant = w8a8 }  (written by hand after the import)')
 
 # --- SN81xx search (`sncc search`: diagnostics located in the plan's `search { }` block) ------------
 SEARCH_EMPTY_SPACE = _code(

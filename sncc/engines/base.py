@@ -179,6 +179,20 @@ class QuantArg:
     source: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class QuantMethod:
+    """What :meth:`EngineAdapter.quants_of` answers for one ``--quantization`` value (None: no
+    flag): ``quants`` the catalog weight formats this engine writes that value for (the build
+    direction, :meth:`EngineAdapter.quantization`, read backwards; catalog order); ``format``
+    non-empty when the value names a checkpoint format that holds several weight formats, so the
+    flag does not say which (the reason, with ``source``): the checkpoint's config.json does."""
+
+    method: str | None
+    quants: tuple[str, ...]
+    format: str = ""
+    source: tuple[str, ...] = ()
+
+
 class EngineAdapter:
     """Base of the adapters in ``sncc/engines/<engine>/adapter.py``.
 
@@ -372,6 +386,26 @@ class EngineAdapter:
                                                                                        engine=self.label),
                             tuple(table.get("source", ())))
         return QuantArg(method, f"catalog quant {quant} → vLLM --quantization" if method else "")
+
+    def quants_of(self, method: str | None) -> QuantMethod:
+        """The catalog weight formats a ``--quantization method`` (None: none given) is read back
+        to: those :meth:`quantization` writes ``method`` for and does not refuse, so that import and
+        build read one table (``data/pins.toml [quantization]`` over quant.toml's
+        ``vllm_quantization``).  ``format`` is the reason from
+        ``[quantization.checkpoint_formats.<method>]`` when ``method`` is a checkpoint format
+        (``compressed-tensors``: INT8 W8A8, FP8, W4A16 ... alike)."""
+        from sncc import catalog
+
+        quants = []
+        for q in catalog.quant_formats():
+            qa = self.quantization(q)
+            if qa.method == method and not qa.refused:
+                quants.append(q)
+        row = ((self.data.get("quantization") or {}).get("checkpoint_formats") or {}).get(method or "")
+        if row is None:
+            return QuantMethod(method, tuple(quants))
+        return QuantMethod(method, tuple(quants), str(row["reason"]).format(method=method),
+                           tuple(row.get("source", ())))
 
     # ------------------------------------------------------------------ connectors
     def connector(self, cid: str) -> ConnectorSpec | None:

@@ -235,6 +235,55 @@ def _sncc_header_pin(configs: list[SourceFile]) -> tuple[str, str, str, str] | N
     return None
 
 
+def _built_quant(configs: list[SourceFile], reader) -> tuple[str, str] | None:
+    """(quant, manifest path) of a tree ``sncc build`` wrote: the ``deployment.quantization`` its
+    ``manifest.json`` (beside the role YAML, :mod:`sncc.emit.writer`) records, when one of
+    ``configs`` has sncc's header and the manifest lists it unchanged (its sha256); else None.  The
+    build writes no ``--quantization`` where the engine reads the method from the checkpoint
+    (``w8a8`` on CUDA vLLM), so the manifest is where the plan's quant is kept."""
+    import json
+
+    from sncc import catalog
+    from sncc.emit.writer import MANIFEST, sha256_hex
+
+    for src in configs:
+        if _SNCC_YAML_HEADER.search(src.text[:2000]) is None:
+            continue
+        path = os.path.join(os.path.dirname(src.name), MANIFEST)
+        try:
+            doc = json.loads(reader(path))
+        except (OSError, ValueError):
+            continue
+        if not isinstance(doc, dict) or doc.get("generator") != "sncc":
+            continue
+        files = doc.get("files") if isinstance(doc.get("files"), dict) else {}
+        if files.get(os.path.basename(src.name)) != sha256_hex(src.text):
+            continue    # the YAML was edited after the build: the manifest no longer describes it
+        deployment = doc.get("deployment") if isinstance(doc.get("deployment"), dict) else {}
+        q = deployment.get("quantization")
+        if isinstance(q, str) and q in catalog.quant_formats():
+            return q, path
+    return None
+
+
+def _checkpoint_reader(model_text: str, base: str):
+    """A function reading the checkpoint the script's model argument names: the
+    :class:`~sncc.catalog.hf_config.CheckpointInfo` of a local folder holding config.json
+    (relative to ``base``, the script's folder), None for anything else (a repository id); it
+    raises CatalogError for a config.json sncc cannot read.  Read once, on first call."""
+    got: list = []
+
+    def read():
+        if not got:
+            from sncc.catalog.hf_config import CONFIG_FILE, read_weights_dir
+
+            folder = model_text if os.path.isabs(model_text) else os.path.join(base, model_text)
+            ok = bool(model_text) and os.path.isfile(os.path.join(folder, CONFIG_FILE))
+            got.append(read_weights_dir(folder) if ok else None)
+        return got[0]
+    return read
+
+
 def _unknown_choices(system: str | None, model: str | None, model_text: str, base: str) -> list[Diagnostic]:
     """SN2008 for a ``--system`` or ``--model`` id sncc's catalog does not know, with the closest
     known id (no location: the id is a command-line option).  An uncatalogued ``--model`` is
@@ -289,7 +338,7 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
     from sncc import catalog
     from sncc.engines.registry import UnknownEngine, adapter_for
     from sncc.engines.runtime_env import nic_vars, runtime_vars
-    from sncc.importer.plan_keys import Unrepresented, plan_values
+    from sncc.importer.plan_keys import Undecided, Unrepresented, plan_values
 
     reader = reader or (lambda p: open(p, encoding="utf-8").read())
     srcs = {s.name: s for s in sources}
@@ -474,6 +523,8 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
     if unknown:   # an id the catalog does not know: no plan is written for it (SN2008, as `check` says it)
         return ImportResult("", diags + unknown, srcs)
     kept: list[str] = []
+    built_quant = _built_quant(config_srcs, reader)
+    checkpoint = _checkpoint_reader(model_text, os.path.dirname(msrc.name))
     spec_methods = dict(adapter.data.get("speculative_methods", {}))
     connectors = {c.class_name: c for c in map(adapter.connector, adapter.data.get("connectors", {})) if c is not None}
     by_name: dict[str, tuple[Option, list]] = {}
@@ -487,7 +538,19 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
                               help="pass it to the servers from their environment, never from the plan"))
             continue
         try:
-            vals = plan_values(o, model_text, spec_methods, connectors)
+            vals = plan_values(o, model_text, spec_methods, connectors, adapter=adapter, checkpoint=checkpoint,
+                               built_quant=built_quant)
+        except Undecided as e:
+            path = tuple(_key_rows()[o.name]["plan"].split("."))
+            spelled = o.written.split("=")[0] or "--" + o.name
+            put(path, UNRESOLVED, f"{_origin(src, o.key[0])}: {spelled} {o.value} does not say which format; write it")
+            diags.append(diag(codes.IMPORT_QUANT_UNDECIDED, f"`{spelled} {o.value}` does not say the weight format: "
+                              f"`{path[-1]}` left unset (`# {path[-1]} = ?`)",
+                              at(src, (o.key[0], max(o.key[1], o.value_at[1]))),
+                              help=f"write `{path[-1]} = ...` in the plan's model block (the format the checkpoint's "
+                                   "config.json quantization_config holds), or import a local checkpoint folder",
+                              notes=[str(e)], path=path))
+            continue
         except Unrepresented as e:
             spelled = o.written.split("=")[0] or "--" + o.name
             kept.append(f"{_as_written(src, o)}  # {_origin(src, o.key[0])}")
@@ -550,6 +613,14 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
         arch = catalog.model(mid)
     except (KeyError, LookupError):
         arch = None
+    if "quant" not in mblock and built_quant is not None and not any(o.name == "quantization" for o in merged):
+        # no --quantization: the build wrote none for the plan's quant (CUDA W8A8 is read from the
+        # checkpoint), which its manifest records; a quant the model runs unquantized anyway is left out
+        q, mpath = built_quant
+        native = (getattr(arch, "checkpoint_dtype", None) or "bf16") if arch is not None else "bf16"
+        if q != native and q in adapter.quants_of(None).quants:
+            mblock["quant"] = Value(q, f"from the {os.path.basename(mpath)} of the build: {adapter.label} takes "
+                                       "no --quantization for it (the method is read from the checkpoint)")
 
     serve = blocks.setdefault("serve", {})
     tp = serve.get("tp", Value(1)).value

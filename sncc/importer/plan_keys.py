@@ -8,6 +8,8 @@ to ``[(plan path, value)]`` (a path is a tuple such as ``("role", "tp")``), or r
 
 from __future__ import annotations
 
+import os
+
 from sncc.engines.plan_keys import rows  # noqa: F401 - the table, re-exported for the importer
 from sncc.engines.plan_keys import table as _table
 
@@ -42,15 +44,45 @@ def _path(row: dict) -> tuple[str, ...]:
     return tuple(row["plan"].split("."))
 
 
-def quant_of(method: str, model_text: str) -> tuple[str, str]:
-    """The catalog quant for ``--quantization method`` and a note.  Several catalog quants share
-    a method (``ascend``: every msModelSlim format); the model path's own spelling (``W8A8``) then
-    decides, else the first quant in catalog order, said in the note."""
-    from sncc import catalog
+class Undecided(ValueError):
+    """The argument has a plan key but its value does not decide the key's value (the message says
+    why): the key is left unset for the user to write (``# quant = ?``, SN8014)."""
 
-    cands = [q for q, f in catalog.quant_formats().items() if getattr(f, "vllm_quantization", None) == method]
+
+def quant_of(method: str, model_text: str, adapter, checkpoint=None,
+             built: tuple[str, str] | None = None) -> tuple[str, str]:
+    """The catalog quant for ``--quantization method`` and a note, read back through ``adapter``'s
+    own table (:meth:`~sncc.engines.base.EngineAdapter.quants_of`: the quants the build writes
+    ``method`` for).  Several quants sharing a method (``ascend``: every msModelSlim format) are
+    told apart by the model path's own spelling (``W8A8``), else the first in catalog order is
+    taken, said in the note.  A method that is a checkpoint format (CUDA's ``compressed-tensors``:
+    INT8 W8A8, FP8, W4A16 ... alike) says nothing: the checkpoint's config.json decides when
+    ``checkpoint()`` reads one (a :class:`~sncc.catalog.hf_config.CheckpointInfo` or None), else
+    :class:`Undecided` is raised.  ``built`` is (quant, manifest path) of the tree ``sncc build``
+    wrote the command into: its quant decides first when the build writes ``method`` for it."""
+    got = adapter.quants_of(method)
+    if built is not None and built[0] in got.quants:
+        return built[0], f"--quantization {method}, `{built[0]}` from the {os.path.basename(built[1])} of the build"
+    if got.format:
+        from sncc.catalog import CatalogError
+
+        try:
+            ck = checkpoint() if checkpoint is not None else None
+        except CatalogError as e:
+            raise Undecided(f"{got.format}; the checkpoint's config.json cannot be read: {e}") from e
+        qc = (getattr(ck, "raw", None) or {}).get("quantization_config") if ck is not None else None
+        qm = str(qc.get("quant_method", "")).strip().lower() if isinstance(qc, dict) else ""
+        if ck is not None and qm == method:
+            shown = os.path.join(model_text, os.path.basename(ck.quant_source_file))   # as the script names it
+            return ck.quant, f"--quantization {method}, `{ck.quant}` from {shown} quantization_config"
+        said = (f"; the checkpoint's config.json says quant_method `{qm or 'none'}`, not {method}" if ck is not None
+                else "; sncc reads no checkpoint config.json for it (the model argument is no local folder "
+                     "holding one)")
+        raise Undecided(got.format + said)
+    cands = list(got.quants)
     if not cands:
-        raise Unrepresented(f"`--quantization {method}` is no quantization in sncc's catalog (quant.toml)")
+        raise Unrepresented(f"`--quantization {method}` is no quantization {adapter.label} takes for a format in "
+                            "sncc's catalog (quant.toml, the engine's pins.toml [quantization])")
     low = model_text.lower()
     named = [q for q in cands if q in low]
     if named:
@@ -133,12 +165,17 @@ def _kv_transfer(v, connectors: dict) -> Partial:
 
 
 def plan_values(opt, model_text: str, speculative_methods: dict[str, str],
-                connectors: dict | None = None) -> list[tuple[tuple[str, ...], object, str]]:
+                connectors: dict | None = None, *, adapter,
+                checkpoint=None, built_quant: tuple[str, str] | None = None) -> list[tuple[tuple[str, ...], object, str]]:
     """``[(plan path, value, note)]`` for option ``opt``; [] for arguments sncc sets itself or
-    ignores.  Raises :class:`Unrepresented` (SN8004) for an argument or value without a plan key.
+    ignores.  Raises :class:`Unrepresented` (SN8004) for an argument or value without a plan key,
+    :class:`Undecided` (SN8014) for one whose value does not say the key's.
 
     ``speculative_methods`` is the adapter's plan method → engine method table (read backwards);
-    ``connectors`` its KV connectors by ``kv_connector`` class name (ConnectorSpec)."""
+    ``connectors`` its KV connectors by ``kv_connector`` class name (ConnectorSpec); ``adapter`` the
+    engine adapter the command is read for (``--quantization``, :func:`quant_of`);
+    ``checkpoint()`` the checkpoint the model argument names, or None; ``built_quant`` (quant,
+    manifest path) of the tree ``sncc build`` wrote, or None."""
     row = rows().get(opt.name)
     if row is None:
         raise Unrepresented(f"`--{opt.name}` has no plan key")
@@ -166,7 +203,7 @@ def plan_values(opt, model_text: str, speculative_methods: dict[str, str],
     if how == "negated":
         return [(path, not v, f"--{opt.name}")]
     if how == "quant":
-        q, note = quant_of(str(v), model_text)
+        q, note = quant_of(str(v), model_text, adapter, checkpoint, built_quant)
         return [(path, q, note)]
     if how == "kv-dtype":
         if v == "auto":

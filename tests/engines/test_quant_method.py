@@ -61,3 +61,34 @@ def test_msmodelslim_checkpoint_on_cuda_is_sn4002():
                          f'model "qwen3-32b" {{\n    quant = w8a8\n    weights = "{MODELSLIM_W8A8}"\n    max_model_len = 16k\n  }}')
     assert str(MODELSLIM_W8A8) in asc
     assert [d for d in compile_text(asc).diagnostics if d.code.code == "SN4002"] == []
+
+
+B200_W8A8 = '''plan "q32-b200-w8a8" {
+  model "qwen3-32b" {
+    quant = w8a8
+    weights = "RedHatAI/Qwen3-32B-quantized.w8a8"
+  }
+  hardware { system = "hgx-b200"  devices = 4 }
+  engine "vllm" { version = "0.23.0" }
+  serve { devices = 4  tp = 4  max_num_seqs = 64  max_num_batched_tokens = 8k }
+  workload {
+    input { mean = 1k  max = 2k }
+    output { mean = 128  max = 512 }
+  }
+}
+'''
+
+
+def test_int8_w8a8_on_blackwell_is_sn4002():
+    """B200 (compute capability 10.0) listed w8a8, which vLLM's INT8 W8A8 guide says is not supported
+    on compute capability >= 10.0 (chips.toml notes)."""
+    from sncc import catalog
+
+    b200 = catalog.chip("nvidia-b200")
+    assert "w8a8" not in b200.weight_formats and "compute capability" in b200.notes
+    got = [d for d in compile_text(B200_W8A8).diagnostics if d.code.code == "SN4002"]
+    assert len(got) == 1 and got[0].is_error, [(d.code.code, d.message) for d in compile_text(B200_W8A8).diagnostics]
+    assert "`nvidia-b200`" in got[0].message and "`w8a8`" in got[0].message
+    assert got[0].path == ("model", "quant")
+    # the same plan on H100 (compute capability 9.0) runs it
+    assert [d for d in compile_text(B200_W8A8.replace("hgx-b200", "hgx-h100")).diagnostics if d.code.code == "SN4002"] == []

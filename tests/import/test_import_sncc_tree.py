@@ -122,3 +122,35 @@ def test_a_script_and_its_config_yaml_given_together_count_and_list_once(tmp_pat
         assert r.output.rstrip().endswith("1 warning in 2 files"), r.output[-300:]
     r = CliRunner().invoke(main, ["import", script, "-o", str(tmp_path / "imp.sn")])
     assert r.output.rstrip().endswith("1 warning in 1 file"), r.output[-300:]
+
+
+ASCEND_W4A8 = '''plan "q32" {
+  model "qwen3-32b" {
+    quant = w4a8
+    max_model_len = 8k
+  }
+  hardware { system = "atlas-800-a2"  devices = 4 }
+  engine "vllm-ascend" { version = "v0.23.0" }
+  serve { devices = 4  tp = 4  max_num_seqs = 16  chunked_prefill = 8k }
+  workload {
+    input { mean = 1k  max = 2k }
+    output { mean = 128  max = 512 }
+  }
+}
+'''
+
+
+def test_the_manifest_decides_among_the_formats_of_one_method(tmp_path):
+    """`--quantization ascend` is every msModelSlim format: a tree built for w4a8 (whose model
+    path names no format) was imported as `w8a8 assumed`; the build's manifest.json says w4a8."""
+    from click.testing import CliRunner
+
+    from sncc.cli import main
+
+    (tmp_path / "plan.sn").write_text(ASCEND_W4A8, encoding="utf-8")
+    got = CliRunner().invoke(main, ["build", str(tmp_path / "plan.sn"), "-o", str(tmp_path / "out")])
+    assert got.exit_code == 0, got.output
+    res = import_files([str(tmp_path / "out" / "launch" / "serve-0-node0.sh")])
+    assert "quant = w4a8  # from serve.yaml:7 (--quantization ascend, `w4a8` from the manifest.json of the build)" \
+        in res.text, res.text
+    assert "assumed" not in res.text.split("hardware {")[0]

@@ -54,3 +54,58 @@ def test_shell_prefixes_before_the_engine_command(line):
     assert comp.plan.serve.tp == 8 and comp.plan.model.max_model_len == 8192
     if "VLLM_LOGGING_LEVEL" in line:
         assert 'VLLM_LOGGING_LEVEL = "DEBUG"' in res.text
+
+
+#: qwen3-32b INT8 W8A8 on H100: `sncc build` writes no --quantization (vLLM reads compressed-tensors from
+#: the checkpoint's config.json), so the quant is kept in the build's manifest.json only
+NVIDIA_W8A8 = '''plan "q32-w8a8" {
+  model "qwen3-32b" {
+    quant = w8a8
+    weights = "RedHatAI/Qwen3-32B-quantized.w8a8"
+  }
+  hardware { system = "hgx-h100"  devices = 4 }
+  engine "vllm" { version = "0.23.0" }
+  serve { devices = 4  tp = 4  max_num_seqs = 64  max_num_batched_tokens = 8k }
+  workload {
+    input { mean = 1k  max = 2k }
+    output { mean = 128  max = 512 }
+  }
+}
+'''
+
+
+def _sncc_build(text: str, tmp_path: pathlib.Path) -> pathlib.Path:
+    from click.testing import CliRunner
+
+    from sncc.cli import main
+
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    plan = tmp_path / "plan.sn"
+    plan.write_text(text, encoding="utf-8")
+    out = tmp_path / "out"
+    got = CliRunner().invoke(main, ["build", str(plan), "-o", str(out)])
+    assert got.exit_code == 0, got.output
+    return out
+
+
+def test_nvidia_w8a8_survives_build_then_import(tmp_path):
+    """The build wrote no --quantization for W8A8 on CUDA, and the import lost `quant = w8a8`."""
+    out = _sncc_build(NVIDIA_W8A8, tmp_path)
+    assert "quantization" not in yaml.safe_load((out / "serve.yaml").read_text(encoding="utf-8"))
+    res = import_files([str(out / "launch" / "serve-0-node0.sh")])
+    assert "quant = w8a8  # from the manifest.json of the build" in res.text, res.text
+    comp = compile_text(res.text)
+    assert comp.plan.model.quant == "w8a8"
+    assert [d.code.code for d in comp.diagnostics if d.is_error] == []
+    again = outputs_of(res.text, "imported.sn")
+    assert yaml.safe_load(again["serve.yaml"]) == yaml.safe_load((out / "serve.yaml").read_text(encoding="utf-8"))
+
+
+def test_the_manifest_of_an_edited_tree_or_a_native_dtype_adds_no_quant(tmp_path):
+    out = _sncc_build(NVIDIA_W8A8.replace("quant = w8a8", "quant = bf16").replace("RedHatAI/Qwen3-32B-quantized.w8a8", "Qwen/Qwen3-32B"),
+                      tmp_path / "bf16")
+    assert "quant =" not in import_files([str(out / "launch" / "serve-0-node0.sh")]).text
+    out = _sncc_build(NVIDIA_W8A8, tmp_path / "edited")
+    y = out / "serve.yaml"
+    y.write_text(y.read_text(encoding="utf-8").replace("max-num-seqs: 64", "max-num-seqs: 32"), encoding="utf-8")
+    assert "quant =" not in import_files([str(out / "launch" / "serve-0-node0.sh")]).text
