@@ -204,18 +204,50 @@ def check_kv_connector_settings(plan, r):
                                help=f"set `{fld} = {actual}` or remove it (sncc fills it from the role)",
                                fixes=[Fix(f"set {actual}", (Edit(span, str(actual)),), "safe")],
                                path=("kv_transfer", fld))
-    if ascend and conn.same_host_env:
-        per_node = r.system.devices_per_node if r.system is not None else getattr(r.chip, "devices_per_node", None)
-        used = sum(role.instances * role.devices for _, role in plan.roles())
-        if per_node and used <= per_node:
-            for k, want in conn.same_host_env.items():
-                got = plan.env.get(k)
-                if got != want:
-                    yield diag(codes.KV_CONNECTOR_MISCONFIGURED,
-                               f"prefill and decode share one host: the `{cid}` connector needs `{k}={want}`"
-                               + (f", not `{got}`" if got is not None else ""),
-                               plan.env_span(k) or _kt_span(plan, "connector"),
-                               help=f"add `{k} = {want}` to `env`", path=("env", k))
+    for k, want in same_host_env(plan, r).items():
+        # what each side's servers get: the plan's `env` with the role's over it (role facts' env);
+        # one refusal per place that sets (or lacks) the value
+        seen: set = set()
+        for side in ("prefill", "decode"):
+            rf = r.roles.get(side)
+            if rf is not None:
+                ev = rf.env.get(k)
+                got, origin, span = (ev.value, ev.origin, ev.span) if ev is not None else (None, "plan", None)
+            else:
+                got, origin, span = plan.env.get(k), "plan", plan.env_span(k)
+            if got == want or (origin, got) in seen:
+                continue
+            seen.add((origin, got))
+            if origin == "plan":
+                yield diag(codes.KV_CONNECTOR_MISCONFIGURED,
+                           f"prefill and decode share one host: the `{cid}` connector needs `{k}={want}`"
+                           + (f", not `{got}`" if got is not None else ""),
+                           span or plan.env_span(k) or _kt_span(plan, "connector"),
+                           help=f"add `{k} = {want}` to `env`" if got is None else f"set `{k} = {want}` in `env`",
+                           path=("env", k))
+            else:
+                yield diag(codes.KV_CONNECTOR_MISCONFIGURED,
+                           f"prefill and decode share one host: the `{cid}` connector needs `{k}={want}`, "
+                           f"not `{got}` (the `{origin}` role's `env`)",
+                           span or _kt_span(plan, "connector"),
+                           help=f"set `{k} = {want}` in the `{origin}` role's `env` (it overrides the plan's)",
+                           path=(origin, "env", k))
+
+
+def same_host_env(plan, r) -> dict:
+    """The environment (name → value) the connector of disaggregated ``plan`` needs because its
+    prefill and decode instances fit on one host (``software.toml [[kv_connectors]]
+    same_host_env``: Mooncake on Ascend, ``HCCL_INTRA_ROCE_ENABLE=1``, vllm-ascend#4866), else ``{}``.
+    What SN4009 holds every prefill and decode server to, and what ``sncc search`` sets in the
+    one-host candidates it builds."""
+    cid, conn = _pd_connector(plan)
+    if conn is None or not conn.same_host_env or r.chip is None or r.chip.vendor != "huawei":
+        return {}
+    per_node = r.system.devices_per_node if r.system is not None else getattr(r.chip, "devices_per_node", None)
+    used = sum(role.instances * role.devices for _, role in plan.roles())
+    if per_node and used <= per_node:
+        return {k: str(v) for k, v in conn.same_host_env.items()}
+    return {}
 
 
 def _connector_rows(plan, cid, r):

@@ -95,15 +95,36 @@ def role_block(plan: Any, choice: RoleChoice, moe: bool = True):
     return Role.model_validate(data)
 
 
-def candidate_plan(plan: Any, cand: Candidate, moe: bool = True):
+def candidate_plan(plan: Any, cand: Candidate, moe: bool = True, facts: Any = None):
     """The typed plan of ``cand``: ``plan.model_copy`` with its roles replaced and no ``search``
-    block (a written candidate is a deployable plan).  Aggregated candidates drop ``kv_transfer``."""
+    block (a written candidate is a deployable plan).  Aggregated candidates drop ``kv_transfer``.
+    With the base compilation's ``facts``, the environment the candidate's layout needs
+    (:func:`candidate_env`) is added to the plan's ``env``."""
     update: dict = {"prefill": None, "decode": None, "serve": None, "search": None}
     for r in cand.roles:
         update[r.layout.role] = role_block(plan, r, moe)
     if cand.mode == "aggregated":
         update["kv_transfer"] = None
-    return plan.model_copy(update=update)
+    out = plan.model_copy(update=update)
+    added = candidate_env(out, facts) if facts is not None else {}
+    if added:
+        out = out.model_copy(update={"env": {**plan.env, **added}})   # the base's keys kept (and their spans)
+    return out
+
+
+def candidate_env(plan: Any, facts: Any) -> dict:
+    """The environment variables candidate ``plan`` (roles already replaced) needs and neither its
+    ``env`` nor each of its P/D roles' ``env`` sets (they go in the plan's ``env``): what the check
+    of its connector asks for when prefill and decode share one host
+    (:func:`sncc.checks.pd_transfer.same_host_env`, SN4009: Mooncake on Ascend needs
+    ``HCCL_INTRA_ROCE_ENABLE=1``).  A value the base plan sets itself is kept as it
+    is (the check then says what is wrong with it).  ``facts``: the base compilation's (the chip and
+    system a candidate shares)."""
+    from sncc.checks.pd_transfer import same_host_env
+
+    need = same_host_env(plan, facts)
+    roles = [role for name, role in plan.roles() if name in ("prefill", "decode")]
+    return {k: v for k, v in need.items() if k not in plan.env and not all(k in role.env for role in roles)}
 
 
 def candidate_facts(plan: Any, base_facts: Any):

@@ -55,6 +55,10 @@ def _space_options(f):
 @click.option("--plot", default=None, metavar="FILE.png", help="plot the Pareto frontier (needs matplotlib)")
 @click.option("--goodput", is_flag=True, help="rank by the highest request rate meeting every SLO percentile")
 @click.option("--top", "top", type=click.IntRange(1, 1000), default=None, help="candidates simulated and written (default 10)")
+@click.option("--max-simulated", "max_simulated", type=click.IntRange(1), default=None, metavar="N",
+              help="event-simulate at most N candidates: when none of the top k and the frontier meets the "
+                   "SLOs, the next ones in screen order are simulated, k at a time, until one meets them or N "
+                   "are spent (default 5 × --top, at least 50)")
 @click.option("--devices", type=click.IntRange(1), default=None, help="device budget (over `search { devices }`)")
 @click.option("--fixed/--budget", "fixed", default=None, help="use exactly --devices, or at most (the default)")
 @click.option("--mode", type=click.Choice(["both", "aggregated", "disaggregated"]), default=None)
@@ -67,14 +71,16 @@ def _space_options(f):
 @click.option("--workers", type=click.IntRange(1), default=None, help="worker processes (local) or tasks in flight (ray)")
 @click.option("--address", default=None, help="Ray cluster address (`auto`: the running cluster)")
 def search_command(plan: str, fmt: str, write_dir: Optional[str], plot: Optional[str], goodput: bool,
-                   top: Optional[int], devices: Optional[int], fixed: Optional[bool], mode: Optional[str],
+                   top: Optional[int], max_simulated: Optional[int], devices: Optional[int],
+                   fixed: Optional[bool], mode: Optional[str],
                    expert_parallel: Optional[str], speculative: Optional[str], seed: int, backend_name: str,
                    workers: Optional[int], address: Optional[str], **lists) -> None:
     """Search the layouts of PLAN for the one serving the most traffic under its SLOs.
 
     The plan's `search { }` block gives the space (flags override it), its `slo` and `workload`
     the targets. Roles are priced apart, combined by rate matching, checked, screened, and the
-    best k plus the Pareto frontier are re-run in the event simulator."""
+    best k plus the Pareto frontier are re-run in the event simulator; while none of those meets
+    the SLOs, the next candidates in screen order are, k at a time, up to --max-simulated."""
     from sncc import cli
 
     try:
@@ -134,7 +140,7 @@ def search_command(plan: str, fmt: str, write_dir: Optional[str], plot: Optional
     try:
         with bk:
             res = search(comp.plan, comp.facts, overrides=overrides, backend=bk, goodput=goodput,
-                         progress=progress, seed=seed)
+                         progress=progress, seed=seed, max_simulated=max_simulated)
     except ValueError as e:             # the plan the simulator cannot price: located, exit 1 (SN5083)
         from sncc.sim.command import not_simulable_diagnostic
 

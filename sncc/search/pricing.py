@@ -140,7 +140,7 @@ def price_layout(ctx: PricingContext, layout: Layout) -> LayoutPrice:
 
     m = ctx.means
     try:
-        plan = candidate_plan(ctx.plan, _probe(ctx, layout), ctx.moe)
+        plan = candidate_plan(ctx.plan, _probe(ctx, layout), ctx.moe, ctx.facts)
         spec = spec_from_plan(plan, candidate_facts(plan, ctx.facts))
         spec = dc.replace(spec, workload=dc.replace(spec.workload, requests=PROBE_REQUESTS))
         c = prepare(spec)

@@ -109,6 +109,9 @@ def render_text(res: SearchResult, plan_name: str, width: int = 160) -> str:
         st.add_row(s.name, f"{s.saw:,}", f"{s.kept:,}", f"{s.seconds:.2f}")
     st.add_row("total", "", "", f"{sum(s.seconds for s in res.stages):.2f}")
     con.print(st)
+    line = simulation_line(res)
+    if line:
+        con.print(line)
     simulated = [r for r in res.ranked if r.source == "simulate"]
     top = simulated[: sp.top] or res.ranked[: sp.top]
     ranks = {r.candidate.key(): i + 1 for i, r in enumerate(res.ranked)}
@@ -165,6 +168,25 @@ def render_text(res: SearchResult, plan_name: str, width: int = 160) -> str:
     if res.interrupted:
         con.print("interrupted: the tables hold what was found before Ctrl-C")
     return buf.getvalue()
+
+
+def simulation_line(res: SearchResult) -> str:
+    """How many candidates the event simulation ran for, and why it stopped there ("" without stage 4)."""
+    sim = res.simulation
+    if sim is None or not sim.simulated:
+        return ""
+    k = res.space.top
+    text = f"event-simulated {format_count(sim.simulated, 'candidate')} of at most {sim.max_simulated} (--max-simulated)"
+    if sim.more:
+        text += (f": none of the first {sim.first} (the top {k}, the Pareto frontier, the plan's own layout) "
+                 f"met the SLOs, so {sim.more} more in screen order, {k} at a time")
+        met = any(r.source == "simulate" and r.status == "met" for r in res.ranked)
+        if met:
+            text += ", until one met them"
+    if sim.budget_reached:
+        text += (f"; the budget is spent with none met: {format_count(sim.screen_only, 'candidate')} only the "
+                 "screen ran for may still meet them (raise --max-simulated)")
+    return text
 
 
 def refusal_lines(res: SearchResult) -> list:
@@ -235,6 +257,7 @@ def document(res: SearchResult, plan_name: str, written: Optional[list] = None,
         "ranked_by": "goodput_qpm" if res.goodput else "tokens_per_s_per_device",
         "ttft_judged_on": res.ttft_basis,
         "interrupted": res.interrupted,
+        "simulation": res.simulation.to_dict() if res.simulation is not None else None,
         "notes": list(res.notes),
         "written": list(written or []),
         "diagnostics": list(diagnostics or []),

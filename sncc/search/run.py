@@ -10,7 +10,10 @@
    ranked) and the analytic screen (:func:`sncc.sim.api.screen`);
 4. **simulate**: the top *k* and the screened Pareto frontier are re-run in the event simulator
    (:func:`sncc.sim.api.simulate`) with percentiles and calibration intervals; a candidate whose
-   interval straddles an SLO is ``uncertain``, never ranked as met.
+   interval straddles an SLO is ``uncertain``, never ranked as met.  While no simulated candidate
+   meets the SLOs, the next ones in screen order are simulated, k at a time, up to a budget of
+   simulated candidates (``max_simulated``): the screen is optimistic, so a lower-screened
+   candidate may meet what the top k missed.
 
 Every ranking is sorted on a total key (source, status, metric, then the candidate's own order)
 so that the output is the same for every backend and worker count; the event-simulated rows rank
@@ -41,6 +44,11 @@ INLINE_BELOW = 400
 SIM_REQUESTS = 3000
 #: stage 4 simulates again at most this many times to refill the top k after merging equal rows
 REFILL_ROUNDS = 3
+#: the default budget of event-simulated candidates (``--max-simulated``): this many times the top
+#: k, at least SIM_BUDGET_MIN; when no candidate of the first round meets the SLOs, stage 4
+#: simulates the next ones in screen order, k at a time, until one meets them or the budget is spent
+SIM_BUDGET_TOPS = 5
+SIM_BUDGET_MIN = 50
 #: verdict order within a ranking's event-simulated rows (met, uncertain, missed) and within its
 #: screen-only rows after them (screened: the screen's means meet the SLOs, then missed)
 STATUS_ORDER = {"met": 0, "uncertain": 1, "screened": 2, "missed": 3}
@@ -58,6 +66,35 @@ class Stage:
     def to_dict(self) -> dict:
         """JSON-ready dict."""
         return {"name": self.name, "candidates": self.saw, "kept": self.kept, "seconds": round(self.seconds, 4)}
+
+
+def default_max_simulated(top: int) -> int:
+    """The budget of event-simulated candidates when ``--max-simulated`` is not given:
+    :data:`SIM_BUDGET_TOPS` × ``top``, at least :data:`SIM_BUDGET_MIN`."""
+    return max(SIM_BUDGET_TOPS * top, SIM_BUDGET_MIN)
+
+
+@dataclass(frozen=True)
+class Simulation:
+    """Stage 4's count: ``simulated`` candidates in all, within the budget ``max_simulated``;
+    ``first`` of them in the first round (the top k, the screened Pareto frontier, the plan's own
+    layout, refills of merged rows), ``more`` after it in screen order (``rounds`` batches of k)
+    because none simulated so far met the SLOs; ``budget_reached``: that went on until the budget
+    was spent with none met; ``screen_only``: ranked candidates left to the screen alone."""
+
+    simulated: int
+    max_simulated: int
+    first: int
+    more: int
+    rounds: int
+    budget_reached: bool
+    screen_only: int
+
+    def to_dict(self) -> dict:
+        """JSON-ready dict (the search document's ``simulation``)."""
+        return {"simulated": self.simulated, "max_simulated": self.max_simulated, "first_round": self.first,
+                "more": self.more, "more_rounds": self.rounds, "budget_reached": self.budget_reached,
+                "screen_only": self.screen_only}
 
 
 @dataclass
@@ -114,6 +151,8 @@ class SearchResult:
     ttft_basis: str = "engine"
     #: candidate label → the (code, message, help) of each error the checks refused it for
     reasons: dict = field(default_factory=dict)
+    #: how many candidates stage 4 event-simulated, and why it stopped (:class:`Simulation`)
+    simulation: Optional["Simulation"] = None
 
     def rank_of(self, cand: Optional[Candidate]) -> Optional[int]:
         """1-based rank of ``cand`` in :attr:`ranked`, or None."""
@@ -143,7 +182,7 @@ def screen_candidate(ctx: CandidateContext, cand: Candidate) -> dict:
     from sncc.checks import run_checks
     from sncc.sim import api
 
-    plan = candidate_plan(ctx.plan, cand, ctx.moe)
+    plan = candidate_plan(ctx.plan, cand, ctx.moe, ctx.facts)
     facts = candidate_facts(plan, ctx.facts)
     diags = run_checks(plan, facts) + list(facts.diagnostics)
     errors = sorted({d.code.code for d in diags if d.is_error})
@@ -170,7 +209,7 @@ def simulate_candidate(ctx: CandidateContext, cand: Candidate) -> dict:
     verdicts (:func:`sncc.sim.engine.metrics.slo_verdict`, as ``sncc simulate`` gives them); with ``ctx.goodput`` the highest Poisson rate meeting every SLO percentile."""
     from sncc.sim import api
 
-    plan = candidate_plan(ctx.plan, cand, ctx.moe)
+    plan = candidate_plan(ctx.plan, cand, ctx.moe, ctx.facts)
     facts = candidate_facts(plan, ctx.facts)
     try:
         r = api.simulate(plan, facts, seed=ctx.seed, requests=ctx.sim_requests)
@@ -276,13 +315,17 @@ def _estimate_front(ests: list) -> list:
 
 def search(plan: Any, facts: Any, *, overrides: Optional[dict] = None, backend: Any = None,
            goodput: bool = False, shortlist: Optional[int] = None, sim_requests: Optional[int] = None,
-           progress: Optional[Callable[[str, int, int], None]] = None, seed: int = 0) -> SearchResult:
+           progress: Optional[Callable[[str, int, int], None]] = None, seed: int = 0,
+           max_simulated: Optional[int] = None) -> SearchResult:
     """Run the staged search over ``plan``'s space (module docstring) and return a :class:`SearchResult`.
 
     ``overrides``: CLI values over the ``search { }`` block (:func:`sncc.search.space.build_space`);
     ``backend``: an object with ``imap(fn, items, context=...)`` (default: inline);
     ``shortlist``: candidates screened in stage 3 (default max(50, 5 k));
-    ``progress(stage, done, total)``; ``seed`` of the simulated workloads.  A KeyboardInterrupt during a stage stops it: the result
+    ``progress(stage, done, total)``; ``seed`` of the simulated workloads; ``max_simulated``: the
+    budget of event-simulated candidates (default :func:`default_max_simulated`), spent on the next
+    candidates in screen order, k at a time, while none simulated meets the SLOs (the first round,
+    the top k and the frontier, always runs).  A KeyboardInterrupt during a stage stops it: the result
     holds what the finished stages and the consumed part of that stage found (``interrupted``).
     Raises ``ValueError`` for a plan the simulator cannot price (unknown model or chip)."""
     from sncc.search._serial import SerialBackend
@@ -403,11 +446,9 @@ def search(plan: Any, facts: Any, *, overrides: Optional[dict] = None, backend: 
     want = rows[: space.top] + front + own
     top_keys = {r.candidate.key() for r in rows[: space.top]}
     n_sim = n_done = 0
-    for _ in range(REFILL_ROUNDS):
-        sim_rows = sorted({r.candidate.key(): r for r in want if r.source != "simulate"}.values(),
-                          key=lambda r: r.candidate.key())
-        if not sim_rows or interrupted:
-            break
+
+    def simulate_rows(sim_rows: list) -> None:
+        nonlocal n_sim, n_done
         sims = run("simulate", simulate_candidate, [r.candidate for r in sim_rows], cctx, heavy=True)
         n_sim, n_done = n_sim + len(sim_rows), n_done + len(sims)
         for r, m in zip(sim_rows, sims):
@@ -422,6 +463,13 @@ def search(plan: Any, facts: Any, *, overrides: Optional[dict] = None, backend: 
             r.slo = list(m.get("slo", []))
             r.status = _status(r.slo)
             r.source = "simulate"
+
+    for _ in range(REFILL_ROUNDS):
+        sim_rows = sorted({r.candidate.key(): r for r in want if r.source != "simulate"}.values(),
+                          key=lambda r: r.candidate.key())
+        if not sim_rows or interrupted:
+            break
+        simulate_rows(sim_rows)
         rows = merge_equivalent(rows, ranked_base)
         # the top picks that survived the merge; the merged ones' places go to the next screened rows
         kept = sum(1 for r in rows if r.source == "simulate" and r.candidate.key() in top_keys)
@@ -429,14 +477,31 @@ def search(plan: Any, facts: Any, *, overrides: Optional[dict] = None, backend: 
             break
         want = sorted((r for r in rows if r.source == "screen"), key=lambda r: r.sort_key())[: space.top - kept]
         top_keys |= {r.candidate.key() for r in want}
+    # none of the simulated candidates met the SLOs: the next ones in screen order, k at a time,
+    # until one meets them or the budget of simulated candidates is spent
+    budget = max_simulated if max_simulated is not None else default_max_simulated(space.top)
+    first_round, more_rounds, budget_reached = n_sim, 0, False
+    while not interrupted and not any(r.source == "simulate" and r.status == "met" for r in rows):
+        left = sorted((r for r in rows if r.source == "screen"), key=lambda r: r.sort_key())
+        if not left:
+            break
+        room = budget - n_sim
+        if room <= 0:
+            budget_reached = True
+            break
+        simulate_rows(left[: min(space.top, room)])
+        rows = merge_equivalent(rows, ranked_base)
+        more_rounds += 1
     for r in rows + own:
         if r.source == "failed":
             r.source = "screen"
+    simulation = Simulation(n_sim, budget, first_round, n_sim - first_round, more_rounds, budget_reached,
+                            sum(1 for r in rows if r.source == "screen"))
     stages.append(Stage("event simulation", n_sim, n_done, time.perf_counter() - t0))
     rows.sort(key=lambda r: r.sort_key(goodput))
     frontier = pareto([r for r in rows if r.source == "simulate" and r.status in ("met", "uncertain")])
     return SearchResult(space, stages, rows, frontier, rejected, interrupted, notes, goodput, base,
-                        reference, base_outside, ttft_basis(plan), reasons)
+                        reference, base_outside, ttft_basis(plan), reasons, simulation)
 
 
 def ttft_basis(plan: Any) -> str:

@@ -3,7 +3,9 @@
 Each file is the searched plan's own source with its role blocks replaced by the candidate's
 (the settings the search does not vary, e.g. a role's ``env`` or ``eplb``, are copied from the base
 role as written), without the ``search`` block (and without ``kv_transfer`` for an aggregated
-candidate), renamed ``<plan>-<rank>``, its ``import`` paths rebased to name the same files from DIR,
+candidate), with the ``env`` entries the candidate's layout needs and the plan lacks added to its
+``env { }`` (:func:`sncc.search.candidate.candidate_env`), renamed ``<plan>-<rank>``, its
+``import`` paths rebased to name the same files from DIR,
 formatted by :func:`sncc.fmt.format_source`.  Every text is compiled again, as the file it will
 be in DIR, and must check clean of errors and lower to a deployment (what ``sncc build`` writes)
 before anything is written; DIR is untouched when one fails.
@@ -106,6 +108,25 @@ def _rebased(comp: Any, out_path: str) -> list:
     return edits
 
 
+def _added_env(comp: Any, cand: Candidate, moe: bool) -> dict:
+    """The ``env`` entries the search adds to candidate ``cand``
+    (:func:`~sncc.search.candidate.candidate_env`: what its layout needs and the plan does not
+    set, e.g. ``HCCL_INTRA_ROCE_ENABLE = 1`` for prefill and decode on one Ascend host), as the
+    evaluated candidate carried them."""
+    from sncc.search.candidate import candidate_env, candidate_plan
+
+    if getattr(comp, "facts", None) is None:
+        return {}
+    return candidate_env(candidate_plan(comp.plan, cand, moe), comp.facts)
+
+
+def _env_value(v: str) -> str:
+    """An env value as a plan writes it: a whole number bare (``1``), anything else quoted."""
+    from sncc.fmt import quote
+
+    return v if v.isdigit() and (v == "0" or not v.startswith("0")) else quote(v)
+
+
 def plan_text(comp: Any, cand: Candidate, name: str, moe: bool, header: str = "",
               out_path: Optional[str] = None) -> str:
     """The canonical ``.sn`` text of ``cand`` derived from compilation ``comp``'s source, named ``name``.
@@ -134,6 +155,25 @@ def plan_text(comp: Any, cand: Candidate, name: str, moe: bool, header: str = ""
 
     new = "\n  ".join(_role_text(src, rc, base_of(rc.layout.role), moe, comp.plan.speculative is not None)
                       for rc in cand.roles)
+    env_edits = []
+    added = _added_env(comp, cand, moe)
+    if added:
+        lines = "".join(f"\n    {k} = {_env_value(v)}" for k, v in added.items())
+        env_blk = blocks.get("env")
+        if env_blk is not None:         # merged into the base plan's `env { }`: its keys kept
+            if env_blk.span.file != comp.source.name:
+                raise WriteError(f"`env` is written in {env_blk.span.file}: --write rewrites the plan's own file only")
+            close = src.rindex("}", env_blk.span.start, env_blk.span.end)
+            line = src.rfind("\n", env_blk.span.start, close) + 1
+            if line and not src[line:close].strip():    # `}` on a line of its own: the keys before it
+                env_edits.append((line, line, "".join(f"    {k} = {_env_value(v)}\n" for k, v in added.items())))
+            else:
+                env_edits.append((close, close, lines + "\n  "))
+        elif comp.plan.env:
+            raise WriteError("the plan's `env` is not written in its own file: "
+                             "--write rewrites the plan's own file only")
+        else:
+            new += "\n  env { " + "  ".join(f"{k} = {_env_value(v)}" for k, v in added.items()) + " }"
     def end_of(b) -> int:       # a removed block takes its line break and the next line's indent
         e = b.span.end
         while e < len(src) and src[e] in " \t":
@@ -144,7 +184,7 @@ def plan_text(comp: Any, cand: Candidate, name: str, moe: bool, header: str = ""
                 e += 1
         return e
 
-    edits = sorted([(b.span.start, end_of(b), "") for b in cut] + [(at, at, new + "\n  ")]
+    edits = sorted([(b.span.start, end_of(b), "") for b in cut] + [(at, at, new + "\n  ")] + env_edits
                    + (_rebased(comp, out_path) if out_path else []), key=lambda e: (e[0], e[1]))
     out, pos = [], 0
     for start, end, text in edits:

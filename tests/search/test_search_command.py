@@ -364,12 +364,15 @@ def test_written_plans_stay_in_the_write_folder_whatever_the_plan_name(tmp_path,
     assert f'plan "{name}-01"' in written[0].read_text()
 
 
-A2_ONE_NODE = QWEN3_32B_A2
+#: the user report's A2 plan, its `env` setting what one-host P/D with Mooncake must not have
+#: (the search keeps the plan's own value: SN4009 refuses every disaggregated candidate)
+A2_ONE_NODE = QWEN3_32B_A2.replace("  slo {", "  env { HCCL_INTRA_ROCE_ENABLE = 0 }\n  slo {")
 
 
 def test_each_distinct_refusal_is_printed_once_with_its_message_and_help(tmp_path):
     """User report: on one A2 node every disaggregated candidate was refused, shown only as `SN4009`;
-    the report now says once what the check says (mooncake on one host needs HCCL_INTRA_ROCE_ENABLE=1)."""
+    the report now says once what the check says (mooncake on one host needs HCCL_INTRA_ROCE_ENABLE=1;
+    the search sets it in a candidate itself unless the plan sets it, as here, to something else)."""
     p = tmp_path / "a2.sn"
     p.write_text(A2_ONE_NODE)
     args = ["search", str(p), "--mode", "disaggregated", "--tp", "2", "--dp", "1", "--max-num-seqs", "32,64",
@@ -377,7 +380,7 @@ def test_each_distinct_refusal_is_printed_once_with_its_message_and_help(tmp_pat
     text = " ".join(CliRunner().invoke(main, args).output.split())
     assert "refused by the checks" in text
     msg = ("SN4009 (8 candidates): prefill and decode share one host: the `mooncake` connector needs "
-           "`HCCL_INTRA_ROCE_ENABLE=1`; help: add `HCCL_INTRA_ROCE_ENABLE = 1` to `env`")
+           "`HCCL_INTRA_ROCE_ENABLE=1`, not `0`; help: set `HCCL_INTRA_ROCE_ENABLE = 1` in `env`")
     assert text.count(msg) == 1, text
     doc = json.loads(CliRunner().invoke(main, args + ["--format", "json"]).output)
     jsonschema.validate(doc, json.loads((ROOT / "schemas" / "search.schema.json").read_text()))

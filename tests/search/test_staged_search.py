@@ -155,7 +155,9 @@ def test_a_screen_only_estimate_never_outranks_a_simulated_one(comp):
     from sncc.search.report import render_text
 
     over = {"mode": "aggregated", "tp": [1, 2, 4], "dp": [1], "max_num_seqs": [16, 32, 64], "top": 2}
-    res = search(comp.plan, comp.facts, overrides=over, backend=Pessimistic(), sim_requests=200)
+    # every simulation misses: a budget of 1 keeps stage 4 at its first round (screen-only rows are left)
+    res = search(comp.plan, comp.facts, overrides=over, backend=Pessimistic(), sim_requests=200, max_simulated=1)
+    assert res.simulation.budget_reached and res.simulation.more == 0
     sources = [r.source for r in res.ranked]
     sim = [r for r in res.ranked if r.source == "simulate"]
     screen = [r for r in res.ranked if r.source == "screen"]
@@ -169,5 +171,26 @@ def test_a_screen_only_estimate_never_outranks_a_simulated_one(comp):
     text = render_text(res, "small")
     assert "not shown" not in text
     assert f"ranks {len(sim) + 1}–{len(res.ranked)}: " in " ".join(text.split())
-    again = search(comp.plan, comp.facts, overrides=over, backend=Pessimistic(), sim_requests=200)
+    again = search(comp.plan, comp.facts, overrides=over, backend=Pessimistic(), sim_requests=200, max_simulated=1)
     assert [r.candidate.key() for r in again.ranked] == [r.candidate.key() for r in res.ranked]
+
+
+def test_every_miss_sends_stage_4_on_in_screen_order_k_at_a_time_up_to_the_budget(comp):
+    """All simulated candidates miss (Pessimistic): stage 4 simulates the next screen-only ones in
+    screen order, k at a time, until the budget is spent (before: the top k only, the rest never
+    simulated)."""
+    over = {"mode": "aggregated", "tp": [1, 2, 4], "dp": [1], "max_num_seqs": [16, 32, 64], "top": 2}
+    first = search(comp.plan, comp.facts, overrides=over, backend=Pessimistic(), sim_requests=200, max_simulated=1)
+    order = [r.candidate.key() for r in first.ranked if r.source == "screen"]
+    n0 = first.simulation.first
+    res = search(comp.plan, comp.facts, overrides=over, backend=Pessimistic(), sim_requests=200,
+                 max_simulated=n0 + 3)
+    sim = res.simulation
+    assert (sim.first, sim.more, sim.rounds, sim.simulated) == (n0, 3, 2, n0 + 3)      # 2 then 1
+    assert sim.budget_reached and res.stages[-1].saw == n0 + 3
+    more = {r.candidate.key() for r in res.ranked if r.source == "simulate"} - {
+        r.candidate.key() for r in first.ranked if r.source == "simulate"}
+    # the next three in screen order (a row the simulation found equal to a smaller batch is merged away)
+    kept = {r.candidate.key(): r.source for r in res.ranked}
+    assert more <= set(order[:3]) and all(kept.get(k, "simulate") == "simulate" for k in order[:3])
+    assert all(kept[k] == "screen" for k in order[3:] if k in kept)
