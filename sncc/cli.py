@@ -299,6 +299,7 @@ def check(plans: tuple[str, ...], fmt: str, stdin_filename: str | None, color: b
             diags, srcs, failed = [_unreadable(e, IMPORT_READ_HELP)], {}, True
         sources.update(srcs)
         all_diags += select(diags, selected, ignored)
+    all_diags = _once_per_run(all_diags)
     if color is None:
         color = sys.stdout.isatty()
     # with --import, the files the user gave (not the plan made of them, nor a --config YAML a script names)
@@ -333,6 +334,35 @@ def _unreadable_exit(e: ReadFailure, fmt: str) -> None:
     else:
         _emit_diagnostics([_unreadable(e)], {}, 1, fmt, sys.stdout.isatty())
     sys.exit(EXIT_FAILURE)
+
+
+def _once_per_run(diags: list) -> list:
+    """``diags`` with each problem once: a diagnostic at the same file, position, code and
+    message as an earlier one is dropped.  A shared definitions file checked with plans that
+    import it (``sncc check shared/hw.sn a.sn b.sn``) is reported on once, not once per importer
+    (the first report kept, with its "imported here" chain if it has one).  Files are compared
+    by their real path (``shared/hw.sn`` and ``./shared/hw.sn`` are one file)."""
+    real: dict[str, str] = {}
+
+    def key(d) -> tuple:
+        if d.span is None:
+            return ("", -1, -1, d.code.code, d.message)
+        f = d.span.file
+        if f not in real:
+            try:
+                real[f] = f if f in ("-", "<stdin>") else os.path.realpath(f)
+            except (OSError, ValueError):
+                real[f] = f
+        return (real[f], d.span.start, d.span.end, d.code.code, d.message)
+
+    seen: set[tuple] = set()
+    out = []
+    for d in diags:
+        k = key(d)
+        if k not in seen:
+            seen.add(k)
+            out.append(d)
+    return out
 
 
 def _unique_paths(plans: tuple[str, ...]) -> list[str]:

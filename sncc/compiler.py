@@ -58,11 +58,31 @@ class Compilation:
 
     @cached_property
     def _built(self):
+        """(plan or None, diagnostics, {block name: typed node} of a definitions file)."""
         if self.module is None:
-            return None, []
-        from sncc.plan.build import build_plan
+            return None, [], {}
+        from sncc.plan.build import build_definitions, build_plan, is_definitions
 
-        return build_plan(self.module)
+        if is_definitions(self.module):
+            nodes, diags = build_definitions(self.module)
+            return None, diags, nodes
+        return (*build_plan(self.module), {})
+
+    @property
+    def definitions(self) -> dict:
+        """``{block name: typed node}`` of a definitions file (a file of top-level blocks without
+        ``plan``, checked on its own); {} for a plan file."""
+        return self._built[2]
+
+    @cached_property
+    def definitions_diagnostics(self) -> list[Diagnostic]:
+        """Catalog diagnostics of a definitions file's blocks (unknown system, chip, model: what a
+        plan importing it gets for those values); checks of the whole plan do not run."""
+        if not self.definitions:
+            return []
+        from sncc.facts.catalog_facts import resolve_definitions
+
+        return resolve_definitions(self.definitions)
 
     @cached_property
     def plan(self):
@@ -148,6 +168,7 @@ class Compilation:
         out: list[Diagnostic] = list(self._parsed[1]) + list(self._built[1])
         if self.resolved is not None:
             out += self.resolved.diagnostics
+        out += self.definitions_diagnostics
         out += self.check_diagnostics
         if not any(d.is_error for d in out):
             out += self.deployment_diagnostics

@@ -7,7 +7,7 @@ import json
 
 from click.testing import CliRunner
 
-from expect import ROOT
+from expect import ROOT, compile_text
 from sncc.cli import main
 from sncc.compiler import compile_file
 from sncc.source import SourceFile
@@ -110,3 +110,110 @@ def test_lsp_definition_jumps_to_imported_definitions(tmp_path):
     locs = definition(comp, text.index('"lib/model.sn"') + 2)
     assert [loc.uri.rsplit("/", 1)[-1] for loc in locs] == ["model.sn"]
     assert definition(comp, text.index("decode")) == []
+
+
+SHARED_HW = '''hardware {
+  system = "hgx-h200"
+  nodes = 1
+  memory_utilization = 190%
+}
+
+engine "vllm" {
+  version = "0.23.0"
+}
+'''
+
+SHARED_BAD = '''hardware {
+  system = "hgx-h20"
+  nodes = -1
+  bogus = 3
+}
+
+serve {
+  tp = 3
+}
+'''
+
+SHARED_MORE = '''model "qwen3-32bb" {}
+
+hardware {
+  chip = "nope"
+}
+
+serve {
+  speculative { acceptance = 2 }
+}
+
+kv_cache {
+  dtype = int9
+}
+'''
+
+IMPORTER = '''import "shared/hw.sn"
+
+plan "NAME" {
+  model "qwen3-32b" { max_model_len = 16k }
+  serve { instances = 1  devices = 4  tp = 4  max_num_seqs = 32 }
+  workload {
+    requests = 100
+    concurrency = 32
+    input { mean = 2k  max = 8k }
+    output { mean = 512  max = 2k }
+  }
+}
+'''
+
+
+def _located(comp) -> list[tuple[str, int, int, str, str]]:
+    out = []
+    for d in comp.diagnostics:
+        line, col = comp.sources[d.span.file].line_col(d.span.start)
+        out.append((d.span.file.rsplit("/", 1)[-1], line, col, d.code.code, d.message))
+    return out
+
+
+def test_definitions_file_alone_validates_its_values_as_an_importer_does(tmp_path):
+    """A definitions file checked on its own gets the value diagnostics (range, unknown system)
+    a plan importing it gets, at the same positions; a check of the whole plan (tp = 3 against
+    the model, devices per instance) does not run."""
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / "hw.sn").write_text(SHARED_HW)
+    (tmp_path / "shared" / "bad.sn").write_text(SHARED_BAD)
+    alone = _compile(tmp_path / "shared" / "hw.sn")
+    assert [x[1:4] for x in _located(alone)] == [(4, 24, "SN2009")]
+    p = tmp_path / "p.sn"
+    p.write_text(IMPORTER.replace("NAME", "p"))
+    in_plan = [x for x in _located(_compile(p)) if x[0] == "hw.sn" and x[3] == "SN2009"]
+    assert in_plan == _located(alone)     # same code, position and message
+
+    bad = _compile(tmp_path / "shared" / "bad.sn")
+    assert [x[1:4] for x in _located(bad)] == [(2, 12, "SN2008"), (3, 11, "SN2009"), (4, 3, "SN2001")]
+    assert bad.plan is None
+    msgs = [x[4] for x in _located(bad)]
+    assert msgs[0] == "unknown system `hgx-h20`" and "`nodes` in `hardware` must be at least 1" in msgs[1]
+
+    # the same for an unknown chip and model, a nested block's value, an enum name
+    other = compile_text(SHARED_MORE, name="lib.sn")
+    assert [d.code.code for d in other.diagnostics] == ["SN2008", "SN2008", "SN2009", "SN2004"]
+    r = CliRunner().invoke(main, ["check", str(tmp_path / "shared" / "hw.sn")])
+    assert r.exit_code == 1, r.output
+
+
+def test_shared_file_problem_is_reported_once_per_run(tmp_path):
+    """`sncc check a.sn b.sn shared/hw.sn`: each problem in the shared file once (one SARIF
+    result per location), not once per importer."""
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / "hw.sn").write_text(SHARED_HW)
+    for name in ("p1", "p2"):
+        (tmp_path / f"{name}.sn").write_text(IMPORTER.replace("NAME", name))
+    files = [str(tmp_path / "p1.sn"), str(tmp_path / "p2.sn"), str(tmp_path / "shared" / "hw.sn")]
+    r = CliRunner().invoke(main, ["check", "--format", "sarif", *files])
+    results = json.loads(r.stdout)["runs"][0]["results"]
+    keys = [(x["ruleId"], x["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+             x["locations"][0]["physicalLocation"]["region"]["startLine"],
+             x["locations"][0]["physicalLocation"]["region"]["startColumn"], x["message"]["text"]) for x in results]
+    assert len(keys) == len(set(keys)), keys
+    assert sum(1 for k in keys if k[0] == "SN2009") == 1
+    assert sum(1 for k in keys if k[0] == "SN5002") == 2     # one in each plan: different files
+    doc = json.loads(CliRunner().invoke(main, ["check", "--format", "json", *files]).stdout)
+    assert sum(1 for d in doc["diagnostics"] if d["code"] == "SN2009") == 1

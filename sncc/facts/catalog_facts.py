@@ -60,77 +60,10 @@ def resolve_catalog(plan: Plan, base_dir: str | None = None) -> Facts:
     A relative ``weights`` path is read relative to ``base_dir`` (the plan
     file's folder) when given.
     """
-    import os
-
     r = Facts()
-    hw = plan.hardware
-    # --- system and chip ---------------------------------------------------
-    if hw.system is not None:
-        try:
-            r.system = catalog.system(hw.system)
-        except KeyError:
-            r.diagnostics.append(unknown_entry("system", hw.system, hw.span_of("system"), list(catalog.systems())))
-    if hw.chip is not None:
-        try:
-            r.chip = catalog.chip(hw.chip)
-        except KeyError:
-            r.diagnostics.append(unknown_entry("chip", hw.chip, hw.span_of("chip"), list(catalog.chips())))
-    elif r.system is not None:
-        r.chip = catalog.chip(r.system.chip)
-    elif hw.system is None:
-        r.diagnostics.append(diag(codes.MISSING_KEY, "`hardware` names neither a `system` nor a `chip`",
-                                  hw.name_span, help='add `system = "atlas-900-a3-superpod"` (or `chip = "ascend-910b2"`)'))
-    if r.system is not None and r.chip is not None and hw.chip is not None and r.chip.id != r.system.chip:
-        r.diagnostics.append(diag(codes.INVALID_VALUE, f"chip `{r.chip.id}` is not the chip of system `{r.system.id}` (`{r.system.chip}`)",
-                                  hw.span_of("chip"), related=[Related(hw.span_of("system"), "system given here")],
-                                  help="remove `chip`, or name a system built from it"))
-    per_node = r.system.devices_per_node if r.system is not None else getattr(r.chip, "devices_per_node", None)
-    r.devices_per_node = per_node
-    if r.chip is not None:
-        r.vendor = "nvidia" if getattr(r.chip, "vendor", "") == "nvidia" else "ascend"
-    if hw.devices is not None:
-        r.devices_available, r.devices_span = hw.devices, hw.span_of("devices")
-        if hw.nodes is not None and per_node and hw.devices > hw.nodes * per_node:
-            what = f"system `{r.system.id}`" if r.system is not None else f"chip `{r.chip.id}`"
-            r.diagnostics.append(diag(codes.INVALID_VALUE,
-                                      f"`devices = {hw.devices}` is more than `nodes = {hw.nodes}` of {what} "
-                                      f"hold ({hw.nodes} x {per_node} devices per node = {hw.nodes * per_node})",
-                                      hw.span_of("devices"), related=[Related(hw.span_of("nodes"), "nodes given here")],
-                                      help=f"give `nodes = {-(-hw.devices // per_node)}`, or at most "
-                                           f"`devices = {hw.nodes * per_node}`", path=("hardware", "devices")))
-            r.devices_in_error = True
-    elif hw.nodes is not None and per_node:
-        r.devices_available, r.devices_span = hw.nodes * per_node, hw.span_of("nodes")
-    _check_system_size(hw, r)
-    # --- model architecture ------------------------------------------------
+    resolve_hardware(plan.hardware, r)
     mdl = plan.model
-    if mdl.weights:
-        try:
-            wdir = mdl.weights if base_dir is None or os.path.isabs(mdl.weights) else os.path.join(base_dir, mdl.weights)
-            if os.path.isdir(wdir):   # the config.json reader is imported only when there is a folder to read
-                from sncc.catalog import hf_config
-                r.checkpoint = hf_config.read_weights_dir(wdir)
-                if r.checkpoint is None:
-                    r.diagnostics.append(diag(codes.CHECKPOINT_CONFIG_ABSENT,
-                                              f"`{mdl.weights}` holds no config.json: the shape of `{mdl.id}` comes from the catalog",
-                                              mdl.span_of("weights"),
-                                              help="point `weights` at the checkpoint's top folder (the one with config.json)"))
-        except catalog.CatalogError as e:
-            r.diagnostics.append(diag(codes.CHECKPOINT_UNREADABLE, str(e), mdl.span_of("weights"),
-                                      help="fix or remove the file; sncc falls back to the catalog entry"))
-    if r.checkpoint is not None:
-        r.arch, r.arch_source = r.checkpoint.arch, f"{mdl.weights}/config.json"
-        _compare_with_catalog(r, mdl)
-    else:
-        try:
-            r.arch, r.arch_source = catalog.model(mdl.id), "catalog"
-        except KeyError:
-            ids = list(catalog.models())
-            d = unknown_entry("model", mdl.id, mdl.span_of("id"), ids)
-            d = diag(d.code, d.message, d.span,
-                     help=(d.help.rstrip("?") + "? Or " if d.help and d.help.startswith("did you mean") else (d.help + "; or " if d.help else ""))
-                     + "point `weights` at a directory holding the model's config.json")
-            r.diagnostics.append(d)
+    resolve_model(mdl, r, base_dir)
     # --- quantization and KV dtype ----------------------------------------
     if mdl.quant is not None:
         r.quant, r.quant_span, r.quant_origin = mdl.quant, mdl.span_of("quant"), "plan"
@@ -173,6 +106,87 @@ def resolve_catalog(plan: Plan, base_dir: str | None = None) -> Facts:
         except KeyError:
             r.trust_remote_code = False
     return r
+
+
+def resolve_hardware(hw, r: Facts, require: bool = True) -> None:
+    """Set ``r``'s system, chip, vendor and device count from ``hardware`` (a
+    :class:`~sncc.plan.model.Hardware`), appending SN2008 for an unknown system or chip and the
+    diagnostics of sizes the system cannot hold; ``require``: a hardware naming neither a
+    system nor a chip is SN2002 (not in a definitions file, whose importer may name them)."""
+    # --- system and chip ---------------------------------------------------
+    if hw.system is not None:
+        try:
+            r.system = catalog.system(hw.system)
+        except KeyError:
+            r.diagnostics.append(unknown_entry("system", hw.system, hw.span_of("system"), list(catalog.systems())))
+    if hw.chip is not None:
+        try:
+            r.chip = catalog.chip(hw.chip)
+        except KeyError:
+            r.diagnostics.append(unknown_entry("chip", hw.chip, hw.span_of("chip"), list(catalog.chips())))
+    elif r.system is not None:
+        r.chip = catalog.chip(r.system.chip)
+    elif hw.system is None and require:
+        r.diagnostics.append(diag(codes.MISSING_KEY, "`hardware` names neither a `system` nor a `chip`",
+                                  hw.name_span, help='add `system = "atlas-900-a3-superpod"` (or `chip = "ascend-910b2"`)'))
+    if r.system is not None and r.chip is not None and hw.chip is not None and r.chip.id != r.system.chip:
+        r.diagnostics.append(diag(codes.INVALID_VALUE, f"chip `{r.chip.id}` is not the chip of system `{r.system.id}` (`{r.system.chip}`)",
+                                  hw.span_of("chip"), related=[Related(hw.span_of("system"), "system given here")],
+                                  help="remove `chip`, or name a system built from it"))
+    per_node = r.system.devices_per_node if r.system is not None else getattr(r.chip, "devices_per_node", None)
+    r.devices_per_node = per_node
+    if r.chip is not None:
+        r.vendor = "nvidia" if getattr(r.chip, "vendor", "") == "nvidia" else "ascend"
+    if hw.devices is not None:
+        r.devices_available, r.devices_span = hw.devices, hw.span_of("devices")
+        if hw.nodes is not None and per_node and hw.devices > hw.nodes * per_node:
+            what = f"system `{r.system.id}`" if r.system is not None else f"chip `{r.chip.id}`"
+            r.diagnostics.append(diag(codes.INVALID_VALUE,
+                                      f"`devices = {hw.devices}` is more than `nodes = {hw.nodes}` of {what} "
+                                      f"hold ({hw.nodes} x {per_node} devices per node = {hw.nodes * per_node})",
+                                      hw.span_of("devices"), related=[Related(hw.span_of("nodes"), "nodes given here")],
+                                      help=f"give `nodes = {-(-hw.devices // per_node)}`, or at most "
+                                           f"`devices = {hw.nodes * per_node}`", path=("hardware", "devices")))
+            r.devices_in_error = True
+    elif hw.nodes is not None and per_node:
+        r.devices_available, r.devices_span = hw.nodes * per_node, hw.span_of("nodes")
+    _check_system_size(hw, r)
+
+
+def resolve_model(mdl, r: Facts, base_dir: str | None = None) -> None:
+    """Set ``r.arch`` (and ``r.checkpoint``) of ``model`` (a :class:`~sncc.plan.model.Model`):
+    the config.json of its ``weights`` folder (relative to ``base_dir``), else the catalog entry
+    of its id (SN2008 when there is none)."""
+    import os
+
+    # --- model architecture ------------------------------------------------
+    if mdl.weights:
+        try:
+            wdir = mdl.weights if base_dir is None or os.path.isabs(mdl.weights) else os.path.join(base_dir, mdl.weights)
+            if os.path.isdir(wdir):   # the config.json reader is imported only when there is a folder to read
+                from sncc.catalog import hf_config
+                r.checkpoint = hf_config.read_weights_dir(wdir)
+                if r.checkpoint is None:
+                    r.diagnostics.append(diag(codes.CHECKPOINT_CONFIG_ABSENT,
+                                              f"`{mdl.weights}` holds no config.json: the shape of `{mdl.id}` comes from the catalog",
+                                              mdl.span_of("weights"),
+                                              help="point `weights` at the checkpoint's top folder (the one with config.json)"))
+        except catalog.CatalogError as e:
+            r.diagnostics.append(diag(codes.CHECKPOINT_UNREADABLE, str(e), mdl.span_of("weights"),
+                                      help="fix or remove the file; sncc falls back to the catalog entry"))
+    if r.checkpoint is not None:
+        r.arch, r.arch_source = r.checkpoint.arch, f"{mdl.weights}/config.json"
+        _compare_with_catalog(r, mdl)
+    else:
+        try:
+            r.arch, r.arch_source = catalog.model(mdl.id), "catalog"
+        except KeyError:
+            ids = list(catalog.models())
+            d = unknown_entry("model", mdl.id, mdl.span_of("id"), ids)
+            d = diag(d.code, d.message, d.span,
+                     help=(d.help.rstrip("?") + "? Or " if d.help and d.help.startswith("did you mean") else (d.help + "; or " if d.help else ""))
+                     + "point `weights` at a directory holding the model's config.json")
+            r.diagnostics.append(d)
 
 
 def _compare_with_catalog(r: Facts, mdl) -> None:
@@ -249,3 +263,23 @@ def model_ref(weights: str | None, model_id: str, quant: str | None = None) -> t
     if quant and ckpt and quant != ckpt:
         note += f"; it holds the {ckpt} checkpoint, not {quant}"
     return repo, note
+
+
+def resolve_definitions(nodes: dict) -> list[Diagnostic]:
+    """The catalog diagnostics of a definitions file's typed blocks (``{name: node}``,
+    :func:`sncc.plan.build.build_definitions`): an unknown system, chip or model (SN2008) and what
+    else :func:`resolve_hardware` and :func:`resolve_model` find from those blocks alone, as a plan
+    importing the file gets them.  A relative ``weights`` path is read relative to the file that
+    writes it.  Nothing is demanded: the importing plan may supply a missing system or model."""
+    import os
+
+    r = Facts()
+    hw = nodes.get("hardware")
+    if hw is not None:
+        resolve_hardware(hw, r, require=False)
+    mdl = nodes.get("model")
+    if mdl is not None:
+        where = mdl.span_of("weights")
+        base = os.path.dirname(where.file) if where is not None and where.file not in ("<stdin>", "-") else None
+        resolve_model(mdl, r, base or ".")
+    return r.diagnostics

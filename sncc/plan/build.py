@@ -756,13 +756,21 @@ _RANGE_WORDS = {
 }
 
 
-def check_definitions(b: "_Builder", module: ast.Module) -> None:
+def is_definitions(module: ast.Module) -> bool:
+    """True for a definitions file: top-level blocks, none of them ``plan``."""
+    return bool(module.blocks) and not any(blk.name == "plan" for blk in module.blocks)
+
+
+def check_definitions(b: "_Builder", module: ast.Module) -> dict[str, m.Node]:
     """Check the top-level blocks of a definitions file (one without ``plan``):
-    each must be a block a plan may hold, with known keys and valid values.
-    Required keys are not demanded: the importing plan may supply them."""
+    each must be a block a plan may hold, with known keys and valid values (the typed-plan
+    validation a plan importing it runs: types, units, enum names, ranges, at the same
+    positions with the same codes).  Required keys are not demanded: the importing plan may
+    supply them.  Returns ``{block name: typed node}`` of the blocks that validated."""
     fields = m.Plan.model_fields
     names = [n for n in fields if n not in ("name",)]
     seen: dict[str, Span] = {}
+    nodes: dict[str, m.Node] = {}
     for blk in module.blocks:
         if blk.name in seen:
             b.error(codes.DUPLICATE_KEY, f"`{blk.name}` is defined twice in this file", blk.name_span,
@@ -779,58 +787,49 @@ def check_definitions(b: "_Builder", module: ast.Module) -> None:
         if sub is None:
             b.unknown(blk.name, blk.name_span, "plan", names, True)
             continue
-        b.block(sub, blk, blk.name)
+        data, meta = b.block(sub, blk, blk.name)
+        node = _validate(b, sub, data, meta, blk.name_span, prefix=(blk.name,), require=False)
+        if node is not None:
+            _attach(node, meta)
+            nodes[blk.name] = node
+    return nodes
 
 
-def build_plan(module: ast.Module) -> tuple[m.Plan | None, list[Diagnostic]]:
-    """Turn a parsed module into a typed :class:`~sncc.plan.model.Plan`.
-
-    Returns ``(plan, diagnostics)``.  ``plan`` is None when the file holds no
-    plan or a required block or key is missing.
-    """
+def build_definitions(module: ast.Module) -> tuple[dict[str, m.Node], list[Diagnostic]]:
+    """``({block name: typed node}, diagnostics)`` of a definitions file (:func:`check_definitions`)."""
     b = _Builder()
-    plans = [blk for blk in module.blocks if blk.name == "plan"]
-    if not plans and module.blocks:
-        # a definitions file (imported by plans): check each block on its own
-        check_definitions(b, module)
-        return None, b.diags
-    for blk in module.blocks:
-        if blk.name != "plan":
-            close = _suggest(blk.name, ["plan"])
-            b.error(codes.UNKNOWN_BLOCK, f"unknown top-level block `{blk.name}`", blk.name_span,
-                    help="a plan file holds one `plan \"name\" { ... }` block, and shared definitions"
-                         " go in a file that plans `import`" + (" (did you mean `plan`?)" if close else ""))
-    if not plans:
-        b.error(codes.MISSING_KEY, "the file holds no plan", Span(module.span.file, 0, 0),
-                help='start with `plan "my-plan" { ... }`')
-        return None, b.diags
-    for extra in plans[1:]:
-        b.error(codes.DUPLICATE_KEY, "a file holds one plan; this is a second one", extra.name_span,
-                related=[Related(plans[0].name_span, "first plan here")], help="put each plan in its own file")
-    blk = plans[0]
-    data, meta = b.block(m.Plan, blk, "plan")
+    nodes = check_definitions(b, module)
+    return nodes, b.diags
 
+
+def _validate(b: "_Builder", cls: type[m.Node], data: dict, meta: Meta, block_span: Span,
+              prefix: tuple = (), require: bool = True):
+    """Validate ``data`` (read by :meth:`_Builder.block`) as ``cls``; each value pydantic rejects
+    (out of range: SN2009, else SN2004) is reported at its span and dropped, and validation
+    re-run, so that every bad value is reported once.  ``prefix`` is the path of ``cls`` in a
+    plan (``("hardware",)`` for a definitions file's block, ``()`` for the plan).  A missing
+    required key is SN2002 when ``require``, else ignored (the node is then None).  Returns the
+    node, or None."""
     dropped: set[tuple] = set()
     missing_reported: set[tuple] = set()  # validation is re-run after a drop: report each missing key once
-    plan = None
     for _ in range(8):
         try:
-            plan = m.Plan.model_validate(data)
-            break
+            return cls.model_validate(data)
         except ValidationError as exc:
             progressed = False
             for err in exc.errors():
-                loc = tuple(err["loc"])
-                where_meta, fname = _meta_at(meta, loc)
+                rel = tuple(err["loc"])
+                loc = prefix + rel
+                where_meta, fname = _meta_at(meta, rel)
                 where = ".".join(str(p) for p in loc[:-1]) or "plan"
                 if err["type"] == "missing":
-                    if (any(loc[: len(d)] == d for d in dropped) or loc[-1] in where_meta.failed
+                    if (not require or any(loc[: len(d)] == d for d in dropped) or loc[-1] in where_meta.failed
                             or loc in missing_reported):
                         continue
                     missing_reported.add(loc)
                     name = loc[-1]
                     b.error(codes.MISSING_KEY, f"missing `{name}` in `{where}`",
-                            where_meta.name_span or blk.name_span,
+                            where_meta.name_span or block_span,
                             help=_MISSING_HELP.get(str(name), f"add `{name} = ...`"), path=loc)
                     continue
                 span = where_meta.values.get(fname) if fname else None
@@ -849,13 +848,43 @@ def build_plan(module: ast.Module) -> tuple[m.Plan | None, list[Diagnostic]]:
                     msg = err["msg"].removeprefix("Value error, ")  # a model validator's own sentence
                     b.error(codes.INVALID_VALUE, f"invalid `{fname}` in `{where}`: {msg}", span or where_meta.name_span,
                             path=loc)
-                if _drop(data, loc):
+                if _drop(data, rel):
                     dropped.add(loc)
                     progressed = True
                     if fname:
                         where_meta.failed.add(fname)  # written but rejected: poisoned (Node.poison)
             if not progressed:
                 break
+    return None
+
+
+def build_plan(module: ast.Module) -> tuple[m.Plan | None, list[Diagnostic]]:
+    """Turn a parsed module into a typed :class:`~sncc.plan.model.Plan`.
+
+    Returns ``(plan, diagnostics)``.  ``plan`` is None when the file holds no
+    plan or a required block or key is missing.
+    """
+    if is_definitions(module):
+        # a definitions file (imported by plans): check each block on its own
+        return None, build_definitions(module)[1]
+    b = _Builder()
+    plans = [blk for blk in module.blocks if blk.name == "plan"]
+    for blk in module.blocks:
+        if blk.name != "plan":
+            close = _suggest(blk.name, ["plan"])
+            b.error(codes.UNKNOWN_BLOCK, f"unknown top-level block `{blk.name}`", blk.name_span,
+                    help="a plan file holds one `plan \"name\" { ... }` block, and shared definitions"
+                         " go in a file that plans `import`" + (" (did you mean `plan`?)" if close else ""))
+    if not plans:
+        b.error(codes.MISSING_KEY, "the file holds no plan", Span(module.span.file, 0, 0),
+                help='start with `plan "my-plan" { ... }`')
+        return None, b.diags
+    for extra in plans[1:]:
+        b.error(codes.DUPLICATE_KEY, "a file holds one plan; this is a second one", extra.name_span,
+                related=[Related(plans[0].name_span, "first plan here")], help="put each plan in its own file")
+    blk = plans[0]
+    data, meta = b.block(m.Plan, blk, "plan")
+    plan = _validate(b, m.Plan, data, meta, blk.name_span)
     if plan is None:
         return None, b.diags
     _attach(plan, meta)
