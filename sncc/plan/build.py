@@ -689,6 +689,36 @@ def _meta_at(meta: Meta, loc: tuple) -> tuple[Meta, str | None]:
     return cur, None
 
 
+def _field_loc(meta: Meta, loc: tuple) -> tuple:
+    """``loc`` cut after the key :func:`_meta_at` names: a union-typed value's errors carry the
+    branch as a last part (``("max_model_len", "int")``); its field is the key before it."""
+    cur = meta
+    for i, part in enumerate(loc):
+        if isinstance(part, str) and part in cur.children:
+            cur = cur.children[part]
+        else:
+            j = i + 1
+            while j < len(loc) and isinstance(loc[j], int):     # list items keep their index
+                j += 1
+            return loc[:j]
+    return loc
+
+
+def _one_error_per_field(meta: Meta, errors: list) -> list:
+    """pydantic's errors with one per field: a value of a union type (``int | "auto"``) fails
+    every branch, and only the branch the value was written for says what is wrong — a range
+    error over a type error (``max_model_len = 0``: "must be at least 1", not "Input should be
+    'auto'").  The kept error's ``loc`` is the field's, so it can be dropped."""
+    by_field: dict = {}
+    for err in errors:
+        loc = tuple(err["loc"])
+        key = _field_loc(meta, loc)
+        prev = by_field.get(key)
+        if prev is None or (err["type"] in _RANGE_WORDS and prev["type"] not in _RANGE_WORDS):
+            by_field[key] = dict(err, loc=key) if err["type"] != "missing" else err
+    return list(by_field.values())
+
+
 def _drop(data: dict, loc: tuple) -> bool:
     cur: Any = data
     for part in loc[:-1]:
@@ -817,7 +847,7 @@ def _validate(b: "_Builder", cls: type[m.Node], data: dict, meta: Meta, block_sp
             return cls.model_validate(data)
         except ValidationError as exc:
             progressed = False
-            for err in exc.errors():
+            for err in _one_error_per_field(meta, exc.errors()):
                 rel = tuple(err["loc"])
                 loc = prefix + rel
                 where_meta, fname = _meta_at(meta, rel)
