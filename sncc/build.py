@@ -206,7 +206,13 @@ def build_one(comp, src, diags: list, sources: dict, out_dir: Path, *, force: bo
                      "(the output folder is replaced as a whole; choose a folder of its own)")
         return run
     from sncc.emit.stale import stale_reasons
-    from sncc.emit.writer import OutputError, remove_leftovers, write_outputs
+    from sncc.emit.writer import OutputError, refuse_nested, remove_leftovers, write_outputs
+
+    try:   # also when the folder is already current: it cannot stay inside another build
+        refuse_nested(out_dir)
+    except OutputError as e:
+        run.error = str(e)
+        return run
 
     if stale_reasons(files, out_dir, src.text, facts):
         try:

@@ -589,11 +589,12 @@ def simulate(plan: str, fmt: str, seed: int, profile: str | None, goodput: bool,
 
     try:
         text, code = simulate_plan(comp, seed=seed, fmt=fmt, profile=profile, goodput=goodput, plot=plot,
-                                   strict=strict, what_if=not no_what_if)
+                                   strict=strict, what_if=not no_what_if, diagnostics=diags)
     except CommandError as e:
-        _fail(str(e), fmt, sources)
+        _fail(str(e), fmt, sources, diags=diags)
     except Exception as exc:  # noqa: BLE001
-        _fail(f"{type(exc).__name__}: {exc}", fmt, sources, prefix="sncc: internal error in the simulator: ")
+        _fail(f"{type(exc).__name__}: {exc}", fmt, sources, prefix="sncc: internal error in the simulator: ",
+              diags=diags)
     click.echo(text, nl=False)
     sys.exit(code)
 
@@ -612,12 +613,15 @@ def _refuse_impossible(comp, diags: list, sources: dict, fmt: str, verb: str) ->
     sys.exit(EXIT_PROBLEMS)
 
 
-def _fail(message: str, fmt: str, sources: dict | None = None, prefix: str = "sncc: error: ") -> None:
+def _fail(message: str, fmt: str, sources: dict | None = None, prefix: str = "sncc: error: ",
+          diags: list | tuple = ()) -> None:
     """sncc could not run (exit 2): ``message`` on stderr; with ``--format json`` stdout also
-    gets a diagnostics document (no diagnostics) whose ``error`` field holds ``message``."""
+    gets a diagnostics document whose ``error`` field holds ``message``, carrying (and counting)
+    ``diags``, the plan's diagnostics found before the failure (after suppressions)."""
     click.echo(f"{prefix}{message}", err=True)
     if fmt == "json":
-        _echo_json(_json_doc([], sources or {}, len(sources or {}), error=message))
+        _echo_json(_json_doc(sorted(diags, key=lambda d: d.sort_key()), sources or {}, len(sources or {}),
+                             error=message))
     sys.exit(EXIT_FAILURE)
 
 

@@ -1006,6 +1006,15 @@ IMPORT_QUANT_UNDECIDED = _code(
     "footprint the memory checks use.",
     "vllm serve RedHatAI/Qwen3-32B-quantized.w8a8 --quantization compressed-tensors",
     'model "qwen3-32b" { quant = w8a8 }  (written by hand after the import)')
+IMPORT_UNREAD_LINE = _code(
+    "SN8015", "import-unread-line", "error", "a line of options cut off the engine command above it",
+    "A line that starts with an option (`--max-num-seqs 64`) is a command of its own when the line before "
+    "does not continue: it ends without `\\`, or with `\\` followed by spaces or tabs (the backslash then "
+    "escapes the space, not the line break). The shell starts the engine without those options and then "
+    "fails on the line (`command not found`); the importer reads the script as the shell does, so the "
+    "options are not imported, and says so here at the cut-off line. (Windows CRLF and old Mac CR line "
+    "endings are read as line breaks: a `\\` before them continues the line.)",
+    "vllm serve m \\   \n  --max-num-seqs 64", "vllm serve m \\\n  --max-num-seqs 64")
 
 # --- SN81xx search (`sncc search`: diagnostics located in the plan's `search { }` block) ------------
 SEARCH_EMPTY_SPACE = _code(

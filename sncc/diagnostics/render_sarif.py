@@ -53,13 +53,17 @@ def region(span: Span, sources: dict[str, SourceFile]) -> dict | None:
     return {"startLine": sl, "startColumn": sc, "endLine": el, "endColumn": ec}
 
 
+#: the region of a file-level result, whose source text is unknown (a missing or unreadable file, a
+#: folder: SN1060): its first line.  GitHub code scanning refuses a result location without
+#: ``region.startLine`` (its SARIF rule GH1003)
+FILE_REGION = {"startLine": 1, "startColumn": 1}
+
+
 def physical_location(span: Span, sources: dict[str, SourceFile]) -> dict:
-    """``physicalLocation`` of ``span`` (artifact only when the source is unknown)."""
-    loc: dict = {"artifactLocation": {"uri": artifact_uri(span.file)}}
+    """``physicalLocation`` of ``span``: its region, or :data:`FILE_REGION` when the source text is
+    unknown."""
     r = region(span, sources)
-    if r is not None:
-        loc["region"] = r
-    return loc
+    return {"artifactLocation": {"uri": artifact_uri(span.file)}, "region": dict(FILE_REGION) if r is None else r}
 
 
 def rule(ec: ErrorCode) -> dict:

@@ -16,7 +16,9 @@ Ownership: every build writes ``manifest.json`` (sncc version, sha256 of
 the plan source, sha256 of every file; deterministic).  An existing non-empty
 folder without a manifest is not sncc's and is only replaced with
 ``force=True``; nor is an sncc folder that holds files its manifest does not list
-(:func:`unlisted_entries`: results or notes a user put there), which the swap would delete.  A symlinked ``out_dir`` is followed only when it points to a
+(:func:`unlisted_entries`: results or notes a user put there), which the swap would delete;
+nor is a folder inside another sncc output folder written (:func:`refuse_nested`), which would
+become such an unlisted entry of the outer one.  A symlinked ``out_dir`` is followed only when it points to a
 folder inside its own parent; the swap then happens at the link's target.
 
 Errors are :class:`OutputError` with a one-line message (the CLI exits 2).
@@ -113,6 +115,34 @@ def unlisted_entries(path: Path, listed: set[str]) -> list[str]:
 def is_sncc_folder(path: Path) -> bool:
     """True when ``path`` holds a readable manifest written by sncc (this version's or a legacy name)."""
     return manifest_files(path)[0]
+
+
+def enclosing_sncc_folder(out_dir: Path) -> Path | None:
+    """The nearest folder above ``out_dir`` (resolved; ``out_dir`` itself excluded, it need not
+    exist) that is an sncc output folder (:func:`is_sncc_folder`), or None.  A build there would
+    leave the outer folder holding entries its manifest does not list, so that the outer folder's
+    own rebuild is refused (or, with ``--force``, deletes the inner build)."""
+    try:
+        here = Path(os.path.realpath(out_dir))
+    except (OSError, ValueError):
+        return None
+    for up in here.parents:
+        if is_sncc_folder(up):
+            return up
+    return None
+
+
+def refuse_nested(out_dir: Path) -> None:
+    """Raise :class:`OutputError` when ``out_dir`` lies inside another sncc output folder
+    (:func:`enclosing_sncc_folder`), naming it and what to do instead."""
+    outer = enclosing_sncc_folder(out_dir)
+    if outer is None:
+        return
+    shown = os.path.relpath(outer) if not os.path.isabs(out_dir) else str(outer)
+    raise OutputError(f"refusing to write {out_dir}: it lies inside {shown}, an sncc output folder "
+                      f"({os.path.join(shown, MANIFEST)}), which is replaced as a whole when it is rebuilt "
+                      f"and refuses entries its {MANIFEST} does not list; choose a folder outside {shown} "
+                      f"(for example beside it)")
 
 
 _LIBC = None
@@ -255,6 +285,7 @@ def write_outputs(files: dict[str, str], out_dir: Path, *, force: bool = False,
     names = sorted(files)
     for name in names:
         _check_name(name)
+    refuse_nested(out_given)
     target = _target(out_given)
     parent = target.parent
     if target.exists() or target.is_symlink():

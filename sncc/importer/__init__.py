@@ -315,6 +315,35 @@ def _unknown_choices(system: str | None, model: str | None, model_text: str, bas
     return out
 
 
+def _cut_off(cmd) -> bool:
+    """True when ``cmd`` (a command the reader split off) starts with an option word (``--x``,
+    ``-x``): no program is named so, it is the continuation of the command above that the line
+    before did not continue (SN8015)."""
+    first = cmd.words[0].text
+    return len(first) > 1 and first.startswith("-") and not cmd.inline_env
+
+
+def _unread_line(src: SourceFile, cmd) -> Diagnostic:
+    """SN8015 for ``cmd``, a line of options the shell runs as a command of its own, located at its
+    words, saying how the line before ends (``\\`` then spaces, or no ``\\``)."""
+    line = src.line_col(cmd.words[0].start)[0]
+    before = src.line_text(line - 1) if line > 1 else ""
+    stripped = before.rstrip(" \t")
+    if stripped.endswith("\\") and stripped != before:
+        why = (f"line {line - 1} ends with `\\` followed by {len(before) - len(stripped)} blank(s): "
+               "the backslash escapes that, not the line break")
+        fix = f"delete the blanks after the `\\` at the end of line {line - 1}"
+    else:
+        why = f"line {line - 1} does not end with `\\`"
+        fix = f"end line {line - 1} with ` \\` to continue the command"
+    shown = " ".join(w.text for w in cmd.words)
+    if len(shown) > 60:
+        shown = shown[:57] + "..."
+    return diag(codes.IMPORT_UNREAD_LINE, f"`{shown}` is not part of the engine command above: {why}, so the shell "
+                f"runs this line as a command of its own and the engine never gets these options",
+                src.span(cmd.words[0].start, cmd.words[-1].end), help=fix)
+
+
 def _shown_yaml(value) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
@@ -354,10 +383,16 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
     for src in scripts:
         sc = read_script(src.text)
         exports += [(src, n, w) for n, w, exported in sc.assignments if exported]
+        after_engine = False
         for c in sc.commands:
             found = engine_argv(c)
             if found is not None:
                 commands.append((src, c, found[0], found[1]))
+                after_engine = True
+            elif after_engine and _cut_off(c):
+                diags.append(_unread_line(src, c))
+            else:
+                after_engine = False
         if sc.conditionals:
             w = sc.conditionals[0]
             diags.append(diag(codes.IMPORT_CONDITIONAL, f"`{w.text}` is not evaluated: the assignments of every branch "

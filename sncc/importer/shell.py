@@ -2,7 +2,8 @@
 the engine commands.
 
 The reader is a small POSIX-shell word splitter (``shlex``'s quoting rules — single quotes, double
-quotes, backslash escapes, ``#`` comments, ``\\``-newline continuations — plus the offsets
+quotes, backslash escapes, ``#`` comments, ``\\``-newline continuations, where a newline is
+``\\n``, ``\\r\\n`` or a lone ``\\r`` as in :class:`~sncc.source.SourceFile` — plus the offsets
 ``shlex`` does not keep, which located diagnostics need) and a documented variable expander:
 
 * ``$NAME``, ``${NAME}``, ``${NAME:-default}`` / ``${NAME-default}`` expand to the value the
@@ -28,6 +29,7 @@ from dataclasses import dataclass, field
 CONDITIONAL_WORDS = frozenset({"if", "then", "else", "elif", "fi", "case", "esac", "while", "do", "done", "for"})
 #: operators that end a simple command
 OPERATORS = ("&&", "||", ";;", ";", "&", "|")
+_LINE_END = re.compile(r"[\r\n]")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", re.S)
 #: the idiom for the script's own folder (or one relative to it), which needs no command to be run:
@@ -75,6 +77,16 @@ class _Lexer:
     def __init__(self, text: str, env: dict[str, str]):
         self.t, self.i, self.env = text, 0, env
 
+    def _break(self, i: int) -> int:
+        """The length of the line break at offset ``i``: 2 for ``\\r\\n``, 1 for ``\\n`` or a lone
+        ``\\r``, 0 for none.  The breaks are :class:`~sncc.source.SourceFile`'s, so that a script
+        saved with Windows (CRLF) or old Mac (CR) line endings reads as its LF twin, continuations
+        included, and the lines the reader sees are the lines diagnostics are located on."""
+        t = self.t
+        if t.startswith("\r\n", i):
+            return 2
+        return 1 if t[i:i + 1] in ("\n", "\r") else 0
+
     def _var(self, quoted: bool) -> tuple[str, str]:
         """Expand the ``$...`` at ``self.i``; returns (text, unresolved reason)."""
         t, i = self.t, self.i
@@ -120,19 +132,19 @@ class _Lexer:
         t = self.t
         while self.i < len(t):
             c = t[self.i]
-            if c == "\\" and t.startswith("\n", self.i + 1):
-                self.i += 2
+            if c == "\\" and self._break(self.i + 1):
+                self.i += 1 + self._break(self.i + 1)
                 continue
-            if c in " \t\r":
+            if c in " \t":
                 self.i += 1
                 continue
-            if c == "\n":
+            if self._break(self.i):
                 yield ("\n", self.i)
-                self.i += 1
+                self.i += self._break(self.i)
                 continue
             if c == "#":
-                j = t.find("\n", self.i)
-                self.i = len(t) if j < 0 else j
+                m = _LINE_END.search(t, self.i)
+                self.i = len(t) if m is None else m.start()
                 continue
             op = next((o for o in OPERATORS if t.startswith(o, self.i)), None)
             if op:
@@ -156,8 +168,8 @@ class _Lexer:
             if c in " \t\r\n" or any(t.startswith(o, self.i) for o in OPERATORS):
                 break
             if c == "\\":
-                if t.startswith("\n", self.i + 1):
-                    self.i += 2
+                if self._break(self.i + 1):
+                    self.i += 1 + self._break(self.i + 1)
                     break
                 out.append(t[self.i + 1:self.i + 2])
                 self.i += 2
@@ -169,8 +181,10 @@ class _Lexer:
             elif c == '"':
                 self.i += 1
                 while self.i < len(t) and t[self.i] != '"':
-                    if t[self.i] == "\\" and t[self.i + 1:self.i + 2] in ('"', "\\", "$", "`", "\n"):
-                        out.append("" if t[self.i + 1] == "\n" else t[self.i + 1])
+                    if t[self.i] == "\\" and self._break(self.i + 1):   # a continuation inside the quotes
+                        self.i += 1 + self._break(self.i + 1)
+                    elif t[self.i] == "\\" and t[self.i + 1:self.i + 2] in ('"', "\\", "$", "`"):
+                        out.append(t[self.i + 1])
                         self.i += 2
                     elif t[self.i] == "$":
                         text, w = self._var(True)

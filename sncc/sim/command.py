@@ -69,7 +69,8 @@ class Progress:
 
 def simulate_plan(comp: Any, *, seed: int = 0, fmt: str = "text", profile: Optional[str] = None,
                   goodput: bool = False, plot: Optional[str] = None, strict: bool = False,
-                  what_if: bool = True, progress_stream: Any = "stderr") -> Tuple[str, int]:
+                  what_if: bool = True, progress_stream: Any = "stderr",
+                  diagnostics: Any = ()) -> Tuple[str, int]:
     """Simulate a compiled plan; returns (output text, exit code).
 
     For a missed SLO the what-ifs (:func:`sncc.sim.whatif.cheapest_changes`) run unless
@@ -82,7 +83,8 @@ def simulate_plan(comp: Any, *, seed: int = 0, fmt: str = "text", profile: Optio
     its message (with the budget ``sncc check`` used) goes to ``sys.stderr`` as ``sncc:
     error: ...`` and the result is ``("", EXIT_PROBLEMS)``; with ``fmt="json"`` the text is
     instead a diagnostics document (``schemas/diagnostics.schema.json``) holding one SN4004
-    ``kv-cache-does-not-fit`` error at the plan's name.
+    ``kv-cache-does-not-fit`` error at the plan's name, after ``diagnostics`` (the plan's own,
+    after suppressions, which the caller reported: counted in that document's summary too).
     Raises :class:`CommandError` for an unreadable profile or an explicit ``profile`` made for
     another chip generation than the plan's (:func:`sncc.sim.calibration.fit.other_generation`),
     ``--goodput`` on a plan it cannot
@@ -111,8 +113,9 @@ def simulate_plan(comp: Any, *, seed: int = 0, fmt: str = "text", profile: Optio
         from sncc.diagnostics.model import diag
 
         d = diag(code, message, span, notes=tuple(notes), help=help_ or None, path=path)
-        if fmt == "json":
-            return render_diagnostics.render([d], comp.sources, 1), EXIT_PROBLEMS
+        if fmt == "json":   # the plan's own diagnostics too, as every other diagnostics document carries them
+            shown = sorted([*diagnostics, d], key=lambda x: x.sort_key())
+            return render_diagnostics.render(shown, comp.sources, 1), EXIT_PROBLEMS
         sys.stderr.write(render_diag_text.render([d], comp.sources, 1, color=sys.stderr.isatty()))
         return "", EXIT_PROBLEMS
 

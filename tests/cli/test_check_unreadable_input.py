@@ -53,6 +53,9 @@ def test_sarif(unreadable):
     results = json.loads(r.stdout)["runs"][0]["results"]
     assert [x["ruleId"] for x in results] == ["SN1060"]
     assert results[0]["level"] == "error"
+    # a file-level result still has a region: GitHub code scanning refuses one without startLine (GH1003)
+    (loc,) = results[0]["locations"]
+    assert loc["physicalLocation"]["region"] == {"startLine": 1, "startColumn": 1}
 
 
 @pytest.mark.parametrize("fmt", ["text", "concise"])

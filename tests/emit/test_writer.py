@@ -338,3 +338,32 @@ def test_check_of_a_folder_with_user_files_suggests_the_build_that_works(tmp_pat
     assert "notes.txt is not written by the build" in res.output
     assert f"-o {out} --force` to update it" in res.output
     assert CliRunner().invoke(main, ["build", str(SEED), "-o", str(out)]).exit_code == 2   # the plain rebuild refuses
+
+
+def test_a_folder_inside_an_sncc_output_folder_is_refused(tmp_path):
+    """Break test 27: `build -o out` then `build -o out/sub` succeeded, after which `build -o out`
+    was refused (out held entries its manifest does not list).  A folder inside another sncc output
+    folder is refused, at any depth, even when it is already current, and even with --force; nothing
+    is written."""
+    from click.testing import CliRunner
+
+    from sncc.cli import main
+
+    out = tmp_path / "out"
+    assert CliRunner().invoke(main, ["build", str(SEED), "-o", str(out)]).exit_code == 0
+    before = _snapshot(out)
+    for inner, extra in ((out / "sub", []), (out / "a" / "b", ["--force"])):
+        r = CliRunner().invoke(main, ["build", str(SEED), "-o", str(inner), *extra])
+        assert r.exit_code == 2, r.output
+        assert f"refusing to write {inner}: it lies inside {out}, an sncc output folder" in r.output
+        assert "choose a folder outside" in r.output
+        assert _snapshot(out) == before and _siblings(out) == ["out"]
+    with pytest.raises(OutputError, match="lies inside"):
+        write_outputs({"a.txt": "1"}, out / "sub")
+    # an inner build written before the rule (or by hand) is refused too, though current
+    shutil.copytree(out, tmp_path / "copy")
+    shutil.move(tmp_path / "copy", out / "old")
+    r = CliRunner().invoke(main, ["build", str(SEED), "-o", str(out / "old")])
+    assert r.exit_code == 2 and "lies inside" in r.output
+    assert CliRunner().invoke(main, ["build", str(SEED), "-o", str(tmp_path / "beside")]).exit_code == 0
+    assert CliRunner().invoke(main, ["build", str(SEED), "-o", str(out), "--force"]).exit_code == 0

@@ -100,6 +100,49 @@ def test_goodput_refuses_a_trace_whose_rows_carry_arrival_times(tmp_path):
     assert goodput_refusal(spec_of(tmp_path / "tr.sn")) is None
 
 
+def _plan_codes(path):
+    """The codes of the plan's own diagnostics (`sncc check --format json`)."""
+    doc = json.loads(run("check", "--format", "json", path).stdout)
+    return sorted(d["code"] for d in doc["diagnostics"]), doc["summary"]
+
+
+def test_a_refused_goodput_json_carries_the_plans_diagnostics(tmp_path):
+    """Break test 27: `simulate --goodput --format json` on a trace with arrival times exited 2
+    with `diagnostics: []` and `warnings: 0`, although stderr named the plan's SN4008 and SN4046."""
+    rows = "\n".join(f"{1024 + 37 * i},{128 + 5 * i},{0.2 * i:.1f}" for i in range(40))
+    (tmp_path / "trace.csv").write_text("input_len,output_len,arrival_s\n" + rows + "\n")
+    plan = small(tmp_path, slo="ttft < 2s  tpot < 50ms").read_text().replace(
+        "requests = 160  concurrency = 16", 'requests = 40  trace = "trace.csv"').replace(
+        "max_num_seqs = 32", "max_num_seqs = 256")   # SN4008: 256 sequences at 16k overcommit the KV cache
+    (tmp_path / "tr.sn").write_text(plan)
+    codes, summary = _plan_codes(tmp_path / "tr.sn")
+    assert "SN4008" in codes and "SN4046" in codes
+    r = run("simulate", "--goodput", "--format", "json", tmp_path / "tr.sn")
+    assert r.exit_code == 2, r.output
+    doc = json.loads(r.stdout)
+    assert "arrival_s" in doc["error"] and doc["summary"]["valid"] is False
+    assert sorted(d["code"] for d in doc["diagnostics"]) == codes
+    assert (doc["summary"]["warnings"], doc["summary"]["infos"]) == (summary["warnings"], summary["infos"])
+
+
+def test_a_plan_problem_found_by_simulating_keeps_the_plans_diagnostics_in_json(tmp_path, monkeypatch):
+    """The same for the diagnostics document of a problem the simulator finds (SN5083 here)."""
+    from sncc.sim import from_plan
+
+    def refuse(*a, **k):
+        raise ValueError("no such combination")
+
+    monkeypatch.setattr(from_plan, "spec_from_plan", refuse)
+    path = small(tmp_path)
+    codes, summary = _plan_codes(path)
+    assert codes
+    r = run("simulate", "--format", "json", path)
+    assert r.exit_code == 1, r.output
+    doc = json.loads(r.stdout)
+    assert sorted(d["code"] for d in doc["diagnostics"]) == sorted(codes + ["SN5083"])
+    assert doc["summary"]["errors"] == 1 and doc["summary"]["infos"] == summary["infos"]
+
+
 def test_multi_turn_goodput_trials_reach_their_steady_state():
     """800 requests at 30 conversations/s: 200 conversations start within 7 s but each lives
     ~40 s, so that run never carries its offered load; it used to pass as "keeps up"."""
