@@ -122,6 +122,10 @@ class Node(BaseModel):
         """Span of ``field``'s value in the file, or of the block when the value is a default."""
         return self._value_spans.get(field) or self._name_span or self._block_span
 
+    def value_span(self, field: str) -> Optional[Span]:
+        """Span of ``field``'s value as written, or None (no fallback to the block: :meth:`span_of`)."""
+        return self._value_spans.get(field)
+
     def key_span(self, field: str) -> Optional[Span]:
         """Span of the key ``field`` as written, or None."""
         return self._key_spans.get(field)

@@ -18,6 +18,64 @@ from sncc.search.space import DIMENSION_BY_NAME, Layout, base_role
 _KEPT = ("memory_utilization", "graph_mode", "scheduler", "eplb", "env")
 
 
+#: role fields every candidate sets from the space (or leaves at their defaults): an error of the
+#: base plan located at one of them belongs to the layout the search replaces
+_REPLACED = ("instances", "devices", "tp", "dp", "ep", "expert_parallel", "pp", "max_num_seqs")
+#: role fields a candidate takes from the space's values, which default to the base role's own
+#: (:func:`sncc.search.space._role_value`): replaced only when the flags or the search block list them
+_REPLACED_WHEN_LISTED = ("max_num_batched_tokens", "chunked_prefill", "speculative")
+#: code groups no candidate can change: SN1xxx syntax, SN2xxx structure, keys, values and units
+#: (a rejected value is the file's to fix), SN9xxx internal
+_NEVER_LAYOUT = ("SN1", "SN2", "SN9")
+
+
+def replaced_fields(plan: Any, overrides: Optional[dict] = None) -> tuple:
+    """The role fields of ``plan`` that every candidate of its search replaces: the layout
+    (:data:`_REPLACED`), and the token budget, chunk and speculative setting when the command
+    line (``overrides``) or the ``search { }`` block lists their values."""
+    overrides = overrides or {}
+    s = plan.search
+    listed = tuple(f for f in _REPLACED_WHEN_LISTED
+                   if overrides.get(f) is not None
+                   or (s is not None and getattr(s, f, None) not in (None, "plan")))
+    return _REPLACED + listed
+
+
+def _overlaps(a: Any, b: Any) -> bool:
+    if a is None or b is None or a.file != b.file:
+        return False
+    if a.start == a.end or b.start == b.end:          # a point inside (or at the start of) a range
+        return b.start <= a.start <= b.end if a.start == a.end else a.start <= b.start <= a.end
+    return a.start < b.end and b.start < a.end
+
+
+def layout_errors(plan: Any, diags: list, overrides: Optional[dict] = None) -> list:
+    """The errors of ``diags`` that belong to the base plan's own layout, which the search
+    replaces (the candidates are rebuilt from the space, :func:`role_block`): an error located at,
+    or pointing with a related span at, a role field of :func:`replaced_fields` (``tp = 1`` under a
+    TPOT floor, SN7001), or at a role whose problem is its layout (``path`` the role alone: a
+    device the weights and KV do not fit, SN4001).  Errors of the syntax, structure and value
+    groups (SN1xxx, SN2xxx) and internal ones (SN9xxx) never are.  When every error of the plan is
+    one of these, the search runs, and reports the plan's own layout as failing with them."""
+    fields = replaced_fields(plan, overrides)
+    spans = []
+    for name, role in plan.roles():
+        for f in fields:
+            if role.written(f):
+                spans += [sp for sp in (role.key_span(f), role.value_span(f)) if sp is not None]
+    roles = {name for name, _ in plan.roles()}
+    out = []
+    for d in diags:
+        if not d.is_error or d.code.code.startswith(_NEVER_LAYOUT):
+            continue
+        path = tuple(d.path)
+        at_role = bool(path) and path[0] in roles and (len(path) == 1 or path[1] in fields)
+        located = [d.span] + [r.span for r in d.related]
+        if at_role or any(_overlaps(sp, fs) for sp in located for fs in spans):
+            out.append(d)
+    return out
+
+
 @dataclass(frozen=True)
 class RoleChoice:
     """One role of a candidate: its :class:`~sncc.search.space.Layout`, ``instances`` and

@@ -1,7 +1,8 @@
 """The ``sncc search`` command (click), kept out of ``cli.py`` (which only registers it).
 
-Exit codes: 0 a candidate meets every SLO; 1 the plan has errors, the space is empty (SN8101,
-SN8103, SN8104) or no candidate meets every SLO (SN8105); 2 sncc could not run (unreadable file,
+Exit codes: 0 a candidate meets every SLO; 1 the plan has errors other than its own layout's
+(:func:`sncc.search.candidate.layout_errors`: those are reported, the search runs), the space is
+empty (SN8101, SN8103, SN8104) or no candidate meets every SLO (SN8105); 2 sncc could not run (unreadable file,
 a backend that is not installed or cannot be reached, a written plan that would not check); 130
 Ctrl-C stopped the search (the partial report is printed, JSON ``"interrupted": true``).
 """
@@ -89,7 +90,13 @@ def search_command(plan: str, fmt: str, write_dir: Optional[str], plot: Optional
         cli._unreadable_exit(e, fmt)
     diags, sources = cli._diagnostics(comp, src, extra)
     diags = diags + cli._no_plan(comp, src, diags, "search")
-    if comp is None or any(d.is_error for d in diags):
+    overrides = _overrides(lists, devices, fixed, mode, top, expert_parallel)
+    # errors of the plan's own layout (the roles the search replaces) do not stop it: that layout is
+    # reported as failing with them; any other error (model, hardware, syntax, SLOs) does
+    own_errors = ([] if comp is None or comp.plan is None else
+                  layout_errors_of(comp.plan, diags, {**overrides, **_speculative(speculative)}))
+    own = {id(d) for d in own_errors}
+    if comp is None or any(d.is_error and id(d) not in own for d in diags):
         cli._emit_diagnostics(diags, sources, 1, fmt, sys.stdout.isatty())
         sys.exit(cli.EXIT_PROBLEMS)
     cli._refuse_impossible(comp, diags, sources, fmt, "searching")
@@ -104,22 +111,11 @@ def search_command(plan: str, fmt: str, write_dir: Optional[str], plot: Optional
         sys.exit(cli.EXIT_PROBLEMS)
     except Exception:  # noqa: BLE001 -- anything else is the search's to report, candidate by candidate
         pass
-    overrides = {k: v for k, v in lists.items() if v is not None}
-    overrides.update({k: v for k, v in (("devices", devices), ("fixed", fixed), ("mode", mode), ("top", top),
-                                        ("expert_parallel", expert_parallel), ("speculative", speculative))
-                      if v is not None})
-    if "expert_parallel" in overrides:
-        overrides["expert_parallel"] = {"auto": None, "on": [True], "off": [False], "both": [True, False]}[overrides["expert_parallel"]]
-        if overrides["expert_parallel"] is None:
-            del overrides["expert_parallel"]
-    spec_flag = overrides.pop("speculative", None)
+    spec_flag = speculative
     from sncc.search.space import build_space, space_diagnostics
 
     pre = space_diagnostics(comp.plan, comp.facts, None, {**overrides, "speculative": spec_flag})
-    if spec_flag is not None:
-        overrides["speculative"] = {"plan": None, "off": [False], "both": [True, False]}[spec_flag]
-        if overrides["speculative"] is None:
-            del overrides["speculative"]
+    overrides.update(_speculative(spec_flag))
     if not pre:
         space = build_space(comp.plan, comp.facts, overrides)
         pre = space_diagnostics(comp.plan, comp.facts, space, overrides)
@@ -168,6 +164,12 @@ def search_command(plan: str, fmt: str, write_dir: Optional[str], plot: Optional
             plot_frontier(res, plot)
         except ImportError:
             cli._fail("--plot needs matplotlib: pip install 'sncc[plot]'", fmt, sources)
+    if own_errors:
+        # the plan's own layout fails the checks: its located errors follow the report
+        warnings = sorted(own_errors + warnings, key=lambda d: d.sort_key())
+        if not res.base_refused:
+            res.notes.append(f"the plan's own layout fails the checks ({', '.join(sorted({d.code.code for d in own_errors}))}"
+                             ", printed below): the search replaced its roles")
     if not any(r.status == "met" for r in res.ranked):
         from sncc.search.space import no_plan_meets_slo
 
@@ -187,6 +189,30 @@ def search_command(plan: str, fmt: str, write_dir: Optional[str], plot: Optional
         sys.exit(EXIT_INTERRUPTED)
     met = any(r.status == "met" for r in res.ranked)
     sys.exit(cli.EXIT_OK if met else cli.EXIT_PROBLEMS)
+
+
+def layout_errors_of(plan, diags: list, overrides: dict) -> list:
+    """:func:`sncc.search.candidate.layout_errors` (imported only when the plan compiled)."""
+    from sncc.search.candidate import layout_errors
+
+    return layout_errors(plan, diags, overrides)
+
+
+def _overrides(lists: dict, devices, fixed, mode, top, expert_parallel) -> dict:
+    """The flags over the plan's ``search { }`` block (``--speculative`` apart: :func:`_speculative`)."""
+    out = {k: v for k, v in lists.items() if v is not None}
+    out.update({k: v for k, v in (("devices", devices), ("fixed", fixed), ("mode", mode), ("top", top))
+                if v is not None})
+    ep = {"auto": None, "on": [True], "off": [False], "both": [True, False]}.get(expert_parallel or "auto")
+    if ep is not None:
+        out["expert_parallel"] = ep
+    return out
+
+
+def _speculative(flag) -> dict:
+    """``{"speculative": [values]}`` of ``--speculative`` (``plan`` or no flag: {})."""
+    values = {"plan": None, "off": [False], "both": [True, False]}.get(flag or "plan")
+    return {} if values is None else {"speculative": values}
 
 
 def _progress(fmt: str):

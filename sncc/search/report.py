@@ -137,7 +137,13 @@ def render_text(res: SearchResult, plan_name: str, width: int = 160) -> str:
         con.print(_table(res.frontier, "Pareto frontier: tokens/s per device against tokens/s per user", ranks,
                          basis))
     base_rank = res.rank_of(res.base)
-    if res.base is not None and res.base_outside:
+    if res.base is not None and res.base_refused:
+        where = f", and lies outside the searched space ({res.base_outside})" if res.base_outside else ""
+        con.print(f"the plan's own layout ({res.base.label()}) fails the checks{where}: not ranked or written; "
+                  "the search replaced its roles and ranks the layouts of its space")
+        for code, message, _help in res.base_refused:
+            con.print(f"  {code + ': ' if code else ''}{message}")
+    elif res.base is not None and res.base_outside:
         ref = res.reference
         figures = (f"; for reference: {ref.status} ({ref.source}), {ref.metrics['tokens_per_s_per_device']:.1f} "
                    f"tok/s/dev, QPM {ref.metrics['qpm']:.0f}") if ref is not None else ""
@@ -249,7 +255,8 @@ def document(res: SearchResult, plan_name: str, written: Optional[list] = None,
         "ranked": ranked,
         "frontier": [ranks[r.candidate.key()] for r in res.frontier],
         "base": {"layout": res.base.label(), "rank": res.rank_of(res.base), "outside": res.base_outside,
-                 "reference": _row_doc(res.reference, None) if res.reference is not None else None}
+                 "reference": _row_doc(res.reference, None) if res.reference is not None else None,
+                 "refused": [{"code": c or None, "message": msg, "help": h or None} for c, msg, h in res.base_refused]}
         if res.base else None,
         "rejected": [{"layout": k, "codes": v,
                       "reasons": [{"code": c, "message": msg, "help": h or None} for c, msg, h in res.reasons.get(k, ())]}

@@ -153,6 +153,9 @@ class SearchResult:
     reasons: dict = field(default_factory=dict)
     #: how many candidates stage 4 event-simulated, and why it stopped (:class:`Simulation`)
     simulation: Optional["Simulation"] = None
+    #: the (code, message, help) of each error the checks refused the plan's own layout for
+    #: (then it is neither ranked nor a reference row: the search replaced its roles); () when it passed
+    base_refused: tuple = ()
 
     def rank_of(self, cand: Optional[Candidate]) -> Optional[int]:
         """1-based rank of ``cand`` in :attr:`ranked`, or None."""
@@ -356,7 +359,7 @@ def search(plan: Any, facts: Any, *, overrides: Optional[dict] = None, backend: 
 
     # --- stage 1: price every role layout once
     t0 = time.perf_counter()
-    means = workload_means(plan, facts)
+    means = _workload_means(plan, facts, space, moe)
     layouts = [lay for role in sorted(space.layouts) for lay in space.layouts[role]]
     partner = {}
     for role in ("prefill", "decode"):
@@ -414,9 +417,12 @@ def search(plan: Any, facts: Any, *, overrides: Optional[dict] = None, backend: 
     screened = run("screen", screen_candidate, cands, cctx)
     rows, rejected, reasons, seen = [], {}, {}, {}
     reference: Optional[Row] = None
+    base_refused: tuple = ()
     for cand, m in zip(cands, screened):
         is_base = base is not None and cand.key() == base.key()
         if "errors" in m:
+            if is_base:
+                base_refused = tuple(tuple(r) for r in m.get("reasons", [])) or tuple(("", e, "") for e in m["errors"])
             if not (is_base and base_outside):
                 rejected[cand.label()] = m["errors"]
                 reasons[cand.label()] = [tuple(r) for r in m.get("reasons", [])]
@@ -501,7 +507,32 @@ def search(plan: Any, facts: Any, *, overrides: Optional[dict] = None, backend: 
     rows.sort(key=lambda r: r.sort_key(goodput))
     frontier = pareto([r for r in rows if r.source == "simulate" and r.status in ("met", "uncertain")])
     return SearchResult(space, stages, rows, frontier, rejected, interrupted, notes, goodput, base,
-                        reference, base_outside, ttft_basis(plan), reasons, simulation)
+                        reference, base_outside, ttft_basis(plan), reasons, simulation, base_refused)
+
+
+def _workload_means(plan: Any, facts: Any, space: Space, moe: bool):
+    """:func:`sncc.search.pricing.workload_means` of the base plan; when its own layout is one the
+    simulator refuses (a base layout with errors, which the search replaces), of the plan with
+    the space's first layout in its place (the sampled workload and SLOs are the same).  Raises
+    the base plan's ``ValueError`` when neither can be prepared."""
+    from sncc.search.candidate import RoleChoice
+
+    try:
+        return workload_means(plan, facts)
+    except ValueError as first:
+        lay = space.layouts
+        batch = space.batches[0] if space.batches else None
+        if lay.get("serve"):
+            cand = Candidate("aggregated", (RoleChoice(lay["serve"][0], 1, batch),))
+        elif lay.get("prefill") and lay.get("decode"):
+            cand = Candidate("disaggregated", (RoleChoice(lay["prefill"][0], 1), RoleChoice(lay["decode"][0], 1, batch)))
+        else:
+            raise
+        other = candidate_plan(plan, cand, moe, facts)
+        try:
+            return workload_means(other, candidate_facts(other, facts))
+        except ValueError:
+            raise first from None
 
 
 def ttft_basis(plan: Any) -> str:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
-from sncc.units import format_count
+from sncc.units import format_bytes_gib, format_count
 
 #: the decode batch grid per DP rank an engineer tries (aiconfigurator's ``default`` sweep steps
 #: its decode batch through 1, 2, 4, 8, then multiples of 8 to 256 and 384, 512; that grid, as
@@ -184,6 +184,11 @@ class Space:
     #: rule but whose every ``chunked_prefill`` value is larger than every ``max_num_batched_tokens``
     #: value: what emptied it (SN8101 names those values, not the layouts)
     token_emptied: dict = field(default_factory=dict)
+    #: role → ((tp, dp, pp, kind, rule, weights), ...) for a role no tp × dp × pp listed passed the
+    #: parallel and memory rules: the rule each one broke (``kind``: heads, kv_heads, budget, experts,
+    #: hbm; ``rule`` its text; ``weights`` per device [B] for hbm; dp and pp None: the tp alone broke
+    #: it, at every dp and pp); what SN8101 names (:func:`refused_layouts_text`)
+    layout_refused: dict = field(default_factory=dict)
 
     def excludes(self, cand: Any) -> Optional[str]:
         """Why candidate ``cand`` lies outside the requested space, every reason joined by ``; ``
@@ -275,27 +280,36 @@ def build_space(plan: Any, facts: Any, overrides: Optional[dict] = None) -> Spac
     layouts: dict = {}
     instances: dict = {}
     token_emptied: dict = {}
+    layout_refused: dict = {}
     for role in roles:
         vals = {d.name: values(s, ctx, d, role, overrides) for d in DIMENSIONS if role in d.roles}
         vals.setdefault("chunked_prefill", [None])
         vals.setdefault("speculative", [plan.speculative is not None])
         out = []
         parallel = 0                  # tp × dp × pp × ep layouts that pass the parallel and memory rules
+        refused: list = []            # (tp, dp, pp, rule) of each tp × dp × pp no layout came from
         for tp in vals["tp"]:
             if heads and heads % tp:
                 dropped.append(("tp", tp, f"does not divide the {heads} attention heads"))
+                refused.append((tp, None, None, "heads", f"does not divide the {heads} attention heads", 0.0))
                 continue
             if kv_heads and kv_heads > 1 and kv_heads % tp and tp % kv_heads:
                 dropped.append(("tp", tp, f"does not split the {kv_heads} KV heads"))
+                refused.append((tp, None, None, "kv_heads", f"does not split the {kv_heads} KV heads", 0.0))
                 continue
             for dp in vals["dp"]:
                 for pp in vals["pp"]:
                     n = tp * dp * pp
                     if n > budget:
+                        refused.append((tp, dp, pp, "budget", f"more than the budget of {format_count(budget, 'device')}", 0.0))
                         continue
+                    why = None                # (kind, text, weights per device [B]) of the rule it broke
+                    passed = parallel
                     for ep in vals["expert_parallel"]:
                         ep = bool(ep) and routed > 0 and tp * dp > 1
                         if ep and routed % (tp * dp):
+                            why = why or ("experts", f"the expert-parallel group of tp × dp = {tp * dp} devices does "
+                                                     f"not divide the {routed} routed experts", 0.0)
                             continue
                         try:
                             weights = float(weights_per_device(arch, facts.quant or "bf16", tp, dp, pp,
@@ -303,6 +317,10 @@ def build_space(plan: Any, facts: Any, overrides: Optional[dict] = None) -> Spac
                         except (TypeError, ValueError, KeyError):
                             weights = 0.0
                         if hbm and weights >= hbm * util:
+                            why = ("hbm", f"the weights at {facts.quant or 'bf16'}, {format_bytes_gib(weights)} "
+                                          f"per device, exceed one device's HBM budget "
+                                          f"({format_bytes_gib(hbm * util)}: {format_bytes_gib(hbm)} × "
+                                          f"memory_utilization {util:g})", weights)
                             continue
                         parallel += 1
                         for mbt in vals["max_num_batched_tokens"]:
@@ -312,7 +330,11 @@ def build_space(plan: Any, facts: Any, overrides: Optional[dict] = None) -> Spac
                                     continue
                                 for spec in vals["speculative"]:
                                     out.append(Layout(role, tp, dp, pp, ep, int(mbt), chunk, bool(spec)))
+                    if parallel == passed and why is not None:
+                        refused.append((tp, dp, pp) + why)
         layouts[role] = sorted(set(out), key=Layout.key)
+        if not parallel:
+            layout_refused[role] = tuple(refused)
         if parallel and not out:
             token_emptied[role] = (tuple(sorted({c for c in vals["chunked_prefill"] if c is not None})),
                                    tuple(sorted(set(int(t) for t in vals["max_num_batched_tokens"]))))
@@ -326,7 +348,7 @@ def build_space(plan: Any, facts: Any, overrides: Optional[dict] = None) -> Spac
     dropped += _instances_never_fitting(modes, layouts, instances, budget, s, overrides)
     top = int(overrides.get("top") or (s.top if s else 10))
     return Space(modes, layouts, batches, instances, budget, fixed, top, sorted(set(dropped), key=str),
-                 _requested(s, overrides, routed > 0), token_emptied)
+                 _requested(s, overrides, routed > 0), token_emptied, layout_refused)
 
 
 def _instances_never_fitting(modes: tuple, layouts: dict, instances: dict, budget: int, search: Any,
@@ -464,10 +486,12 @@ def space_diagnostics(plan: Any, facts: Any, space: Optional[Space], overrides: 
     if empty:
         given = [f"{k} from --{k}" for k in ("tp", "dp", "pp") if flagged(k)] + (["budget from --devices"]
                                                                              if flagged("devices") else [])
+        why = refused_layouts_text(space, empty)
         out.append(diag(codes.SEARCH_EMPTY_SPACE,
                         f"no {' / '.join(f'`{r}`' for r in empty)} layout fits: every tp × dp × pp listed"
                         f"{' (' + ', '.join(given) + ')' if given else ''} breaks a "
-                        f"construction rule or the budget of {format_count(space.budget, 'device')}", at("tp"),
+                        + (f"construction rule: {why}" if why else
+                           f"construction rule or the budget of {format_count(space.budget, 'device')}"), at("tp"),
                         help="list sizes that divide the attention heads and fit the budget and HBM"))
     over = None
     if not any(d.code is codes.SEARCH_EMPTY_SPACE for d in out):
@@ -484,6 +508,54 @@ def space_diagnostics(plan: Any, facts: Any, space: Optional[Space], overrides: 
         out.append(diag(codes.SEARCH_VALUE_DROPPED, f"`{what} = {value}`{whence} is skipped: it {why}"
                         if not why.startswith("larger") else f"`{what} = {value}`{whence} is skipped: {why}", where))
     return out
+
+
+#: layouts a rule of :func:`refused_layouts_text` names before "and N more"
+REFUSED_LAYOUTS_SHOWN = 6
+#: the order of rules that refused the same smallest tp: the model's, then the budget, then the memory
+_RULE_ORDER = ("heads", "kv_heads", "experts", "budget", "hbm")
+
+
+def refused_layouts_text(space: Space, roles: list) -> str:
+    """Which rule of :func:`build_space` refused each tp × dp × pp listed for ``roles``, grouped by
+    rule (``tp = 1: the weights at fp8, … per device, exceed one device's HBM budget …; tp = 2, 4, 8: more than the
+    budget of 1 device``); roles refused alike share one text, others are named (`` `prefill`: …``).
+    "" when the space recorded no refusal for them (:attr:`Space.layout_refused`)."""
+    by_refusal: dict = {}
+    for role in roles:
+        got = space.layout_refused.get(role)
+        if got:
+            by_refusal.setdefault(got, []).append(role)
+    if not by_refusal:
+        return ""
+    plain = all(dp in (None, 1) and pp in (None, 1) for got in by_refusal for _, dp, pp, *_ in got)
+
+    def name(tp: int, dp: Optional[int], pp: Optional[int]) -> str:
+        if dp is None or plain:
+            return str(tp)
+        return f"tp{tp} dp{dp}" + (f" pp{pp}" if pp and pp > 1 else "")
+
+    texts = []
+    for got, rs in by_refusal.items():
+        groups: dict = {}
+        for entry in got:
+            groups.setdefault(entry[3], []).append(entry)
+        parts = []
+        # by the smallest tp each rule refused, then the rule order
+        for kind in sorted(groups, key=lambda k: (min(e[0] for e in groups[k]),
+                                                  _RULE_ORDER.index(k) if k in _RULE_ORDER else len(_RULE_ORDER))):
+            entries = groups[kind]
+            names = list(dict.fromkeys(name(tp, dp, pp) for tp, dp, pp, *_ in entries))
+            shown = ", ".join(names[:REFUSED_LAYOUTS_SHOWN]) + (
+                f" and {len(names) - REFUSED_LAYOUTS_SHOWN} more" if len(names) > REFUSED_LAYOUTS_SHOWN else "")
+            least = min(entries, key=lambda e: e[5]) if kind == "hbm" else entries[0]
+            rule = least[4]
+            if kind == "hbm" and len(entries) > 1:      # the lightest of them named: the others hold more
+                rule = rule.replace(" per device,", f" per device at the least ({name(*least[:3])}),", 1)
+            parts.append(f"{'tp = ' if plain or all(e[1] is None for e in entries) else ''}{shown}: {rule}")
+        text = "; ".join(parts)
+        texts.append(text if len(by_refusal) == 1 else f"{' / '.join(f'`{r}`' for r in rs)}: {text}")
+    return "; ".join(texts)
 
 
 def _values_text(values: tuple) -> str:
