@@ -227,6 +227,12 @@ def simulate_plan(comp: Any, *, seed: int = 0, fmt: str = "text", profile: Optio
         if plot_note:
             sys.stderr.write(f"sncc: note: {plot_note}\n")
         sys.stderr.write(f"wrote {plot}\n")
+    if fmt == "json":
+        # the plan's own diagnostics (after suppressions; stderr in text mode), in the diagnostics
+        # document's item shape, so an editor or CI reading stdout sees the warnings too
+        from sncc.diagnostics.render_json import diagnostic_dict
+        extra = dict(extra, diagnostics=[diagnostic_dict(d, comp.sources)
+                                         for d in sorted(diagnostics, key=lambda x: x.sort_key())])
     text = render_json(result, extra) if fmt == "json" else render_text(result, comp.plan, extra)
     verdicts = [s.verdict for s in result.slo]
     bad = "missed" in verdicts or (strict and "uncertain" in verdicts)

@@ -125,6 +125,25 @@ def test_a_refused_goodput_json_carries_the_plans_diagnostics(tmp_path):
     assert (doc["summary"]["warnings"], doc["summary"]["infos"]) == (summary["warnings"], summary["infos"])
 
 
+def test_a_simulate_json_result_carries_the_plans_diagnostics(tmp_path):
+    """A successful `simulate --format json` printed the plan's warnings on stderr only: an editor
+    or CI reading stdout saw none.  The result now has `diagnostics` (the items of
+    diagnostics.schema.json), the same codes `sncc check` gives, and still validates."""
+    from sncc.emit.validate import validate_instance
+
+    plan = small(tmp_path).read_text().replace("max_num_seqs = 32", "max_num_seqs = 256")   # SN4008
+    (tmp_path / "w.sn").write_text(plan)
+    codes, _ = _plan_codes(tmp_path / "w.sn")
+    assert "SN4008" in codes
+    r = run("simulate", "--no-what-if", "--format", "json", tmp_path / "w.sn")
+    assert r.exit_code in (0, 1), r.output
+    doc = json.loads(r.stdout)
+    assert sorted(d["code"] for d in doc["diagnostics"]) == codes
+    d = next(d for d in doc["diagnostics"] if d["code"] == "SN4008")
+    assert d["severity"] == "warning" and d["range"]["start"]["line"] >= 1
+    assert validate_instance("simulate.json", doc, "simulate") == []
+
+
 def test_a_plan_problem_found_by_simulating_keeps_the_plans_diagnostics_in_json(tmp_path, monkeypatch):
     """The same for the diagnostics document of a problem the simulator finds (SN5083 here)."""
     from sncc.sim import from_plan
