@@ -171,3 +171,15 @@ def test_the_candidate_plan_carries_the_env_and_keeps_the_base_value():
     big = Candidate("disaggregated", (RoleChoice(cand.roles[0].layout, 9), cand.roles[1]))
     two = compile_text(A3_ONE_HOST.replace("nodes = 1", "nodes = 2"))
     assert "HCCL_INTRA_ROCE_ENABLE" not in candidate_plan(two.plan, big, moe=False, facts=two.facts).env
+
+
+def test_the_help_states_the_budget_the_search_uses():
+    """`--max-simulated`'s help writes the default out (the CLI does not import the search's run
+    module at start-up); it must say what :func:`default_max_simulated` computes."""
+    from click.testing import CliRunner
+
+    from sncc.cli import main
+    from sncc.search.run import SIM_BUDGET_MIN, SIM_BUDGET_TOPS
+
+    text = " ".join(CliRunner().invoke(main, ["search", "--help"]).output.split())
+    assert f"default {SIM_BUDGET_TOPS} × --top, at least {SIM_BUDGET_MIN}" in text, text
