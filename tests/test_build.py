@@ -237,10 +237,13 @@ def test_a_value_error_of_the_simulator_is_a_located_diagnostic(tmp_path, monkey
     monkeypatch.setattr(sncc.build, "BUILD_BLOCKING", sncc.build.BUILD_BLOCKING - {"SN3004"})
     plan = tmp_path / "p.sn"
     plan.write_text('plan "p" {\n' + _IMPOSSIBLE[0][1] + "}\n")
-    for command in (["simulate", str(plan)], ["search", str(plan), "--top", "1"]):
-        r = CliRunner().invoke(main, command)
-        assert r.exit_code == 1 and "internal error" not in r.output, r.output
-        assert "SN5083" in r.output and "neither divides the other" in r.output and "p.sn:6:" in r.output
+    r = CliRunner().invoke(main, ["simulate", str(plan)])
+    assert r.exit_code == 1 and "internal error" not in r.output, r.output
+    assert "SN5083" in r.output and "neither divides the other" in r.output and "p.sn:6:" in r.output
+    # search replaces the roles: the plan's own layout is reported as refused, the space is ranked
+    r = CliRunner().invoke(main, ["search", str(plan), "--top", "1"])
+    assert r.exit_code == 0 and "internal error" not in r.output, r.output
+    assert "the plan's own layout (1×tp3 dp1 b64) fails the checks" in r.output
     r = CliRunner().invoke(main, ["simulate", "--format", "json", str(plan)])
     # the plan's own diagnostics come with it (the suppressed SN3004 stays suppressed)
     (d,) = [x for x in json.loads(r.stdout)["diagnostics"] if x["severity"] == "error"]
