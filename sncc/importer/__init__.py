@@ -19,7 +19,7 @@ from sncc.diagnostics import codes
 from sncc.diagnostics.model import Diagnostic, diag
 from sncc.diagnostics.secrets import looks_like_secret
 from sncc.importer.shell import Word, read_script
-from sncc.importer.vllm_command import (CONTAINER_RUNNERS, VLLM_IMAGE, Option, Problem, container_env,
+from sncc.importer.vllm_command import (CONTAINER_RUNNERS, VLLM_IMAGE, VLLM_PROGRAM, Option, Problem, container_env,
                                        container_env_files, engine_argv, env_file_assignments, image_tag,
                                         parse_args)
 from sncc.importer.writer import NOT_COPIED, UNRESOLVED, Value, plan_text
@@ -115,6 +115,46 @@ def _model_candidates(text: str) -> list[str]:
     parts = base.split("-")
     out += ["-".join(parts[:k]) for k in range(len(parts) - 1, 0, -1)]
     return [c for c in out if c]
+
+
+def _serve_form(cmd, argv: list[Word]) -> bool:
+    """The engine command ``cmd`` (arguments ``argv``) is spelled ``vllm serve ...`` (also as a container's command)."""
+    ws = list(cmd.words)
+    at = len(ws) - len(argv)
+    return at >= 2 and ws[at - 2].text.rsplit("/", 1)[-1] == VLLM_PROGRAM and ws[at - 1].text == "serve"
+
+
+def _model_arguments(src: SourceFile, cmd, argv: list[Word], opts: list[Option], vlabel: str,
+                     vllm_version: str) -> list[Diagnostic]:
+    """The command's model arguments: none (vLLM serves its default model), `--model` where the
+    release's `vllm serve` refuses it (``data/vllm_serve.toml [model_option]``), two different models."""
+    from sncc.cache import package_toml
+
+    models = [o for o in opts if o.name == "model"]
+    serve = _serve_form(cmd, argv)
+    start = cmd.words[0].start
+    end = (argv[-1].end if argv else cmd.words[-1].end)
+    if not models:
+        return []   # no model at all: reported with the plan's model (a --config YAML may name it)
+    out = []
+    positional = next((o for o in models if not o.written.startswith("-")), None)
+    flag = next((o for o in models if o.written == "--model"), None)
+    rules = package_toml("sncc.engines", "data/vllm_serve.toml").get("model_option", {})
+    if serve and flag is not None and vllm_version in rules.get("refused", ()):
+        also = f" (the command also names the positional model `{positional.value}`)" if positional else ""
+        out.append(diag(codes.IMPORT_UNKNOWN_ARGUMENT, f"`--model {flag.value}`: `vllm serve` of {vlabel} refuses the "
+                        "`--model` option (\"provide the model as a positional argument or in a config file\")" + also,
+                        src.span(*flag.key),
+                        help=(f"keep one model: remove `--model {flag.value}`, or write it in place of the positional"
+                              if positional else f"write the model after `vllm serve`: `vllm serve {flag.value} ...`")))
+        return out
+    other = next((o for o in models if o is not positional and o.value != (positional.value if positional else o.value)), None)
+    if positional is not None and other is not None:
+        out.append(diag(codes.IMPORT_BAD_VALUE, f"two models: the positional `{positional.value}` and "
+                        f"`{other.written.split('=')[0]} {other.value}`; vLLM serves `{positional.value}` and ignores "
+                        f"`{other.written.split('=')[0]}`", src.span(other.key[0], other.value_at[1]),
+                        help="keep one model argument"))
+    return out
 
 
 def _vendor(names: list[str], argv: list[Word]) -> str:
@@ -465,7 +505,13 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
         assumed.append(f"system {DEFAULT_SYSTEM[vendor]}")
 
     # --- engine arguments: --config YAML under the command line --------------------------------
-    opts, probs = parse_args(argv, vman, msrc.name, vlabel, extra_choices) if main else ([], [])
+    doubled = ""
+    if image and len(argv) >= 2 and argv[0].text.rsplit("/", 1)[-1] == VLLM_PROGRAM and argv[1].text == "serve":
+        doubled = (f"the entry point of {main[3].text} already is vLLM's server, so the container runs it with "
+                   "`vllm serve ...` as its arguments: write only the arguments after the image")
+    opts, probs = parse_args(argv, vman, msrc.name, vlabel, extra_choices, doubled) if main else ([], [])
+    if main:
+        diags += _model_arguments(msrc, main[1], argv, opts, vlabel, adapter.pin(version).vllm)
     merged_nodes = 1
     for src, c, words, prog in commands[1:]:
         others, _ = parse_args(words, vman, src.name, vlabel, extra_choices)
@@ -552,7 +598,9 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
 
     for path, why in unresolved_keys.items():
         put(path, UNRESOLVED, why)
-    model_opt = next((o for o in merged if o.name == "model"), None)
+    # the positional model, else `--model` (vLLM's serve overrides `--model` with the positional)
+    model_opt = next((o for o in merged if o.name == "model" and not o.written.startswith("-")),
+                     next((o for o in merged if o.name == "model"), None))
     model_text = str(model_opt.value) if model_opt else ""
     unknown = _unknown_choices(system, model, model_text, os.path.dirname(msrc.name))
     if unknown:   # an id the catalog does not know: no plan is written for it (SN2008, as `check` says it)
@@ -621,9 +669,19 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
             break
         else:
             where = srcs.get(model_opt.file, msrc) if model_opt else msrc
-            diags.append(diag(codes.IMPORT_ASSUMED, f"`{model_text}` is no model in sncc's catalog: written as it is",
-                              where.span(*model_opt.key) if model_opt else msrc.span(0, 0),
-                              help="name the catalog model with `--model ID`, or set `weights` to the checkpoint directory"))
+            if not model_text:
+                default = getattr(vman.arg("--model"), "default", None) if vman.has_arg("--model") else None
+                serves = f"its default model `{default}`" if default else "its default model"
+                cmd_span = (msrc.span(main[1].words[0].start, main[2][-1].end if main[2] else main[1].words[-1].end)
+                            if main else msrc.span(0, 0))
+                diags.append(diag(codes.IMPORT_ASSUMED, f"no model given: the command names no model, so {vlabel} "
+                                  f"serves {serves}; the plan's model is `unknown`", cmd_span,
+                                  help="write the model after `vllm serve` (or `--model` of the api_server), or "
+                                       "name the catalog model with `sncc import --model ID`", severity="warning"))
+            else:
+                diags.append(diag(codes.IMPORT_ASSUMED, f"`{model_text}` is no model in sncc's catalog: written as it is",
+                                  where.span(*model_opt.key) if model_opt else msrc.span(0, 0),
+                                  help="name the catalog model with `--model ID`, or set `weights` to the checkpoint directory"))
     mblock[""] = Value(mid, mnote)
     if model_text.startswith(("/", "./", "../", "~")):
         mblock["weights"] = Value(model_text, _origin(srcs.get(model_opt.file, msrc), model_opt.key[0]))

@@ -71,20 +71,47 @@ def image_tag(word: str) -> str | None:
     return tag[1:] if tag[:1] == "v" and tag[1:2].isdigit() else tag if tag[:1].isdigit() else None
 
 
-def _container_argv(ws: list[Word]) -> tuple[list[Word], Word] | None:
-    """``docker run ... vllm/vllm-openai ARGS``: (ARGS, the image word), or None."""
+def _is_engine_command(ws: list[Word]) -> bool:
+    """``ws`` starts with ``vllm serve`` or ``python[3] -m vllm.entrypoints.openai.api_server``."""
+    if len(ws) >= 2 and ws[0].text.rsplit("/", 1)[-1] == VLLM_PROGRAM and ws[1].text == "serve":
+        return True
+    return (len(ws) >= 3 and ws[0].text.rsplit("/", 1)[-1].startswith("python") and ws[1].text == "-m"
+            and ws[2].text in API_SERVER_MODULES)
+
+
+def _image_index(ws: list[Word]) -> int | None:
+    """The index of the image word of ``docker run [OPTIONS] IMAGE [COMMAND...]`` (also ``podman``):
+    vLLM's OpenAI image, else the word right before an explicit engine command (``docker run ...
+    quay.io/ascend/vllm-ascend:v0.11.0 vllm serve MODEL ...``: the container's command replaces the
+    image's own ``CMD``); None for any other command."""
     if len(ws) < 3 or ws[0].text.rsplit("/", 1)[-1] not in CONTAINER_RUNNERS or ws[1].text != "run":
         return None
-    entry = None
     for i, w in enumerate(ws[2:], start=2):
-        if w.text.startswith("--entrypoint"):
-            entry = w.text.partition("=")[2] or (ws[i + 1].text if i + 1 < len(ws) else "")
         if VLLM_IMAGE.match(w.text):
-            if entry is not None:        # the image's entry point replaced: read ENTRY ARGS as a command
-                found = engine_argv(Command((Word(entry, w.start, w.end),) + tuple(ws[i + 1:]), ()))
-                return found if found is None else (found[0], w)
-            return ws[i + 1:], w
+            return i
+        if not w.text.startswith("-") and _is_engine_command(ws[i + 1:]):
+            return i
     return None
+
+
+def _container_argv(ws: list[Word]) -> tuple[list[Word], Word] | None:
+    """``docker run ... vllm/vllm-openai ARGS`` or ``docker run ... IMAGE vllm serve ARGS``: (ARGS,
+    the image word), or None."""
+    at = _image_index(ws)
+    if at is None:
+        return None
+    w = ws[at]
+    entry = None
+    for i in range(2, at):
+        if ws[i].text.startswith("--entrypoint"):
+            entry = ws[i].text.partition("=")[2] or (ws[i + 1].text if i + 1 < len(ws) else "")
+    if not VLLM_IMAGE.match(w.text):           # another image: its command is the engine command
+        found = engine_argv(Command(tuple(ws[at + 1:]), ()))
+        return found if found is None else (found[0], w)
+    if entry is not None:        # the image's entry point replaced: read ENTRY ARGS as a command
+        found = engine_argv(Command((Word(entry, w.start, w.end),) + tuple(ws[at + 1:]), ()))
+        return found if found is None else (found[0], w)
+    return ws[at + 1:], w
 
 
 #: ``docker run`` / ``podman run`` options that set one variable in the container (``-e NAME=value``,
@@ -101,8 +128,8 @@ def container_env(cmd: Command) -> list[tuple[str, Word]]:
     if _container_argv(ws) is None:
         return []
     out: list[tuple[str, Word]] = []
-    i = 2
-    while i < len(ws) and not VLLM_IMAGE.match(ws[i].text):
+    i, image = 2, _image_index(ws)
+    while i < image:
         w, text = ws[i], ws[i].text
         item = None
         if text in ENV_OPTIONS and i + 1 < len(ws):
@@ -128,8 +155,8 @@ def container_env_files(cmd: Command) -> list[Word]:
     if _container_argv(ws) is None:
         return []
     out: list[Word] = []
-    i = 2
-    while i < len(ws) and not VLLM_IMAGE.match(ws[i].text):
+    i, image = 2, _image_index(ws)
+    while i < image:
         w = ws[i]
         if w.text == "--env-file" and i + 1 < len(ws):
             out.append(ws[i + 1])
@@ -225,22 +252,32 @@ def _suggest(manifest, option: str) -> str:
 
 
 def parse_args(words: list[Word], manifest, file: str, version_label: str,
-               extra_choices=None) -> tuple[list[Option], list[Problem]]:
+               extra_choices=None, extra_help: str = "") -> tuple[list[Option], list[Problem]]:
     """Parse engine argument ``words`` against ``manifest``: (options in order, problems).
 
     ``extra_choices`` (``{"--quantization": ["ascend"]}``) are the values a platform plugin adds to
-    vLLM's parser (the plugin manifest's ``parser_choices_added``).  The positional model becomes an option named ``model``.  A value word that is unresolved
+    vLLM's parser (the plugin manifest's ``parser_choices_added``).  The positional model becomes an option named ``model``;
+    a second positional is an ``unknown`` problem (``extra_help`` its help when given).  A value word that is unresolved
     (:attr:`Word.unresolved`) gives an ``unresolved`` problem and no option."""
     opts: list[Option] = []
     probs: list[Problem] = []
+    positional = False
     i = 0
     while i < len(words):
         w = words[i]
         text = w.text
         if not text.startswith("-") or text == "-":
-            if w.unresolved:
+            if positional:
+                # `vllm serve` takes one positional (the model): argparse exits on any further one
+                probs.append(Problem("unknown", (w.start, w.end),
+                                     f"`{text}` is an extra positional argument: `vllm serve` of {version_label} "
+                                     "takes one (the model) and exits with `unrecognized arguments`",
+                                     extra_help or "remove it, or give it the option it is the value of", file))
+            elif w.unresolved:
+                positional = True
                 probs.append(Problem("unresolved", (w.start, w.end), f"the model: {w.unresolved}", file=file))
             else:
+                positional = True
                 opts.append(Option("model", text, (w.start, w.end), (w.start, w.end), file, text))
             i += 1
             continue
