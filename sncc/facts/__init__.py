@@ -42,7 +42,11 @@ def derive(plan, base_dir: str | None = None) -> Facts:
     from sncc.facts.weights import weight_bytes_per_param
 
     f.draft_checkpoints = draft_checkpoints(plan, f.roles, base_dir, f.diagnostics)
-    f.weight_bytes_per_param, f.weight_bytes_note = weight_bytes_per_param(f)
+    from sncc.plan.model import watch_reads
+
+    (f.weight_bytes_per_param, f.weight_bytes_note), rejected = watch_reads(weight_bytes_per_param, f)
+    if rejected:    # sized from a stand-in for a rejected value (`quant = w8a9`): no check judges it
+        f.poisoned_from["weight_bytes_per_param"] = rejected
     return f
 
 

@@ -65,7 +65,12 @@ def resolve_catalog(plan: Plan, base_dir: str | None = None) -> Facts:
     mdl = plan.model
     resolve_model(mdl, r, base_dir)
     # --- quantization and KV dtype ----------------------------------------
-    if mdl.quant is not None:
+    from sncc.plan.model import watch_reads
+
+    quant_written, rejected = watch_reads(lambda: mdl.quant)
+    if rejected:    # `quant` was written but rejected: what stands in for it is judged by no check
+        r.poisoned_from.update({name: rejected for name in ("quant", "quant_origin", "model_ref")})
+    if quant_written is not None:
         r.quant, r.quant_span, r.quant_origin = mdl.quant, mdl.span_of("quant"), "plan"
     elif r.checkpoint is not None:
         r.quant, r.quant_span, r.quant_origin = r.checkpoint.quant, mdl.span_of("weights"), "checkpoint"

@@ -263,6 +263,10 @@ places routed experts statically and needs them to split evenly over the EP grou
     #: how :attr:`weight_bytes_per_param` was derived (one line per group that differs from the rest)
     weight_bytes_note: str = ""
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    #: ``{attribute: ((block, field), ...)}``: attributes derived from fields the builder rejected
+    #: (:meth:`sncc.plan.model.Node.poison`); a check's read of one is a read of those fields, so
+    #: no check judges it (:class:`sncc.plan.model.WatchedFact`, on the attributes in :data:`WATCHED_FACTS`)
+    poisoned_from: dict[str, tuple] = field(default_factory=dict)
 
     @property
     def engine_version_default(self) -> bool:
@@ -291,3 +295,17 @@ places routed experts statically and needs them to split evenly over the EP grou
     def role(self, name: str) -> RoleFacts | None:
         """The :class:`RoleFacts` of role ``name``, or None."""
         return self.roles.get(name)
+
+
+#: attributes of :class:`Facts` that resolution may derive from a rejected (poisoned) field
+WATCHED_FACTS = ("quant", "quant_origin", "weight_bytes_per_param", "model_ref")
+
+
+def _watch_facts() -> None:
+    from sncc.plan.model import WatchedFact
+
+    for name in WATCHED_FACTS:
+        setattr(Facts, name, WatchedFact(name))
+
+
+_watch_facts()

@@ -89,23 +89,20 @@ def _bounds(info) -> str | None:
 
 
 def _settable(cls) -> list[str]:
-    from sncc.plan import model as m
-    from sncc.plan.build import _HIDDEN
+    """What a ``cls`` block accepts: the builder's own list (role `env { }` included)."""
+    from sncc.plan.build import settable_fields
 
-    names = [n for n in cls.model_fields if n != cls.label_field and n not in _HIDDEN]
-    if cls is m.Plan:
-        names += ["slo", "env"]
-    return names
+    return settable_fields(cls)
 
 
 def _is_block(cls, name: str) -> bool:
     from sncc.plan import model as m
-    from sncc.plan.build import _submodel
+    from sncc.plan.build import _field_kind, _submodel
 
-    if cls is m.Plan and name in ("slo", "env"):
+    if cls is m.Plan and name == "slo":
         return True
     info = cls.model_fields.get(name)
-    return info is not None and _submodel(info) is not None
+    return info is not None and (_submodel(info) is not None or _field_kind(info) == "env-map")
 
 
 def _where(path: list[str]) -> str:

@@ -146,10 +146,17 @@ class SnccServer(LanguageServer):
             types.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=result.diagnostics))
         return result
 
-    def source_of(self, uri: str) -> SourceFile:
-        """The current text of ``uri`` as a :class:`SourceFile`."""
+    def source_of(self, uri: str) -> SourceFile | None:
+        """The current text of ``uri`` as a :class:`SourceFile`; None for a document that is
+        not open and cannot be read from disk (a request about a file that does not exist is
+        answered with nothing, not with a traceback in the log)."""
         doc = self.workspace.get_text_document(uri)
-        return SourceFile(self.doc_path(uri), doc.source)
+        try:
+            text = doc.source     # pygls reads a document that was never opened from disk
+        except (OSError, UnicodeDecodeError) as e:
+            log.debug("no document %s: %s", uri, e)
+            return None
+        return SourceFile(self.doc_path(uri), text)
 
 
 def _too_large(text: str) -> bool:
@@ -215,6 +222,8 @@ def create_server() -> SnccServer:
     def hover(ls: SnccServer, params: types.HoverParams) -> types.Hover | None:
         try:
             src = ls.source_of(params.text_document.uri)
+            if src is None:
+                return None
             offset = src.offset_of_lsp(params.position.line, params.position.character)
             found = features.hover(src, offset)
             if found is None:
@@ -232,8 +241,8 @@ def create_server() -> SnccServer:
     def completion(ls: SnccServer, params: types.CompletionParams) -> types.CompletionList:
         try:
             src = ls.source_of(params.text_document.uri)
-            offset = src.offset_of_lsp(params.position.line, params.position.character)
-            items = features.complete(src, offset)
+            offset = None if src is None else src.offset_of_lsp(params.position.line, params.position.character)
+            items = [] if src is None else features.complete(src, offset)
         except Exception:  # noqa: BLE001
             log.exception("completion failed")
             items = []
@@ -262,6 +271,8 @@ def create_server() -> SnccServer:
             uri = params.text_document.uri
             last = ls.checked.get(uri)
             src = ls.source_of(uri)
+            if src is None:
+                return []
             if last is None or last.source.text != src.text:
                 last = check_document(uri, src.name, src.text, reader=ls.read_import)
             offset = src.offset_of_lsp(params.position.line, params.position.character)

@@ -434,7 +434,7 @@ class _Builder:
                        help=f"write `{b.name} {{ ... }}`",
                        fixes=[Fix("remove the name", (Edit(b.label.span, ""),), "safe")])
         seen: dict[str, Span] = {}
-        settable = [n for n in fields if n != cls.label_field and (n not in _HIDDEN or _field_kind(fields[n]) == "env-map")]
+        settable = settable_fields(cls)
         for item in b.items:
             if isinstance(item, ast.Block):
                 name, span = item.name, item.name_span
@@ -677,6 +677,16 @@ _BAD = object()
 #: a plain number (the grammar's NUMBER), as a string env value may hold one
 _NUMERIC = re.compile(r"[+-]?\d[\d_]*(\.\d+)?")
 _HIDDEN = {"slo", "env"}
+
+
+def settable_fields(cls) -> list[str]:
+    """The keys and blocks a ``cls`` block may hold, in field order: every field but the label,
+    the hidden ones (:data:`_HIDDEN`) only as the block they are written as (an ``env { }`` map,
+    the plan's ``slo { }``).  The builder's list of what it accepts, and the language server's
+    completion of keys (:func:`sncc.lsp.features._settable`)."""
+    fields = cls.model_fields
+    return [n for n in fields if n != cls.label_field
+            and (n not in _HIDDEN or _field_kind(fields[n]) == "env-map" or (cls is m.Plan and n == "slo"))]
 
 
 def _meta_at(meta: Meta, loc: tuple) -> tuple[Meta, str | None]:

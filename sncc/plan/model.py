@@ -581,6 +581,51 @@ class PoisonedFacts:
         return f"PoisonedFacts({self._value!r})"
 
 
+def watch_reads(fn, *args) -> tuple[Any, tuple]:
+    """``(fn(*args), sources)``: the poisoned fields (:meth:`Node.poison`) ``fn`` read, in order,
+    as ``(block, field)`` pairs; ``()`` when it read none."""
+    reads: list = []
+    token = POISON_READS.set(reads)
+    try:
+        value = fn(*args)
+    finally:
+        POISON_READS.reset(token)
+    return value, tuple(dict.fromkeys(reads))
+
+
+class WatchedFact:
+    """A data descriptor for one attribute of a facts object (:class:`sncc.facts.model.Facts`)
+    that may be derived from a poisoned field: the owner keeps ``{attribute: sources}`` in its
+    ``poisoned_from`` mapping, and a read of a listed attribute while a check runs counts as a
+    read of those sources, so :func:`run_unpoisoned` drops what a check concludes from it (the
+    chip "cannot run `fp8` weights" after `quant = w8a9` was rejected and the model's native
+    dtype stood in).  The value lives in the instance's ``__dict__`` under the same name."""
+
+    def __set_name__(self, owner, name: str) -> None:
+        self.name = name
+
+    def __init__(self, name: str | None = None) -> None:
+        if name is not None:
+            self.name = name
+
+    def __get__(self, inst, owner=None):
+        if inst is None:
+            return self
+        d = inst.__dict__
+        sources = d.get("poisoned_from")
+        if sources and self.name in sources:
+            reads = POISON_READS.get()
+            if reads is not None:
+                reads.extend(sources[self.name])
+        try:
+            return d[self.name]
+        except KeyError:
+            raise AttributeError(self.name) from None
+
+    def __set__(self, inst, value) -> None:
+        inst.__dict__[self.name] = value
+
+
 def derive_watched(fn, *args) -> Any:
     """``fn(*args)`` (a derivation of facts from the plan), wrapped in :class:`PoisonedFacts`
     when it read a poisoned field; the plain result otherwise (no cost on a clean plan)."""
