@@ -629,10 +629,5 @@ class WatchedFact:
 def derive_watched(fn, *args) -> Any:
     """``fn(*args)`` (a derivation of facts from the plan), wrapped in :class:`PoisonedFacts`
     when it read a poisoned field; the plain result otherwise (no cost on a clean plan)."""
-    reads: list = []
-    token = POISON_READS.set(reads)
-    try:
-        value = fn(*args)
-    finally:
-        POISON_READS.reset(token)
-    return PoisonedFacts(value, tuple(dict.fromkeys(reads))) if reads else value
+    value, reads = watch_reads(fn, *args)
+    return PoisonedFacts(value, reads) if reads else value

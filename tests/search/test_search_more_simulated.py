@@ -26,29 +26,11 @@ SCHEMA = json.loads((ROOT / "schemas" / "search.schema.json").read_text())
 #: SLOs none of the small space's first round meets (its best is `uncertain`), a later one does
 TIGHT = SMALL.read_text().replace("slo { ttft < 2s  tpot < 50ms }", "slo { ttft < 0.5s  tpot < 28ms }")
 
-A3_ONE_HOST = """\
-plan "qwen3-32b-a3" {
-  model "qwen3-32b" { quant = bf16 }
-  hardware { system = "atlas-800i-a3"  nodes = 1 }
-  engine "vllm-ascend" { version = "v0.11.0" }
-  serve {
-    instances = 4
-    devices = 2
-    tp = 2
-    max_num_seqs = 64
-    max_num_batched_tokens = 16k
-    chunked_prefill = 8k
-  }
-  workload {
-    requests = 300
-    concurrency = 16
-    input { mean = 2k  max = 8k }
-    output { mean = 512  max = 2k }
-  }
-  slo { ttft.p90 < 3s  tpot < 40ms }
-  env { HCCL_BUFFSIZE = 512 }
-}
-"""
+#: the user report's Qwen3-32B plan (tests_helpers.QWEN3_32B_A2) on one Atlas 800I A3 host
+A3_ONE_HOST = (QWEN3_32B_A2.replace('plan "qwen3-32b-a2"', 'plan "qwen3-32b-a3"')
+               .replace('system = "atlas-800-a2"', 'system = "atlas-800i-a3"')
+               .replace("requests = 2000\n    concurrency = 128", "requests = 300\n    concurrency = 16")
+               .replace("tpot < 40ms }\n}", "tpot < 40ms }\n  env { HCCL_BUFFSIZE = 512 }\n}"))
 PD_ONE_HOST = ["--mode", "disaggregated", "--tp", "2", "--dp", "1", "--max-num-seqs", "16,32",
                "--prefill-instances", "1,2", "--decode-instances", "1", "--top", "1"]
 
