@@ -276,14 +276,35 @@ def _sncc_header_pin(configs: list[SourceFile]) -> tuple[str, str, str, str] | N
 
 
 def _built_quant(configs: list[SourceFile], reader) -> tuple[str, str] | None:
-    """(quant, manifest path) of a tree ``sncc build`` wrote: the ``deployment.quantization`` its
+    """(quant, manifest path) from :func:`_built_deployment`, when it records a catalog quant."""
+    from sncc import catalog
+
+    got = _built_deployment(configs, reader)
+    if got is None:
+        return None
+    q = got[0].get("quantization")
+    return (q, got[1]) if isinstance(q, str) and q in catalog.quant_formats() else None
+
+
+def _kv_dtype_known(dtype: str) -> bool:
+    """Whether ``dtype`` is a KV-cache dtype of the catalog (quant.toml [kv_dtypes])."""
+    from sncc import catalog
+
+    try:
+        catalog.kv_dtype_bytes(dtype)
+    except KeyError:
+        return False
+    return True
+
+
+def _built_deployment(configs: list[SourceFile], reader) -> tuple[dict, str] | None:
+    """(deployment, manifest path) of a tree ``sncc build`` wrote: the ``deployment`` its
     ``manifest.json`` (beside the role YAML, :mod:`sncc.emit.writer`) records, when one of
     ``configs`` has sncc's header and the manifest lists it unchanged (its sha256); else None.  The
     build writes no ``--quantization`` where the engine reads the method from the checkpoint
     (``w8a8`` on CUDA vLLM), so the manifest is where the plan's quant is kept."""
     import json
 
-    from sncc import catalog
     from sncc.emit.writer import MANIFEST, sha256_hex
 
     for src in configs:
@@ -300,9 +321,7 @@ def _built_quant(configs: list[SourceFile], reader) -> tuple[str, str] | None:
         if files.get(os.path.basename(src.name)) != sha256_hex(src.text):
             continue    # the YAML was edited after the build: the manifest no longer describes it
         deployment = doc.get("deployment") if isinstance(doc.get("deployment"), dict) else {}
-        q = deployment.get("quantization")
-        if isinstance(q, str) and q in catalog.quant_formats():
-            return q, path
+        return deployment, path
     return None
 
 
@@ -418,11 +437,39 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
     def at(src: SourceFile, span: tuple[int, int]):
         return src.span(span[0], span[1])
 
-    exports: list[tuple[SourceFile, str, Word]] = []
+    # every export with the file it is written in, the top-level script and its place there (a
+    # sourced file's exports take the place of the `source` command): the plan's env is the one in
+    # force at the imported command
+    all_exports: list[tuple[SourceFile, str, Word, str, int]] = []
     commands = []
+
+    def collect(sc, fsrc: SourceFile, top: SourceFile, place: int | None) -> None:
+        items = [(w.start, 0, (n, w)) for n, w, exported in sc.assignments if exported]
+        items += [(s.word.start, 1, s) for s in sc.sourced]
+        for at_, kind_, item in sorted(items, key=lambda x: x[0]):
+            pos = at_ if place is None else place
+            if kind_ == 0:
+                all_exports.append((fsrc, item[0], item[1], top.name, pos))
+                continue
+            if item.script is None:
+                diags.append(diag(codes.IMPORT_UNRESOLVED, f"`{item.word.text}` is sourced here but not read "
+                                  f"({item.why}): its exports are not imported", fsrc.span(item.word.start, item.word.end),
+                                  help="import with the sourced file next to the script, or export its variables "
+                                       "in the script"))
+                continue
+            sub = srcs.get(item.name) or SourceFile(item.name, item.text)
+            srcs.setdefault(item.name, sub)
+            collect(item.script, sub, top, pos)
+
     for src in scripts:
-        sc = read_script(src.text)
-        exports += [(src, n, w) for n, w, exported in sc.assignments if exported]
+        base = os.path.dirname(src.name)
+
+        def source(path: str, base: str = base) -> tuple[str, str]:
+            full = os.path.normpath(path if os.path.isabs(path) else os.path.join(base, path))
+            return full, reader(full)
+
+        sc = read_script(src.text, source)
+        collect(sc, src, src, None)
         after_engine = False
         for c in sc.commands:
             found = engine_argv(c)
@@ -456,6 +503,35 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
         return ImportResult("", diags, srcs)
     main = commands[0] if commands else None
     msrc = main[0] if main else configs[0]
+    # the environment in force at the imported command: the exports before it in its file, and
+    # those of the files given before it that run no engine command (an env file imported with it)
+    with_command = {c[0].name for c in commands}
+    order = [s.name for s in scripts]
+    main_at = min([main[1].words[0].start] + [w.start for _, w in main[1].inline_env]) if main else 0
+
+    def in_force(top: str, pos: int) -> bool:
+        if main is None:
+            return True
+        if top == msrc.name:
+            return pos < main_at
+        return top not in with_command and order.index(top) < order.index(msrc.name)
+
+    exports = [(s, n, w) for s, n, w, top, pos in all_exports if in_force(top, pos)]
+    force_env = {n: w.text for _, n, w in exports}
+
+    def not_in_force(node_files: set[str]) -> None:
+        """SN8010 (info) at each export elsewhere that differs from the imported command's
+        environment; a further node's own file (``node_files``) sets that node's environment."""
+        for s, n, w, top, pos in all_exports:
+            if in_force(top, pos) or force_env.get(n) == w.text or top in node_files:
+                continue
+            had = f"`{force_env[n]}`" if n in force_env else "no value"
+            cmd_line = msrc.line_col(main_at)[0]
+            diags.append(diag(codes.IMPORT_MORE_COMMANDS, f"`{n}={w.text}` is not in the environment of the imported "
+                              f"command ({os.path.basename(msrc.name)}:{cmd_line}, where `{n}` has {had}): not imported "
+                              "into the plan's env", s.span(w.start, w.end), severity="info",
+                              help="the plan's env is the environment the imported command runs with; import the "
+                                   "command this export is for on its own"))
     argv = main[2] if main else []
     # `NAME=v vllm serve …` and `docker run -e NAME=v … vllm/vllm-openai …` set the engine's environment
     inline = [(msrc, n, w) for n, w in main[1].inline_env + tuple(container_env(main[1]))] if main else []
@@ -513,15 +589,19 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
     if main:
         diags += _model_arguments(msrc, main[1], argv, opts, vlabel, adapter.pin(version).vllm)
     merged_nodes = 1
+    node_files: set[str] = set()
     for src, c, words, prog in commands[1:]:
         others, _ = parse_args(words, vman, src.name, vlabel, extra_choices)
         if same_instance(opts, others):
             merged_nodes += 1
+            if src.name != msrc.name:
+                node_files.add(src.name)
             diags += node_differences(opts, others, src, srcs)
         else:
             diags.append(diag(codes.IMPORT_MORE_COMMANDS, "a further engine command, not a node of the first one's "
                               "data-parallel instance: not merged into the plan (the first command is imported)",
                               src.span(prog.start, c.words[-1].end)))
+    not_in_force(node_files)
     probs += env_file_probs
     prob_src = {msrc.name: msrc}
     yaml_opts: list[Option] = []
@@ -715,6 +795,18 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
             mblock["quant"] = Value(q, f"from the {os.path.basename(mpath)} of the build: {adapter.label} takes "
                                        "no --quantization for it (the method is read from the checkpoint)")
 
+    built = _built_deployment(config_srcs, reader)
+    kvo = next((o for o in merged if o.name == "kv-cache-dtype"), None)
+    kvd = built[0].get("kv_cache_dtype") if built is not None else None
+    if (isinstance(kvd, str) and "dtype" not in blocks.get("kv_cache", {}) and (kvo is None or kvo.value == "auto")
+            and _kv_dtype_known(kvd)):
+        # `--kv-cache-dtype auto` (the build writes `auto` where the checkpoint's dtype is the plan's,
+        # an INT8 KV cache of W8A8 weights on Ascend): the manifest records the plan's dtype
+        native = (getattr(arch, "checkpoint_dtype", None) or "bf16") if arch is not None else "bf16"
+        if kvd != native:
+            blocks.setdefault("kv_cache", {})["dtype"] = Value(kvd, f"from the {os.path.basename(built[1])} of the build "
+                                                                 "(the build writes `kv-cache-dtype: auto` for it)")
+
     serve = blocks.setdefault("serve", {})
     tp = serve.get("tp", Value(1)).value
     dp = serve.get("dp", Value(1)).value
@@ -801,8 +893,11 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
             known |= set(m.env_vars)
     nics = set(nic_vars(vendor))
     env: dict = {}
+    sourced_names = set(srcs) - {s.name for s in sources} - {s.name for s, _, _ in from_files}
     for src, n, w in exports + inline:
         origin = _origin(src, w.start)
+        if w.unresolved and src.name in sourced_names:
+            continue   # a sourced file's per-node address (`sncc build`'s `${NODE_0_IP}`): set at run time
         if not w.unresolved and len(w.text) > 2 and w.text[0] == "<" and w.text[-1] == ">":
             w = Word(w.text, w.start, w.end, f"`{w.text}` is a placeholder of the source")
         if not w.unresolved and n not in DEVICE_VARS and looks_like_secret(w.text):   # SN2007's rule: never copied into the plan

@@ -69,6 +69,20 @@ class Script:
     commands: list[Command] = field(default_factory=list)
     assignments: list[tuple[str, Word, bool]] = field(default_factory=list)
     conditionals: list[Word] = field(default_factory=list)
+    sourced: list["Sourced"] = field(default_factory=list)
+
+
+@dataclass
+class Sourced:
+    """A ``source FILE`` / ``. FILE`` command: ``word`` the file's word in this script; ``name`` the
+    file read and ``script`` what :func:`read_script` found in it (its offsets are that file's), or
+    ``script`` None and ``why`` the reason it was not read."""
+
+    word: Word
+    name: str = ""
+    text: str = ""
+    script: "Script | None" = None
+    why: str = ""
 
 
 class _Lexer:
@@ -87,6 +101,26 @@ class _Lexer:
             return 2
         return 1 if t[i:i + 1] in ("\n", "\r") else 0
 
+    def _closing_brace(self, j: int) -> int:
+        """The offset of the ``}`` that closes the ``${`` before ``j``, past nested ``${...}`` and
+        ``$(...)`` (``${OUT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}``); -1 when none."""
+        t, depth, parens = self.t, 1, 0
+        while j < len(t):
+            if t.startswith("${", j):
+                depth, j = depth + 1, j + 2
+                continue
+            c = t[j]
+            if c == "(":
+                parens += 1
+            elif c == ")":
+                parens = max(parens - 1, 0)
+            elif c == "}" and not parens or c == "}" and depth > 1:
+                depth -= 1
+                if depth == 0:
+                    return j
+            j += 1
+        return -1
+
     def _var(self, quoted: bool) -> tuple[str, str]:
         """Expand the ``$...`` at ``self.i``; returns (text, unresolved reason)."""
         t, i = self.t, self.i
@@ -103,7 +137,7 @@ class _Lexer:
                 return "." + (here.group("rel") or "").rstrip("/"), ""
             return t[i:j], f"command substitution `{t[i:j]}` is not run"
         if t.startswith("${", i):
-            j = t.find("}", i)
+            j = self._closing_brace(i + 2)
             if j < 0:
                 self.i = len(t)
                 return t[i:], "unclosed `${`"
@@ -243,13 +277,23 @@ def _unwrap(ws: list[Word], inline: list[tuple[str, Word]]) -> list[Word]:
     return ws
 
 
-def read_script(text: str) -> Script:
+#: the commands that read a file into the running shell
+SOURCE_COMMANDS = ("source", ".")
+#: how deep ``source`` is followed (a file sourcing itself stops there)
+_SOURCE_DEPTH = 8
+
+
+def read_script(text: str, source=None, env: dict[str, str] | None = None, _depth: int = 0) -> Script:
     """Split ``text`` (a shell script or one command line) into commands and assignments.
 
     Variables are expanded from the assignments met so far, in text order (see the module
-    docstring); nothing is executed.  Never raises on odd input: an unclosed quote runs to the end.
+    docstring); nothing is executed.  ``source(path) -> (name, text)`` reads the file of a
+    ``source FILE`` / ``. FILE`` command (raising OSError when it cannot): its assignments apply from
+    there on, as the shell's do, and it is recorded in :attr:`Script.sourced`; without ``source``
+    such a command is an ordinary one.  ``env`` is the variables set before (shared with the
+    caller).  Never raises on odd input: an unclosed quote runs to the end.
     """
-    env: dict[str, str] = {}
+    env = {} if env is None else env
     script = Script()
     lexer = _Lexer(text, env)
     words: list[Word] = []
@@ -281,6 +325,20 @@ def read_script(text: str) -> Script:
             return
         ws = _unwrap(ws, inline)
         if not ws:   # `exec` alone (redirections only), `nohup` with nothing after it
+            return
+        if source is not None and ws[0].text in SOURCE_COMMANDS and len(ws) > 1:
+            fw = ws[1]
+            if fw.unresolved:
+                script.sourced.append(Sourced(fw, why=fw.unresolved))
+            elif _depth >= _SOURCE_DEPTH:
+                script.sourced.append(Sourced(fw, why=f"sourced more than {_SOURCE_DEPTH} files deep"))
+            else:
+                try:
+                    name, sub = source(fw.text)
+                except OSError as e:
+                    script.sourced.append(Sourced(fw, why=e.strerror or str(e)))
+                else:
+                    script.sourced.append(Sourced(fw, name, sub, read_script(sub, source, env, _depth + 1)))
             return
         script.commands.append(Command(tuple(ws), tuple(inline), background))
 
