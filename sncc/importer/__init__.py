@@ -374,6 +374,18 @@ def _unknown_choices(system: str | None, model: str | None, model_text: str, bas
     return out
 
 
+def _guarded_source(text: str, at: int, path: str) -> bool:
+    """True when the ``source``/``.`` of ``path`` at offset ``at`` is guarded by a file test of the
+    same path earlier on its line (``[ -f PATH ]``, ``[ -e PATH ]``, ``[ -r PATH ]``, ``test -f
+    PATH``): the build's ``env/common.sh`` sources the CANN ``set_env.sh`` scripts so, and a
+    machine without CANN must not make every re-import warn about them."""
+    import re
+
+    line = text[text.rfind("\n", 0, at) + 1: at]
+    q = re.escape(path)
+    return re.search(rf"(?:\[\[?|\btest)\s+-[efr]\s+[\"']?{q}[\"']?(?:\s|\])", line) is not None
+
+
 def _cut_off(cmd) -> bool:
     """True when ``cmd`` (a command the reader split off) starts with an option word (``--x``,
     ``-x``): no program is named so, it is the continuation of the command above that the line
@@ -452,6 +464,8 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
                 all_exports.append((fsrc, item[0], item[1], top.name, pos))
                 continue
             if item.script is None:
+                if _guarded_source(fsrc.text, item.word.start, item.word.text):
+                    continue        # `if [ -f X ]; then . X; ...`: the script itself handles X's absence
                 diags.append(diag(codes.IMPORT_UNRESOLVED, f"`{item.word.text}` is sourced here but not read "
                                   f"({item.why}): its exports are not imported", fsrc.span(item.word.start, item.word.end),
                                   help="import with the sourced file next to the script, or export its variables "

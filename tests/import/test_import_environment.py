@@ -59,6 +59,20 @@ def test_a_sourced_file_s_exports_are_read_where_it_is_sourced(tmp_path):
     assert [(d.severity, res.sources[d.span.file].line_col(d.span.start)[0]) for d in missing] == [("warning", 3)]
 
 
+def test_a_missing_file_sourced_under_its_own_file_test_is_not_a_warning(tmp_path):
+    """The build's env/common.sh sources the CANN set_env.sh scripts under `if [ -f X ]; then . X`:
+    on a machine without CANN every re-import warned twice (SN8005).  A guarded source of a
+    missing file is the script's own business; an unguarded one still warns."""
+    run = tmp_path / "run.sh"
+    run.write_text("if [ -f /nonexistent/set_env.sh ]; then . /nonexistent/set_env.sh; fi\n"
+                   "[ -r /nonexistent/b.sh ] && source /nonexistent/b.sh\n"
+                   ". /nonexistent/c.sh\n"
+                   "vllm serve Qwen/Qwen3-32B --tensor-parallel-size 4\n", encoding="utf-8")
+    res = import_files([str(run)], engine="vllm-ascend")
+    missing = [d for d in res.diagnostics if d.code.code == "SN8005" and "sourced" in d.message]
+    assert [res.sources[d.span.file].line_col(d.span.start)[0] for d in missing] == [3], missing
+
+
 PLAN = '''plan "q32" {
   model "qwen3-32b" { weights = "/data/Qwen3-32B-W8A8"  quant = w8a8  max_model_len = 8k }
   hardware { system = "atlas-800-a2"  devices = 4 }
