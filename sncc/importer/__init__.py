@@ -186,6 +186,32 @@ def _system_vendor(system: str | None) -> str | None:
         return None
 
 
+def _assumed_system(vendor: str, env: dict) -> tuple[str, str]:
+    """(catalog system id, why) the import assumes when the script names no hardware: the
+    vendor's default (:data:`DEFAULT_SYSTEM`), unless the device mask in the command's environment
+    (``ASCEND_RT_VISIBLE_DEVICES`` / ``CUDA_VISIBLE_DEVICES``) names more devices than its nodes
+    hold; then the vendor's catalog system with the fewest devices per node that holds them (16
+    visible NPUs: an Atlas A3 node, 16 dies, not the 8-device A2).  ``why`` is "" for the default."""
+    from sncc import catalog
+
+    default = DEFAULT_SYSTEM[vendor]
+    ids = []
+    for n in DEVICE_VARS:
+        ids += [x.strip() for x in str(env.get(n, "")).split(",") if x.strip().isdigit()]
+    need = max([len(ids)] + [int(x) + 1 for x in ids]) if ids else 0
+    try:
+        if need <= catalog.system(default).devices_per_node:
+            return default, ""
+        fits = [(sy.devices_per_node, sid) for sid, sy in catalog.systems().items()
+                if sy.devices_per_node >= need and _system_vendor(sid) == vendor]
+    except (KeyError, LookupError, AttributeError):
+        return default, ""
+    if not fits:
+        return default, ""
+    per, sid = min(fits, key=lambda t: t[0])
+    return sid, f"its device mask names {need} devices, more than {default}'s nodes hold; {sid} has {per} per node"
+
+
 def _engine_vendor(engine: str | None) -> str | None:
     """The one vendor engine kind ``engine`` runs on (engines.toml ``[engine_hardware.<kind>]``
     ``vendors``: vllm-ascend on huawei, vllm on nvidia), or None when it names none or several."""
@@ -570,6 +596,7 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
     # the hardware decides the vendor, else the engine (vllm-ascend runs on Ascend only), else the script
     vendor = _system_vendor(system) or _engine_vendor(engine) or ("nvidia" if image else _vendor(names, argv))
     kind = engine or ("vllm-ascend" if vendor == "ascend" else "vllm")
+    guessed_system, guessed_why = _assumed_system(vendor, {n: w.text for _, n, w in exports + inline})
     adapter = adapter_for(kind)
     tag = image_tag(main[3].text) if main else None
     version = engine_version or (tag if tag and adapter.pin(tag) else None) or adapter.default_version
@@ -592,7 +619,7 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
     if engine_version is None and not (tag and version == tag):
         assumed.append(f"release {version} (sncc's default pin of {adapter.label})")
     if system is None:
-        assumed.append(f"system {DEFAULT_SYSTEM[vendor]}")
+        assumed.append(f"system {guessed_system}" + (f" ({guessed_why})" if guessed_why else ""))
 
     # --- engine arguments: --config YAML under the command line --------------------------------
     doubled = ""
@@ -858,7 +885,7 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
                                    "the plan needs it"))
     from sncc.importer.plan_keys import engine_defaults
 
-    sysid = system or DEFAULT_SYSTEM[vendor]
+    sysid = system or guessed_system
     try:
         chip = catalog.chip(catalog.system(sysid).chip)
     except (KeyError, LookupError):
@@ -890,8 +917,9 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
     vnote = (_version_note if engine_version else f"the image tag {main[3].text}" if tag and version == tag
              else "assumed: sncc's default pin")
     blocks["engine"] = {"": Value(kind), "version": Value(version, vnote)}
-    blocks["hardware"] = {"system": Value(system or DEFAULT_SYSTEM[vendor], _system_note if system
-                                          else "assumed: the script names no hardware")}
+    blocks["hardware"] = {"system": Value(system or guessed_system, _system_note if system
+                                          else "assumed: the script names no hardware"
+                                          + (f"; {guessed_why}" if guessed_why else ""))}
     if merged_nodes > 1:
         blocks["hardware"]["nodes"] = Value(merged_nodes, f"{merged_nodes} commands of one data-parallel instance")
     dpl = by_name.get("data-parallel-size-local") if merged_nodes == 1 else None
