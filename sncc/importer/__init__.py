@@ -231,6 +231,24 @@ def _read_config(path: str, base: str, reader) -> SourceFile | None:
     return None
 
 
+def _inventory_of(text: str):
+    """The ``all`` key node of an Ansible inventory YAML (a top-level ``all`` mapping holding
+    ``hosts`` or ``children``), else None (also for text that is not YAML)."""
+    import yaml
+
+    try:
+        root = yaml.compose(text)
+    except yaml.YAMLError:
+        return None
+    if not isinstance(root, yaml.MappingNode):
+        return None
+    for knode, vnode in root.value:
+        if str(knode.value) == "all" and isinstance(vnode, yaml.MappingNode) and any(
+                str(k.value) in ("hosts", "children") for k, _ in vnode.value):
+            return knode
+    return None
+
+
 def _yaml_options(src: SourceFile, manifest, label: str) -> tuple[list[Option], list[Problem]]:
     """Options of a vLLM ``--config`` YAML (flat dashed keys): true → the flag, false → dropped
     (the release's ``config_file`` rules), lists and maps as values; each at its key's offset."""
@@ -471,6 +489,16 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
     diags: list[Diagnostic] = []
     scripts = [s for s in sources if not s.name.endswith((".yaml", ".yml"))]
     configs = [s for s in sources if s.name.endswith((".yaml", ".yml"))]
+    for c in list(configs):     # an Ansible inventory is no vLLM --config file: said once, not read
+        knode = _inventory_of(c.text)
+        if knode is not None:
+            configs.remove(c)
+            diags.append(diag(codes.IMPORT_NO_ENGINE_COMMAND, "an Ansible inventory (`all:` with `hosts`/`children`, "
+                              "as Omni-Infer deploys with), not a launch script or a vLLM --config file: sncc import "
+                              "does not read inventories", c.span(knode.start_mark.index, knode.end_mark.index),
+                              help="import the launch script each host runs, or write the plan's `hosts` block by hand"))
+    if not scripts and not configs:
+        return ImportResult("", diags, srcs)
 
     def at(src: SourceFile, span: tuple[int, int]):
         return src.span(span[0], span[1])

@@ -76,3 +76,17 @@ def test_no_model_is_a_clear_diagnostic_at_the_command():
     assert not any("``" in m for m in msgs), msgs
     d = next(d for d in res.diagnostics if "no model given" in d.message)
     assert d.severity == "warning" and text[d.span.start:d.span.end] == text.strip()
+
+
+def test_an_ansible_inventory_is_named_not_read_as_a_vllm_config():
+    """Break test 28: Omni-Infer's Ansible inventory given to `sncc import` was read as a vLLM
+    --config YAML (SN8001 "`all` is no `vllm serve` option", SN8003, a no-model warning)."""
+    from sncc.importer import import_sources
+    from sncc.source import SourceFile
+
+    inv = SourceFile("omni.yml", "all:\n  children:\n    P:\n      hosts:\n        p0: {ansible_host: 10.0.0.1}\n")
+    res = import_sources([inv])
+    assert res.text == ""
+    assert [d.code.code for d in res.diagnostics] == ["SN8006"]
+    assert "Ansible inventory" in res.diagnostics[0].message
+    assert res.sources["omni.yml"].line_col(res.diagnostics[0].span.start) == (1, 1)
