@@ -130,7 +130,11 @@ def role_args(ctx: LowerCtx, rs: RoleFacts) -> list[Arg]:
                    else _block_size_note(ctx.vendor, plan.kv_cache.block_size)))
     out.append(Arg("gpu-memory-utilization", num(float(rs.memory_utilization)), rs.notes.get("memory_utilization", "")))
     kv = resolved.kv_dtype
-    out.append(Arg("kv-cache-dtype", "fp8" if kv == "fp8" else "auto", f"plan kv_cache.dtype resolves to {kv}"))
+    runs, ignored = ctx.adapter.kv_dtype_run(kv)
+    out.append(Arg("kv-cache-dtype", "fp8" if kv == "fp8" else "auto",
+                   f"plan kv_cache.dtype resolves to {kv}" if not ignored
+                   else f"plan kv_cache.dtype resolves to {kv}, which {ctx.adapter.label} does not read (SN4041): "
+                        f"the servers run {runs}"))
     out.append(Arg("max-num-seqs", rs.max_num_seqs,
                    f"per DP rank; × {rs.dp} × {format_count(rs.instances, 'instance')} "
                    f"= {format_count(rs.max_num_seqs * rs.dp * rs.instances, 'sequence')}"))
