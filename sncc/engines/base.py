@@ -407,6 +407,21 @@ class EngineAdapter:
         return QuantMethod(method, tuple(quants), str(row["reason"]).format(method=method),
                            tuple(row.get("source", ())))
 
+    def auto_detected_method(self, version: str | None) -> str | None:
+        """The ``--quantization`` method release ``version`` applies by itself when none is given
+        and the checkpoint carries the method's signature file (``pins.toml
+        [quantization.auto_detect]``: vllm-ascend from v0.17.0rc1 reads a ModelSlim
+        ``quant_model_description.json`` as ``ascend``), or None."""
+        from sncc import catalog
+
+        row = (self.data.get("quantization") or {}).get("auto_detect")
+        if not row or version is None:
+            return None
+        try:
+            return str(row["method"]) if catalog.parse_version(version) >= catalog.parse_version(str(row["since"])) else None
+        except (ValueError, TypeError):
+            return None
+
     # ------------------------------------------------------------------ connectors
     def connector(self, cid: str) -> ConnectorSpec | None:
         """The connector ``cid`` (catalog id, ``mooncake``) as this engine spells it, or None

@@ -864,6 +864,22 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
             mblock["quant"] = Value(q, f"from the {os.path.basename(mpath)} of the build: {adapter.label} takes "
                                        "no --quantization for it (the method is read from the checkpoint)")
 
+    auto = adapter.auto_detected_method(version)
+    if "quant" not in mblock and auto is not None and not any(o.name == "quantization" for o in merged):
+        # no --quantization on a release that detects a ModelSlim checkpoint itself: the servers
+        # run it quantized; the model path's spelling says which format (as for `--quantization ascend`)
+        # ModelSlim's own spelling only (`-W8A8`, upper case after a dash or underscore): an
+        # llm-compressor repository (`...-quantized.w4a8`) is compressed-tensors, read from its
+        # config.json, and takes no `--quantization ascend`
+        import re
+
+        spelled = {m.lower() for m in re.findall(r"(?<=[-_])(W\d+A\d+)(?![A-Za-z0-9])", model_text)}
+        named = [q for q in adapter.quants_of(auto).quants if q in spelled]
+        if named:
+            mblock["quant"] = Value(named[0], f"no --quantization: {adapter.label} {version} applies `{auto}` "
+                                              "itself to a ModelSlim checkpoint (quant_model_description.json); "
+                                              f"`{named[0]}` from the model name")
+
     built = _built_deployment(config_srcs, reader)
     kvo = next((o for o in merged if o.name == "kv-cache-dtype"), None)
     kvd = built[0].get("kv_cache_dtype") if built is not None else None

@@ -124,6 +124,21 @@ def _json_block(value, fields: dict[str, str], what: str) -> Partial:
     return Partial([((fields[k],), v) for k, v in value.items() if k in fields], extra)
 
 
+def _graph_value(key: str, x) -> tuple:
+    """(plan value, note) of one ``--compilation-config`` key: the mode in the plan's lower case;
+    a capture-size list with repeats de-duplicated and sorted, as vLLM does itself
+    (``VllmConfig``: ``dedup_sizes = list(set(cudagraph_capture_sizes))``, then sorted; a published
+    vllm-ascend nightly config, Qwen3.5-122B-A10B-W8A8-A3.yaml, lists 7 sizes twice and runs),
+    where the plan's ``graph.capture_sizes`` takes each size once."""
+    if key == "cudagraph_mode" and isinstance(x, str):
+        return x.lower(), ""
+    if key == "capture_sizes" and isinstance(x, list) and all(isinstance(n, int) for n in x) and len(set(x)) < len(x):
+        rep = sorted({n for n in x if x.count(n) > 1})
+        return sorted(set(x)), (f"de-duplicated as vLLM does (it captures each size once): "
+                                f"{', '.join(map(str, rep))} listed more than once")
+    return x, ""
+
+
 def _method_alias(method: str) -> str:
     """A model-specific MTP method name (``qwen3_5_mtp``) → ``mtp`` (plan_keys.toml
     ``[speculative]`` ``mtp_suffix``: vLLM replaces them with ``mtp``)."""
@@ -225,7 +240,7 @@ def plan_values(opt, model_text: str, speculative_methods: dict[str, str],
         got = _json_block(v, {"cudagraph_mode": "cudagraph_mode", "cudagraph_capture_sizes": "capture_sizes"},
                           "--compilation-config")
         _require_names(got, ("cudagraph_mode",), "--compilation-config")
-        return Partial([(path + (k,), x.lower() if k == "cudagraph_mode" else x, "") for (k,), x in got], got.dropped)
+        return Partial([(path + (k,), *_graph_value(k, x)) for (k,), x in got], got.dropped)
     if how == "eplb":
         got = _json_block(v, {"num_redundant_experts": "redundant_experts", "step_interval": "interval",
                               "window_size": "window"}, "--eplb-config")
