@@ -35,3 +35,21 @@ plan "qwen3-32b-a2" {
   slo { ttft.p90 < 3s  tpot < 40ms }
 }
 """
+
+
+#: qwen3-32b INT8 W8A8 on H100: `sncc build` writes no --quantization (vLLM reads compressed-tensors from
+#: the checkpoint's config.json), so the quant is kept in the build's manifest.json only
+QWEN3_32B_W8A8_H100 = '''plan "q32-w8a8" {
+  model "qwen3-32b" {
+    quant = w8a8
+    weights = "RedHatAI/Qwen3-32B-quantized.w8a8"
+  }
+  hardware { system = "hgx-h100"  devices = 4 }
+  engine "vllm" { version = "0.23.0" }
+  serve { devices = 4  tp = 4  max_num_seqs = 64  max_num_batched_tokens = 8k }
+  workload {
+    input { mean = 1k  max = 2k }
+    output { mean = 128  max = 512 }
+  }
+}
+'''

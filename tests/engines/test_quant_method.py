@@ -7,6 +7,7 @@ its config.json) gets no ``--quantization``, and what CUDA vLLM cannot load is S
 from __future__ import annotations
 
 from expect import ROOT, compile_text, outputs_of, role_yaml
+from tests_helpers import QWEN3_32B_W8A8_H100
 
 CASES = ROOT / "tests" / "cases" / "fixed"
 H100 = (CASES / "engine-wrong-vendor.sn").read_text()          # qwen3-32b on hgx-h100, engine "vllm"
@@ -63,20 +64,8 @@ def test_msmodelslim_checkpoint_on_cuda_is_sn4002():
     assert [d for d in compile_text(asc).diagnostics if d.code.code == "SN4002"] == []
 
 
-B200_W8A8 = '''plan "q32-b200-w8a8" {
-  model "qwen3-32b" {
-    quant = w8a8
-    weights = "RedHatAI/Qwen3-32B-quantized.w8a8"
-  }
-  hardware { system = "hgx-b200"  devices = 4 }
-  engine "vllm" { version = "0.23.0" }
-  serve { devices = 4  tp = 4  max_num_seqs = 64  max_num_batched_tokens = 8k }
-  workload {
-    input { mean = 1k  max = 2k }
-    output { mean = 128  max = 512 }
-  }
-}
-'''
+#: the INT8 W8A8 Qwen3-32B plan of tests_helpers on B200
+B200_W8A8 = QWEN3_32B_W8A8_H100.replace('plan "q32-w8a8"', 'plan "q32-b200-w8a8"').replace("hgx-h100", "hgx-b200")
 
 
 def test_int8_w8a8_on_blackwell_is_sn4002():

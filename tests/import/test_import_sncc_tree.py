@@ -124,20 +124,8 @@ def test_a_script_and_its_config_yaml_given_together_count_and_list_once(tmp_pat
     assert r.output.rstrip().endswith("1 warning in 1 file"), r.output[-300:]
 
 
-ASCEND_W4A8 = '''plan "q32" {
-  model "qwen3-32b" {
-    quant = w4a8
-    max_model_len = 8k
-  }
-  hardware { system = "atlas-800-a2"  devices = 4 }
-  engine "vllm-ascend" { version = "v0.23.0" }
-  serve { devices = 4  tp = 4  max_num_seqs = 16  chunked_prefill = 8k }
-  workload {
-    input { mean = 1k  max = 2k }
-    output { mean = 128  max = 512 }
-  }
-}
-'''
+ASCEND_W4A8 = ASCEND.replace('model "qwen3-32b" { max_model_len = 8k }',
+                             'model "qwen3-32b" {\n    quant = w4a8\n    max_model_len = 8k\n  }')
 
 
 def test_the_manifest_decides_among_the_formats_of_one_method(tmp_path):

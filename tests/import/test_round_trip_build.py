@@ -13,6 +13,7 @@ from expect import ROOT, compile_text, outputs_of
 
 from sncc.importer import import_files, import_sources
 from sncc.source import SourceFile
+from tests_helpers import QWEN3_32B_W8A8_H100 as NVIDIA_W8A8
 
 PLANS = [ROOT / "tests" / "golden" / "vllm-h100-llama-serve" / "plan.sn",
          ROOT / "examples" / "search" / "deepseek-v3-h200-64.sn"]
@@ -54,24 +55,6 @@ def test_shell_prefixes_before_the_engine_command(line):
     assert comp.plan.serve.tp == 8 and comp.plan.model.max_model_len == 8192
     if "VLLM_LOGGING_LEVEL" in line:
         assert 'VLLM_LOGGING_LEVEL = "DEBUG"' in res.text
-
-
-#: qwen3-32b INT8 W8A8 on H100: `sncc build` writes no --quantization (vLLM reads compressed-tensors from
-#: the checkpoint's config.json), so the quant is kept in the build's manifest.json only
-NVIDIA_W8A8 = '''plan "q32-w8a8" {
-  model "qwen3-32b" {
-    quant = w8a8
-    weights = "RedHatAI/Qwen3-32B-quantized.w8a8"
-  }
-  hardware { system = "hgx-h100"  devices = 4 }
-  engine "vllm" { version = "0.23.0" }
-  serve { devices = 4  tp = 4  max_num_seqs = 64  max_num_batched_tokens = 8k }
-  workload {
-    input { mean = 1k  max = 2k }
-    output { mean = 128  max = 512 }
-  }
-}
-'''
 
 
 def _sncc_build(text: str, tmp_path: pathlib.Path) -> pathlib.Path:
