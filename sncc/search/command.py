@@ -173,7 +173,7 @@ def search_command(plan: str, fmt: str, write_dir: Optional[str], plot: Optional
     if not any(r.status == "met" for r in res.ranked):
         from sncc.search.space import no_plan_meets_slo
 
-        warnings.append(no_plan_meets_slo(comp.plan))
+        warnings.append(no_plan_meets_slo(comp.plan, res.ranked))
     if fmt == "json":
         from sncc.diagnostics.render_json import diagnostic_dict
 

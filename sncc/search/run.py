@@ -253,6 +253,9 @@ def simulate_candidate(ctx: CandidateContext, cand: Candidate) -> dict:
     # metric that does not exist, and stays n/a)
     out["slo"] = [(v.name, "uncertain" if v.verdict == "n/a" and t.metric in RATE_METRICS else v.verdict)
                   for t, v in zip(plan.slo, r.slo)]
+    # (name, metric, op, predicted [SI]) per SLO: SN8105 names the closest miss of an SLO nothing met
+    out["slo_predicted"] = [(v.name, t.metric, t.op, float(v.observed) if v.observed is not None else None)
+                            for t, v in zip(plan.slo, r.slo)]
     if ctx.goodput:
         from sncc.sim.from_plan import spec_from_plan
         from sncc.sim.whatif import goodput, goodput_refusal

@@ -628,15 +628,54 @@ def _instances_over_budget(space: Space, flagged):
     return msg, "list smaller instance counts (" + ", ".join(f"`{k}`" for k in keys) + ") or enlarge the budget (--devices)"
 
 
-def no_plan_meets_slo(plan: Any):
+def closest_misses(ranked: list) -> list[str]:
+    """For every SLO that no event-simulated row of ``ranked`` (:class:`~sncc.search.run.Row`)
+    meets, ``"<slo>: best predicted <value> (<layout>)"``: the prediction nearest the target (the
+    lowest for ``<``/``<=``, the highest for ``>``/``>=``) in the SLO's display unit
+    (:mod:`sncc.sim.report.units`), e.g. ``tpot.mean < 25 ms: best predicted 29.3 ms (P 3×tp8 dp2
+    ep + D 1×tp8 dp16 ep b24)``.  Empty when nothing was simulated."""
+    from sncc.sim.report.units import fmt, to_unit, unit_of
+
+    best: dict = {}
+    met: set = set()
+    order: list = []
+    for r in ranked:
+        if r.source != "simulate":
+            continue
+        verdicts = dict(r.slo)
+        for name, metric, op, value in r.metrics.get("slo_predicted", ()):
+            if name not in order:
+                order.append(name)
+            if verdicts.get(name) in ("met", "uncertain"):
+                met.add(name)
+            if value is None:
+                continue
+            lower = op in ("<", "<=")
+            cur = best.get(name)
+            if cur is None or (value < cur[0] if lower else value > cur[0]):
+                best[name] = (value, metric, r.candidate.label())
+    out = []
+    for name in order:
+        if name in met or name not in best:
+            continue
+        value, metric, label = best[name]
+        out.append(f"{name}: best predicted {fmt(to_unit(metric, value), unit_of(metric))} ({label})")
+    return out
+
+
+def no_plan_meets_slo(plan: Any, ranked: list | None = None):
     """SN8105 (a warning) located at the plan's ``search`` block, else at its name: no ranked
-    candidate is predicted to meet every SLO with its whole interval."""
+    candidate is predicted to meet every SLO with its whole interval.  With the ranked rows, the
+    message names each SLO none of them meets and its closest prediction (:func:`closest_misses`)."""
     from sncc.diagnostics import codes
     from sncc.diagnostics.model import diag
 
     s = plan.search
     span = (s.name_span or s.block_span) if s is not None else None
-    return diag(codes.SEARCH_NO_PLAN_MEETS_SLO,
-                "no candidate is predicted to meet every SLO with its whole interval",
+    misses = closest_misses(ranked or [])
+    msg = "no candidate is predicted to meet every SLO with its whole interval"
+    if misses:
+        msg += "; met by none: " + "; ".join(misses)
+    return diag(codes.SEARCH_NO_PLAN_MEETS_SLO, msg,
                 span or plan.name_span or plan.block_span,
                 help="loosen the SLO, enlarge the budget (--devices) or widen the space")

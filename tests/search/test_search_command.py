@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from expect import ROOT
 from tests_helpers import QWEN3_32B_A2
 from sncc.cli import main
+from sncc.sim.report.units import fmt
 
 SMALL = Path(__file__).parent / "small_space.sn"
 FAST = ["--mode", "aggregated", "--tp", "2,4", "--dp", "1,2", "--max-num-seqs", "32,64", "--top", "2"]
@@ -291,6 +292,24 @@ def test_no_candidate_meeting_the_slos_is_a_located_sn8105():
     assert r.exit_code == 1
     head, _, tail = r.output.partition("warning[SN8105]")
     assert tail and tail.splitlines()[1].strip().endswith("small_space.sn:28:3")
+
+
+def test_sn8105_names_each_slo_none_met_and_its_closest_prediction():
+    """A user whose SLO no candidate meets learns which SLO and how far the best one is, not only
+    that nothing met (break test: an unmeetable TPOT gave a bare "no candidate ... meets")."""
+    r = CliRunner().invoke(main, ["search", str(SMALL), "--format", "json", "--mode", "aggregated", "--tp", "8",
+                                  "--dp", "1", "--max-num-seqs", "16", "--serve-instances", "1", "--top", "1"])
+    doc = json.loads(r.output)
+    msg = next(d["message"] for d in doc["diagnostics"] if d["code"] == "SN8105")
+    missed = {n for row in doc["ranked"] if row["source"] == "simulate"
+              for n, v in ((s["name"], s["verdict"]) for s in row["slo"]) if v == "missed"}
+    assert missed and "met by none: " in msg
+    for name in missed:
+        assert f"{name}: best predicted " in msg
+    # this space's one layout misses `ttft.mean < 2 s`, judged on client TTFT (the queue included)
+    assert missed == {"ttft.mean < 2 s"}
+    client = min(row["client_ttft_s"]["mean"] for row in doc["ranked"] if row["source"] == "simulate")
+    assert f"ttft.mean < 2 s: best predicted {fmt(client, 's')} (1×tp8 dp1 b16)" in msg
 
 
 def test_the_json_document_carries_the_located_warnings():
