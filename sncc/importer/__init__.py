@@ -459,6 +459,20 @@ def _unread_line(src: SourceFile, cmd) -> Diagnostic:
                 src.span(cmd.words[0].start, cmd.words[-1].end), help=fix)
 
 
+def _refused_name(src: SourceFile, w: Word, builtin: str) -> Diagnostic:
+    """SN8016 for ``w``, a word of ``export`` (``readonly``, ...) whose name bash refuses
+    (``HCCL-BUFFSIZE=200``): bash says "not a valid identifier" and sets nothing."""
+    name = w.text.partition("=")[0]
+    fixed = re.sub(r"[^A-Za-z0-9_]", "_", name)
+    fixed = "_" + fixed if fixed[:1].isdigit() else fixed
+    shown = f"`{name}`" if name else "the empty name"
+    return diag(codes.IMPORT_INVALID_NAME, f"`{builtin} {w.text}`: bash refuses {shown} as a variable name "
+                f"(`{builtin}: '{w.text}': not a valid identifier`), so the variable is not set and the script "
+                "goes on without it", src.span(w.start, w.end),
+                help="a name is letters, digits and underscores, not starting with a digit"
+                     + (f": did you mean `{fixed}`?" if fixed.strip("_") else ""))
+
+
 def _shown_yaml(value) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
@@ -510,6 +524,8 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
     commands = []
 
     def collect(sc, fsrc: SourceFile, top: SourceFile, place: int | None) -> None:
+        for w, builtin in sc.refused:
+            diags.append(_refused_name(fsrc, w, builtin))
         items = [(w.start, 0, (n, w)) for n, w, exported in sc.assignments if exported]
         items += [(s.word.start, 1, s) for s in sc.sourced]
         for at_, kind_, item in sorted(items, key=lambda x: x[0]):

@@ -65,12 +65,16 @@ class Command:
 @dataclass
 class Script:
     """What :func:`read_script` found: ``commands`` in order; ``assignments`` every ``NAME=v``
-    (``exported`` or not) with its word; ``conditionals`` the words of ``if``/``case``... met."""
+    (``exported`` or not) with its word; ``conditionals`` the words of ``if``/``case``... met;
+    ``refused`` the declaration words that set nothing, their name not being one bash accepts."""
 
     commands: list[Command] = field(default_factory=list)
     assignments: list[tuple[str, Word, bool]] = field(default_factory=list)
     conditionals: list[Word] = field(default_factory=list)
     sourced: list["Sourced"] = field(default_factory=list)
+    #: the words of ``export`` / ``readonly`` / ``local`` / ``declare`` whose name bash refuses
+    #: (``export HCCL-BUFFSIZE=200``: "not a valid identifier", nothing set), with the builtin
+    refused: list[tuple[Word, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -320,11 +324,17 @@ def read_script(text: str, source=None, env: dict[str, str] | None = None, _dept
         inline: list[tuple[str, Word]] = []
         exported = ws[0].text == "export"
         if exported or ws[0].text in ("local", "readonly", "declare"):
+            # `-f` names functions (`export -f my-fn`, a hyphen allowed) and `=(` starts an array
+            # whose elements are words of their own: no names to judge then
+            names = not any(w.text.startswith("-") and "f" in w.text or "=(" in w.text for w in ws[1:])
             for w in ws[1:]:
                 m = _ASSIGN.fullmatch(w.text)
                 if m:
                     env[m.group(1)] = m.group(2)
                     script.assignments.append((m.group(1), Word(m.group(2), w.start, w.end, w.unresolved), exported))
+                elif names and not (w.unresolved or w.text.startswith("-") or _NAME.fullmatch(w.text)):
+                    # bash: "`HCCL-BUFFSIZE=200': not a valid identifier", status 1, the variable unset
+                    script.refused.append((w, ws[0].text))
             return
         while ws and _ASSIGN.fullmatch(ws[0].text) and not ws[0].text.startswith("="):
             m = _ASSIGN.fullmatch(ws[0].text)
