@@ -19,8 +19,8 @@ from sncc.diagnostics import codes
 from sncc.diagnostics.model import Diagnostic, diag
 from sncc.diagnostics.secrets import looks_like_secret
 from sncc.importer.shell import Word, read_script
-from sncc.importer.vllm_command import (CONTAINER_RUNNERS, VLLM_IMAGE, VLLM_PROGRAM, Option, Problem, container_env,
-                                       container_env_files, engine_argv, env_file_assignments, image_tag,
+from sncc.importer.vllm_command import (CONTAINER_RUNNERS, VLLM_IMAGE, VLLM_PROGRAM, Option, Problem, container_devices,
+                                       container_env, container_env_files, engine_argv, env_file_assignments, image_tag,
                                         parse_args)
 from sncc.importer.writer import NOT_COPIED, UNRESOLVED, Value, plan_text
 from sncc.source import SourceFile
@@ -633,7 +633,11 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
         srcs[got.name] = got
         from_files += [(got, n, w) for n, w in env_file_assignments(got.text)]
     # in order: a later file overrides an earlier one, and any -e overrides them all (the last wins)
-    inline = from_files + inline
+    # the devices the container is given (`--device /dev/davinciN`, `--gpus`) are its device mask; a
+    # mask the container is given by name (`-e ASCEND_RT_VISIBLE_DEVICES=...`) comes after it and wins
+    devices = container_devices(main[1]) if main else []
+    mask_how = {(msrc.name, n, w.start): how for n, w, how in devices}
+    inline = from_files + [(msrc, n, w) for n, w, _ in devices] + inline
     names = [n for _, n, _ in exports + inline]
 
     image = main is not None and VLLM_IMAGE.match(main[3].text) is not None   # vLLM's CUDA image: vLLM on NVIDIA
@@ -997,7 +1001,8 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
     env: dict = {}
     sourced_names = set(srcs) - {s.name for s in sources} - {s.name for s, _, _ in from_files}
     for src, n, w in exports + inline:
-        origin = _origin(src, w.start)
+        how = mask_how.get((src.name, n, w.start))
+        origin = _origin(src, w.start) + (f" ({how})" if how else "")
         if w.unresolved and src.name in sourced_names:
             continue   # a sourced file's per-node address (`sncc build`'s `${NODE_0_IP}`): set at run time
         if not w.unresolved and len(w.text) > 2 and w.text[0] == "<" and w.text[-1] == ">":
