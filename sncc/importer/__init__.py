@@ -212,6 +212,39 @@ def _assumed_system(vendor: str, env: dict) -> tuple[str, str]:
     return sid, f"its device mask names {need} devices, more than {default}'s nodes hold; {sid} has {per} per node"
 
 
+def _image_engine(word: str) -> tuple[str | None, str | None]:
+    """(engine kind, release) of a container image word that is an engine's published image
+    (:meth:`~sncc.engines.base.EngineAdapter.image_release`, ``pins.toml [image]``): the release its
+    tag names, ``""`` when it names none; (None, None) for any other image."""
+    from sncc.engines.registry import KINDS, adapter_for
+
+    for k in KINDS:
+        rel = adapter_for(k).image_release(word)
+        if rel is not None:
+            return k, rel
+    return None, None
+
+
+def _image_pin(adapter, release: str) -> tuple[str, str]:
+    """(pinned version, note) a plan imported from the image of ``release`` names: the release
+    itself when pinned (note ""); else the pin running the same vLLM as the release's row of the
+    catalog's release table (software.toml ``[[vllm_ascend]]``: v0.11.0rc0 runs vLLM 0.11.0, as the
+    pin v0.11.0), else the nearest pin (:meth:`~sncc.engines.base.EngineAdapter.nearest`).  Never fails."""
+    pin = adapter.pin(release)
+    if pin is not None:
+        return pin.version, ""
+    row = adapter.paired_software(release)
+    vllm = str(row[1]).lstrip("v") if row and row[1] else ""
+    same = [p for p in adapter.pins if vllm and p.vllm.lstrip("v") == vllm]
+    if same:
+        p = same[-1]
+        return p.version, (f"{adapter.label} {release} is not pinned by sncc; it runs vLLM {vllm}, as the pin "
+                           f"{p.version} does (its release matrix)")
+    p = adapter.nearest(release)
+    known = "is not pinned by sncc" if row else "is a release sncc does not know"
+    return p.version, f"{adapter.label} {release} {known}; nearest pinned release {p.version}"
+
+
 def _engine_vendor(engine: str | None) -> str | None:
     """The one vendor engine kind ``engine`` runs on (engines.toml ``[engine_hardware.<kind>]``
     ``vendors``: vllm-ascend on huawei, vllm on nvidia), or None when it names none or several."""
@@ -641,13 +674,22 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
     names = [n for _, n, _ in exports + inline]
 
     image = main is not None and VLLM_IMAGE.match(main[3].text) is not None   # vLLM's CUDA image: vLLM on NVIDIA
+    # another engine's published image (pins.toml [image]: quay.io/ascend/vllm-ascend:TAG) and the release its tag names
+    image_kind, image_release = _image_engine(main[3].text) if main and not image else (None, None)
     # the hardware decides the vendor, else the engine (vllm-ascend runs on Ascend only), else the script
-    vendor = _system_vendor(system) or _engine_vendor(engine) or ("nvidia" if image else _vendor(names, argv))
-    kind = engine or ("vllm-ascend" if vendor == "ascend" else "vllm")
+    vendor = (_system_vendor(system) or _engine_vendor(engine) or ("nvidia" if image else None)
+              or _engine_vendor(image_kind) or _vendor(names, argv))
+    if image_kind is not None and _engine_vendor(image_kind) != vendor:
+        image_kind, image_release = None, None   # --system of another vendor: not this image's engine
+    kind = engine or image_kind or ("vllm-ascend" if vendor == "ascend" else "vllm")
     guessed_system, guessed_why = _assumed_system(vendor, {n: w.text for _, n, w in exports + inline})
     adapter = adapter_for(kind)
     tag = image_tag(main[3].text) if main else None
     version = engine_version or (tag if tag and adapter.pin(tag) else None) or adapter.default_version
+    tag_note = ""
+    if engine_version is None and image_release and kind == image_kind:
+        version, tag_note = _image_pin(adapter, image_release)
+        tag = version
     pin_note = f"{adapter.label} {version}"
     vman = adapter.vllm_manifest(version) if adapter.pin(version) else None
     eman = adapter.manifest(version)
@@ -662,10 +704,12 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
     vlabel = f"vLLM {adapter.pin(version).vllm}" + (f" ({pin_note})" if plugin else "")
     extra_choices = eman.parser_choices_added if plugin else {}
     assumed = []
-    if engine is None and not image:
+    if engine is None and not image and image_kind is None:
         assumed.append(f"engine {kind}" + (" (Ascend variables or options in the script)" if vendor == "ascend" else ""))
     if engine_version is None and not (tag and version == tag):
         assumed.append(f"release {version} (sncc's default pin of {adapter.label})")
+    elif engine_version is None and tag_note:
+        assumed.append(f"release {version} (the image tag {main[3].text}: {tag_note})")
     if system is None:
         assumed.append(f"system {guessed_system}" + (f" ({guessed_why})" if guessed_why else ""))
 
@@ -978,8 +1022,8 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
         if mu is not None:
             role["memory_utilization"] = Value(mu, f"engine default of {vlabel}")
     blocks["serve"] = role
-    vnote = (_version_note if engine_version else f"the image tag {main[3].text}" if tag and version == tag
-             else "assumed: sncc's default pin")
+    vnote = (_version_note if engine_version else f"the image tag {main[3].text}" + (f": {tag_note}" if tag_note else "")
+             if tag and version == tag else "assumed: sncc's default pin")
     blocks["engine"] = {"": Value(kind), "version": Value(version, vnote)}
     blocks["hardware"] = {"system": Value(system or guessed_system, _system_note if system
                                           else "assumed: the script names no hardware"
