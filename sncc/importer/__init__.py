@@ -228,8 +228,8 @@ def _image_engine(word: str) -> tuple[str | None, str | None]:
 def _image_pin(adapter, release: str) -> tuple[str, str]:
     """(pinned version, note) a plan imported from the image of ``release`` names: the release
     itself when pinned (note ""); else the pin running the same vLLM as the release's row of the
-    catalog's release table (software.toml ``[[vllm_ascend]]``: v0.11.0rc0 runs vLLM 0.11.0, as the
-    pin v0.11.0), else the nearest pin (:meth:`~sncc.engines.base.EngineAdapter.nearest`).  Never fails."""
+    catalog's release table (software.toml ``[[vllm_ascend]]``: v0.23.0rc1 runs vLLM v0.23.0, as the
+    pin v0.23.0), else the nearest pin (v0.11.0rc0, on vLLM v0.11.0rc3: the pin v0.11.0) (:meth:`~sncc.engines.base.EngineAdapter.nearest`).  Never fails."""
     pin = adapter.pin(release)
     if pin is not None:
         return pin.version, ""
