@@ -1015,6 +1015,15 @@ IMPORT_UNREAD_LINE = _code(
     "options are not imported, and says so here at the cut-off line. (Windows CRLF and old Mac CR line "
     "endings are read as line breaks: a `\\` before them continues the line.)",
     "vllm serve m \\   \n  --max-num-seqs 64", "vllm serve m \\\n  --max-num-seqs 64")
+IMPORT_INVALID_NAME = _code(
+    "SN8016", "import-invalid-variable-name", "warning", "an `export` of a name bash refuses: the variable is not set",
+    "A shell variable's name is letters, digits and underscores, not starting with a digit (GNU Bash "
+    "manual, \"Definitions\": name). `export HCCL-BUFFSIZE=200` (a hyphen) is refused by bash with "
+    "`export: 'HCCL-BUFFSIZE=200': not a valid identifier`; the script goes on, and neither that name nor "
+    "the one meant (`HCCL_BUFFSIZE`) is set, so the engine and the runtime libraries run with their "
+    "default. The importer reads the script as bash does: nothing enters the plan's `env`, and this "
+    "warning names the word (also for `readonly`, `declare` and `local`).",
+    "export HCCL-BUFFSIZE=200", "export HCCL_BUFFSIZE=200")
 
 # --- SN81xx search (`sncc search`: diagnostics located in the plan's `search { }` block) ------------
 SEARCH_EMPTY_SPACE = _code(

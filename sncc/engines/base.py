@@ -15,6 +15,7 @@ Every fact in ``pins.toml`` carries its source (a tagged file of the engine's re
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from importlib.resources import files
@@ -271,6 +272,25 @@ class EngineAdapter:
             return self.pins[0]
         older = [p for p in self.pins if (_vkey(p.version) or ()) <= key]
         return older[-1] if older else self.pins[0]
+
+    def image_release(self, word: str) -> str | None:
+        """The release a container image word of this engine names (``pins.toml [image]``:
+        ``quay.io/ascend/vllm-ascend:v0.11.0rc0-a3`` → ``v0.11.0rc0``, any registry prefix, the
+        variants stripped from the tag); ``""`` for the engine's image with a tag that names no
+        release (none, ``latest``, ``main``, a digest); None for any other image, or an engine
+        without ``[image]``."""
+        img = self.data.get("image")
+        if not isinstance(img, Mapping) or not img.get("repository"):
+            return None
+        m = re.fullmatch(r"(?:[\w.-]+(?::\d+)?/)*" + re.escape(str(img["repository"]))
+                         + r"(?::(?P<tag>[\w.-]+))?(?P<digest>@[\w:]+)?", word)
+        if m is None:
+            return None
+        tag = m.group("tag") or ""
+        variants = tuple("-" + str(v) for v in img.get("variants", ()))
+        while tag.endswith(variants):
+            tag = tag[:tag.rindex("-")]
+        return tag if tag[:1] in ("v", *"0123456789") and _vkey(tag) is not None else ""
 
     def manifest(self, version: str):
         """The manifest (:class:`sncc.engines.manifest.Manifest`) of the engine at ``version``: the

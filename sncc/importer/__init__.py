@@ -19,8 +19,8 @@ from sncc.diagnostics import codes
 from sncc.diagnostics.model import Diagnostic, diag
 from sncc.diagnostics.secrets import looks_like_secret
 from sncc.importer.shell import Word, read_script
-from sncc.importer.vllm_command import (CONTAINER_RUNNERS, VLLM_IMAGE, VLLM_PROGRAM, Option, Problem, container_env,
-                                       container_env_files, engine_argv, env_file_assignments, image_tag,
+from sncc.importer.vllm_command import (CONTAINER_RUNNERS, VLLM_IMAGE, VLLM_PROGRAM, Option, Problem, container_devices,
+                                       container_env, container_env_files, engine_argv, env_file_assignments, image_tag,
                                         parse_args)
 from sncc.importer.writer import NOT_COPIED, UNRESOLVED, Value, plan_text
 from sncc.source import SourceFile
@@ -210,6 +210,39 @@ def _assumed_system(vendor: str, env: dict) -> tuple[str, str]:
         return default, ""
     per, sid = min(fits, key=lambda t: t[0])
     return sid, f"its device mask names {need} devices, more than {default}'s nodes hold; {sid} has {per} per node"
+
+
+def _image_engine(word: str) -> tuple[str | None, str | None]:
+    """(engine kind, release) of a container image word that is an engine's published image
+    (:meth:`~sncc.engines.base.EngineAdapter.image_release`, ``pins.toml [image]``): the release its
+    tag names, ``""`` when it names none; (None, None) for any other image."""
+    from sncc.engines.registry import KINDS, adapter_for
+
+    for k in KINDS:
+        rel = adapter_for(k).image_release(word)
+        if rel is not None:
+            return k, rel
+    return None, None
+
+
+def _image_pin(adapter, release: str) -> tuple[str, str]:
+    """(pinned version, note) a plan imported from the image of ``release`` names: the release
+    itself when pinned (note ""); else the pin running the same vLLM as the release's row of the
+    catalog's release table (software.toml ``[[vllm_ascend]]``: v0.23.0rc1 runs vLLM v0.23.0, as the
+    pin v0.23.0), else the nearest pin (v0.11.0rc0, on vLLM v0.11.0rc3: the pin v0.11.0) (:meth:`~sncc.engines.base.EngineAdapter.nearest`).  Never fails."""
+    pin = adapter.pin(release)
+    if pin is not None:
+        return pin.version, ""
+    row = adapter.paired_software(release)
+    vllm = str(row[1]).lstrip("v") if row and row[1] else ""
+    same = [p for p in adapter.pins if vllm and p.vllm.lstrip("v") == vllm]
+    if same:
+        p = same[-1]
+        return p.version, (f"{adapter.label} {release} is not pinned by sncc; it runs vLLM {vllm}, as the pin "
+                           f"{p.version} does (its release matrix)")
+    p = adapter.nearest(release)
+    known = "is not pinned by sncc" if row else "is a release sncc does not know"
+    return p.version, f"{adapter.label} {release} {known}; nearest pinned release {p.version}"
 
 
 def _engine_vendor(engine: str | None) -> str | None:
@@ -459,6 +492,20 @@ def _unread_line(src: SourceFile, cmd) -> Diagnostic:
                 src.span(cmd.words[0].start, cmd.words[-1].end), help=fix)
 
 
+def _refused_name(src: SourceFile, w: Word, builtin: str) -> Diagnostic:
+    """SN8016 for ``w``, a word of ``export`` (``readonly``, ...) whose name bash refuses
+    (``HCCL-BUFFSIZE=200``): bash says "not a valid identifier" and sets nothing."""
+    name = w.text.partition("=")[0]
+    fixed = re.sub(r"[^A-Za-z0-9_]", "_", name)
+    fixed = "_" + fixed if fixed[:1].isdigit() else fixed
+    shown = f"`{name}`" if name else "the empty name"
+    return diag(codes.IMPORT_INVALID_NAME, f"`{builtin} {w.text}`: bash refuses {shown} as a variable name "
+                f"(`{builtin}: '{w.text}': not a valid identifier`), so the variable is not set and the script "
+                "goes on without it", src.span(w.start, w.end),
+                help="a name is letters, digits and underscores, not starting with a digit"
+                     + (f": did you mean `{fixed}`?" if fixed.strip("_") else ""))
+
+
 def _shown_yaml(value) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
@@ -510,6 +557,8 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
     commands = []
 
     def collect(sc, fsrc: SourceFile, top: SourceFile, place: int | None) -> None:
+        for w, builtin in sc.refused:
+            diags.append(_refused_name(fsrc, w, builtin))
         items = [(w.start, 0, (n, w)) for n, w, exported in sc.assignments if exported]
         items += [(s.word.start, 1, s) for s in sc.sourced]
         for at_, kind_, item in sorted(items, key=lambda x: x[0]):
@@ -617,17 +666,30 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
         srcs[got.name] = got
         from_files += [(got, n, w) for n, w in env_file_assignments(got.text)]
     # in order: a later file overrides an earlier one, and any -e overrides them all (the last wins)
-    inline = from_files + inline
+    # the devices the container is given (`--device /dev/davinciN`, `--gpus`) are its device mask; a
+    # mask the container is given by name (`-e ASCEND_RT_VISIBLE_DEVICES=...`) comes after it and wins
+    devices = container_devices(main[1]) if main else []
+    mask_how = {(msrc.name, n, w.start): how for n, w, how in devices}
+    inline = from_files + [(msrc, n, w) for n, w, _ in devices] + inline
     names = [n for _, n, _ in exports + inline]
 
     image = main is not None and VLLM_IMAGE.match(main[3].text) is not None   # vLLM's CUDA image: vLLM on NVIDIA
+    # another engine's published image (pins.toml [image]: quay.io/ascend/vllm-ascend:TAG) and the release its tag names
+    image_kind, image_release = _image_engine(main[3].text) if main and not image else (None, None)
     # the hardware decides the vendor, else the engine (vllm-ascend runs on Ascend only), else the script
-    vendor = _system_vendor(system) or _engine_vendor(engine) or ("nvidia" if image else _vendor(names, argv))
-    kind = engine or ("vllm-ascend" if vendor == "ascend" else "vllm")
+    vendor = (_system_vendor(system) or _engine_vendor(engine) or ("nvidia" if image else None)
+              or _engine_vendor(image_kind) or _vendor(names, argv))
+    if image_kind is not None and _engine_vendor(image_kind) != vendor:
+        image_kind, image_release = None, None   # --system of another vendor: not this image's engine
+    kind = engine or image_kind or ("vllm-ascend" if vendor == "ascend" else "vllm")
     guessed_system, guessed_why = _assumed_system(vendor, {n: w.text for _, n, w in exports + inline})
     adapter = adapter_for(kind)
     tag = image_tag(main[3].text) if main else None
     version = engine_version or (tag if tag and adapter.pin(tag) else None) or adapter.default_version
+    tag_note = ""
+    if engine_version is None and image_release and kind == image_kind:
+        version, tag_note = _image_pin(adapter, image_release)
+        tag = version
     pin_note = f"{adapter.label} {version}"
     vman = adapter.vllm_manifest(version) if adapter.pin(version) else None
     eman = adapter.manifest(version)
@@ -642,10 +704,12 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
     vlabel = f"vLLM {adapter.pin(version).vllm}" + (f" ({pin_note})" if plugin else "")
     extra_choices = eman.parser_choices_added if plugin else {}
     assumed = []
-    if engine is None and not image:
+    if engine is None and not image and image_kind is None:
         assumed.append(f"engine {kind}" + (" (Ascend variables or options in the script)" if vendor == "ascend" else ""))
     if engine_version is None and not (tag and version == tag):
         assumed.append(f"release {version} (sncc's default pin of {adapter.label})")
+    elif engine_version is None and tag_note:
+        assumed.append(f"release {version} (the image tag {main[3].text}: {tag_note})")
     if system is None:
         assumed.append(f"system {guessed_system}" + (f" ({guessed_why})" if guessed_why else ""))
 
@@ -958,8 +1022,8 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
         if mu is not None:
             role["memory_utilization"] = Value(mu, f"engine default of {vlabel}")
     blocks["serve"] = role
-    vnote = (_version_note if engine_version else f"the image tag {main[3].text}" if tag and version == tag
-             else "assumed: sncc's default pin")
+    vnote = (_version_note if engine_version else f"the image tag {main[3].text}" + (f": {tag_note}" if tag_note else "")
+             if tag and version == tag else "assumed: sncc's default pin")
     blocks["engine"] = {"": Value(kind), "version": Value(version, vnote)}
     blocks["hardware"] = {"system": Value(system or guessed_system, _system_note if system
                                           else "assumed: the script names no hardware"
@@ -981,7 +1045,8 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
     env: dict = {}
     sourced_names = set(srcs) - {s.name for s in sources} - {s.name for s, _, _ in from_files}
     for src, n, w in exports + inline:
-        origin = _origin(src, w.start)
+        how = mask_how.get((src.name, n, w.start))
+        origin = _origin(src, w.start) + (f" ({how})" if how else "")
         if w.unresolved and src.name in sourced_names:
             continue   # a sourced file's per-node address (`sncc build`'s `${NODE_0_IP}`): set at run time
         if not w.unresolved and len(w.text) > 2 and w.text[0] == "<" and w.text[-1] == ">":

@@ -8,7 +8,8 @@ quotes, backslash escapes, ``#`` comments, ``\\``-newline continuations, where a
 
 * ``$NAME``, ``${NAME}``, ``${NAME:-default}`` / ``${NAME-default}`` expand to the value the
   script assigned before (``NAME=v``, ``export NAME=v``), else to the default, else stay as written
-  and the word is marked *unresolved*;
+  and the word is marked *unresolved*; the default is expanded the same way, as bash does
+  (``${MODEL:-$MODEL_DIR/m}``, ``${PORT:-${BASE:-8000}}``), and ``:-`` takes it for an empty value too;
 * ``$(...)`` and backquotes are never run: the word is unresolved, except the idiom for the
   script's own folder (``$(dirname "$0")``, ``$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)``),
   which becomes a path relative to the script (``.``, ``./..``), as ``sncc import`` reads paths;
@@ -64,12 +65,16 @@ class Command:
 @dataclass
 class Script:
     """What :func:`read_script` found: ``commands`` in order; ``assignments`` every ``NAME=v``
-    (``exported`` or not) with its word; ``conditionals`` the words of ``if``/``case``... met."""
+    (``exported`` or not) with its word; ``conditionals`` the words of ``if``/``case``... met;
+    ``refused`` the declaration words that set nothing, their name not being one bash accepts."""
 
     commands: list[Command] = field(default_factory=list)
     assignments: list[tuple[str, Word, bool]] = field(default_factory=list)
     conditionals: list[Word] = field(default_factory=list)
     sourced: list["Sourced"] = field(default_factory=list)
+    #: the words of ``export`` / ``readonly`` / ``local`` / ``declare`` whose name bash refuses
+    #: (``export HCCL-BUFFSIZE=200``: "not a valid identifier", nothing set), with the builtin
+    refused: list[tuple[Word, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -142,14 +147,15 @@ class _Lexer:
                 self.i = len(t)
                 return t[i:], "unclosed `${`"
             body, self.i = t[i + 2:j], j + 1
-            m = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)(?::?-(.*))?", body, re.S)
+            m = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)(?:(:?)-(.*))?", body, re.S)
             if not m:
                 return t[i:j + 1], f"`{t[i:j + 1]}` is not a plain expansion"
-            name, default = m.group(1), m.group(2)
-            if name in self.env:
+            name, colon, default = m.group(1), m.group(2), m.group(3)
+            if name in self.env and not (colon and default is not None and self.env[name] == ""):
                 return self.env[name], ""
-            if default is not None:
-                return default, ""
+            if default is not None:   # expanded as bash does, from the same variables (`${A:-$B/x}`)
+                w = _Lexer(default, self.env)._word(whole=True, quoted=quoted)
+                return w.text, w.unresolved
             return t[i:j + 1], f"`${name}` is not set before this line"
         m = _NAME.match(t, i + 1)
         if not m:
@@ -194,16 +200,26 @@ class _Lexer:
         text, self.i = self.t[self.i:j + 1], j + 1
         return text
 
-    def _word(self) -> Word:
+    def _word(self, whole: bool = False, quoted: bool = False) -> Word:
+        """The word at ``self.i``; ``whole``: all of the text is one word (the default of
+        ``${NAME:-default}``, blanks and operators included), ``quoted`` inside double quotes,
+        where a single quote is an ordinary character (bash: ``"${U:-'a'}"`` is ``'a'``)."""
         t, start = self.t, self.i
         out, why = [], ""
         while self.i < len(t):
             c = t[self.i]
-            if c in " \t\r\n" or any(t.startswith(o, self.i) for o in OPERATORS):
+            if not whole and (c in " \t\r\n" or any(t.startswith(o, self.i) for o in OPERATORS)):
                 break
+            if quoted and (c == "'" or c == "\\" and t[self.i + 1:self.i + 2] not in ('"', "\\", "$", "`")
+                           and not self._break(self.i + 1)):
+                out.append(c)
+                self.i += 1
+                continue
             if c == "\\":
                 if self._break(self.i + 1):
                     self.i += 1 + self._break(self.i + 1)
+                    if whole:
+                        continue
                     break
                 out.append(t[self.i + 1:self.i + 2])
                 self.i += 2
@@ -308,11 +324,17 @@ def read_script(text: str, source=None, env: dict[str, str] | None = None, _dept
         inline: list[tuple[str, Word]] = []
         exported = ws[0].text == "export"
         if exported or ws[0].text in ("local", "readonly", "declare"):
+            # `-f` names functions (`export -f my-fn`, a hyphen allowed) and `=(` starts an array
+            # whose elements are words of their own: no names to judge then
+            names = not any(w.text.startswith("-") and "f" in w.text or "=(" in w.text for w in ws[1:])
             for w in ws[1:]:
                 m = _ASSIGN.fullmatch(w.text)
                 if m:
                     env[m.group(1)] = m.group(2)
                     script.assignments.append((m.group(1), Word(m.group(2), w.start, w.end, w.unresolved), exported))
+                elif names and not (w.unresolved or w.text.startswith("-") or _NAME.fullmatch(w.text)):
+                    # bash: "`HCCL-BUFFSIZE=200': not a valid identifier", status 1, the variable unset
+                    script.refused.append((w, ws[0].text))
             return
         while ws and _ASSIGN.fullmatch(ws[0].text) and not ws[0].text.startswith("="):
             m = _ASSIGN.fullmatch(ws[0].text)

@@ -168,6 +168,80 @@ def container_env_files(cmd: Command) -> list[Word]:
     return out
 
 
+#: an Ascend NPU's device file (``/dev/davinci<N>``; the control devices ``/dev/davinci_manager``,
+#: ``/dev/devmm_svm``, ``/dev/hisi_hdc`` are no NPU), as vllm-ascend's docker commands pass them
+#: (https://docs.vllm.ai/projects/ascend/en/v0.11.0/tutorials/multi_npu_moge.html)
+_NPU_DEVICE = re.compile(r"/dev/davinci(\d+)")
+
+
+def _gpu_ids(value: str) -> list[str] | None:
+    """The GPU indices a ``--gpus`` value exposes, or None for all of them or ids that are no index
+    (UUIDs).  Docker reads the value as one CSV record (docker/cli opts/gpus.go): ``all``, a count
+    ``N`` / ``count=N`` (the first N, ``0,...,N-1``: moby daemon/nvidia_linux.go countToDevices),
+    ``device=0,2`` (quoted ``'"device=0,2"'`` to keep the comma in the field); no count and no
+    device is one GPU."""
+    import csv
+
+    try:
+        fields = next(csv.reader([value]))
+    except (csv.Error, StopIteration):
+        return None
+    count, ids = 1, None
+    for f in fields:
+        key, eq, val = f.partition("=")
+        if not eq or key == "count":
+            c = val if eq else key
+            if c == "all":
+                return None
+            if not c.isdigit():
+                return None
+            count = int(c)
+        elif key == "device":
+            ids = [x.strip() for x in val.split(",") if x.strip()]
+    if ids is not None:
+        return ids if all(x.isdigit() for x in ids) else None
+    return [str(i) for i in range(count)]
+
+
+def container_devices(cmd: Command) -> list[tuple[str, Word, str]]:
+    """The device masks a ``docker run`` engine command gives its container before the image, as
+    ``(variable, mask word, how)``: ``ASCEND_RT_VISIBLE_DEVICES`` for its ``--device /dev/davinciN``
+    options (the host's NPU ids, ``--device HOST[:CONTAINER[:PERMS]]``), ``CUDA_VISIBLE_DEVICES``
+    for ``--gpus`` (:func:`_gpu_ids`); the word spans the options, ``how`` names them.  ``[]`` for
+    any other command, or when the options give every device (``--gpus all``) or no index."""
+    ws = list(cmd.words)
+    if _container_argv(ws) is None:
+        return []
+    npus: list[tuple[int, Word]] = []
+    gpus: list[tuple[list[str] | None, Word]] = []
+    i, image = 2, _image_index(ws)
+    while i < image:
+        w, text = ws[i], ws[i].text
+        opt, eq, val = text.partition("=")
+        if opt in ("--device", "--gpus") and not w.unresolved:
+            vw = w if eq else (ws[i + 1] if i + 1 < image else None)
+            i += 0 if eq else 1
+            if vw is not None and not vw.unresolved:
+                val = val if eq else vw.text
+                if opt == "--device":
+                    m = _NPU_DEVICE.fullmatch(val.split(":")[0])
+                    if m:
+                        npus.append((int(m.group(1)), Word("", w.start, vw.end)))
+                else:
+                    gpus.append((_gpu_ids(val), Word("", w.start, vw.end)))
+        i += 1
+    out = []
+    if npus:
+        ids = sorted({n for n, _ in npus})
+        out.append(("ASCEND_RT_VISIBLE_DEVICES", Word(",".join(map(str, ids)), npus[0][1].start, npus[-1][1].end),
+                    "the NPUs `docker run --device /dev/davinciN` gives the container"))
+    if gpus and all(g is not None for g, _ in gpus):
+        ids = sorted({x for g, _ in gpus for x in g}, key=int)
+        out.append(("CUDA_VISIBLE_DEVICES", Word(",".join(ids), gpus[0][1].start, gpus[-1][1].end),
+                    "the GPUs `docker run --gpus` gives the container"))
+    return out
+
+
 def env_file_assignments(text: str) -> list[tuple[str, Word]]:
     """``(NAME, value word)`` of a ``docker run --env-file`` file, in order, each word at its offsets
     in ``text``.  Docker's format: one ``NAME=value`` per line, the value verbatim to the end of the
