@@ -292,6 +292,22 @@ class EngineAdapter:
             tag = tag[:tag.rindex("-")]
         return tag if tag[:1] in ("v", *"0123456789") and _vkey(tag) is not None else ""
 
+    def image_system(self, word: str) -> str | None:
+        """The catalog system the variant suffixes of this engine's image tag are built for
+        (``pins.toml [image] variant_systems``: ``quay.io/ascend/vllm-ascend:v0.13.0-a3`` →
+        ``atlas-800i-a3``); None for a tag with no such variant, another image, or an engine
+        without ``[image]``."""
+        if self.image_release(word) is None:
+            return None
+        img = self.data["image"]
+        systems = img.get("variant_systems") or {}
+        tag = word.rsplit("@", 1)[0]
+        tag = tag.rsplit(":", 1)[1] if ":" in tag.rsplit("/", 1)[-1] else ""
+        for part in reversed(tag.split("-")[1:]):
+            if part in systems:
+                return str(systems[part])
+        return None
+
     def manifest(self, version: str):
         """The manifest (:class:`sncc.engines.manifest.Manifest`) of the engine at ``version``: the
         release's own key tables, extracted from its tagged source; None when there is none."""

@@ -186,22 +186,28 @@ def _system_vendor(system: str | None) -> str | None:
         return None
 
 
-def _assumed_system(vendor: str, env: dict) -> tuple[str, str]:
+def _assumed_system(vendor: str, env: dict, image: tuple[str, str] | None = None) -> tuple[str, str]:
     """(catalog system id, why) the import assumes when the script names no hardware: the
-    vendor's default (:data:`DEFAULT_SYSTEM`), unless the device mask in the command's environment
-    (``ASCEND_RT_VISIBLE_DEVICES`` / ``CUDA_VISIBLE_DEVICES``) names more devices than its nodes
-    hold; then the vendor's catalog system with the fewest devices per node that holds them (16
-    visible NPUs: an Atlas A3 node, 16 dies, not the 8-device A2).  ``why`` is "" for the default."""
+    system the engine image's variant is built for (``image`` = (system, image word), from
+    :meth:`~sncc.engines.base.EngineAdapter.image_system`: an ``-a3`` image → ``atlas-800i-a3``),
+    else the vendor's default (:data:`DEFAULT_SYSTEM`); unless the device mask in the command's
+    environment (``ASCEND_RT_VISIBLE_DEVICES`` / ``CUDA_VISIBLE_DEVICES``) names more devices than
+    its nodes hold; then the vendor's catalog system with the fewest devices per node that holds
+    them (16 visible NPUs: an Atlas A3 node, 16 dies, not the 8-device A2).  ``why`` is "" for the
+    vendor's default."""
     from sncc import catalog
 
     default = DEFAULT_SYSTEM[vendor]
+    why_default = ""
+    if image is not None and image[0] and _system_vendor(image[0]) == vendor:
+        default, why_default = image[0], f"the image {image[1]} is built for {image[0]}"
     ids = []
     for n in DEVICE_VARS:
         ids += [x.strip() for x in str(env.get(n, "")).split(",") if x.strip().isdigit()]
     need = max([len(ids)] + [int(x) + 1 for x in ids]) if ids else 0
     try:
         if need <= catalog.system(default).devices_per_node:
-            return default, ""
+            return default, why_default
         fits = [(sy.devices_per_node, sid) for sid, sy in catalog.systems().items()
                 if sy.devices_per_node >= need and _system_vendor(sid) == vendor]
     except (KeyError, LookupError, AttributeError):
@@ -682,7 +688,9 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
     if image_kind is not None and _engine_vendor(image_kind) != vendor:
         image_kind, image_release = None, None   # --system of another vendor: not this image's engine
     kind = engine or image_kind or ("vllm-ascend" if vendor == "ascend" else "vllm")
-    guessed_system, guessed_why = _assumed_system(vendor, {n: w.text for _, n, w in exports + inline})
+    image_system = adapter_for(image_kind).image_system(main[3].text) if image_kind is not None else None
+    guessed_system, guessed_why = _assumed_system(vendor, {n: w.text for _, n, w in exports + inline},
+                                                  (image_system, main[3].text) if image_system else None)
     adapter = adapter_for(kind)
     tag = image_tag(main[3].text) if main else None
     version = engine_version or (tag if tag and adapter.pin(tag) else None) or adapter.default_version

@@ -87,3 +87,18 @@ def test_a_tag_that_names_no_release_keeps_the_default_pin():
 def test_engine_version_given_on_the_command_line_wins():
     res = _imp("quay.io/ascend/vllm-ascend:v0.11.0", engine_version="v0.23.0")
     assert _engine(res) == ("vllm-ascend", "v0.23.0")
+
+
+def test_an_a3_image_assumes_an_a3_node():
+    """The quick start's A3 image (`...:v0.13.0-a3`, "Atlas A3") is built for an A3 node: the plan
+    assumes `atlas-800i-a3` and says why, not the vendor default `atlas-800-a2`; the A2 image keeps
+    the default, and a system given by the user wins."""
+    a3 = _imp("quay.io/ascend/vllm-ascend:v0.23.0-a3")
+    assert compile_text(a3.text).plan.hardware.system == "atlas-800i-a3"
+    assert "is built for atlas-800i-a3" in _assumed(a3)
+    a2 = _imp("quay.io/ascend/vllm-ascend:v0.23.0")
+    assert compile_text(a2.text).plan.hardware.system == "atlas-800-a2"
+    mirror = _imp("m.daocloud.io/quay.io/ascend/vllm-ascend:v0.23.0-a3-openeuler")
+    assert compile_text(mirror.text).plan.hardware.system == "atlas-800i-a3"
+    given = _imp("quay.io/ascend/vllm-ascend:v0.23.0-a3", system="atlas-900-a3-superpod")
+    assert compile_text(given.text).plan.hardware.system == "atlas-900-a3-superpod"
