@@ -273,3 +273,19 @@ def test_build_as_a_real_subprocess(tmp_path):
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "o" / "manifest.json").is_file() and "start each node" in r.stdout
+
+
+def test_readme_quick_start_names_only_the_variables_the_seed_build_prints(tmp_path):
+    """Fresh-user report (break3): README's quick start said the seed's scripts ask for the proxy's
+    source checkouts `OMNI_INFER_SRC`, `VLLM_SRC`; the seed's build (Omni-Infer) asks for
+    OMNI_INFER_SRC only.  The names the sentence gives for the seed are the ones its build prints."""
+    import re
+
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    sentence = readme.partition("`proxy.sh` runs the router from: ")[2]
+    seed_names = re.findall(r"`([A-Z_0-9]+)`", sentence.partition(" (")[0].partition(")")[0])
+    r = CliRunner().invoke(main, ["build", SEED, "-o", str(tmp_path / "out")])
+    assert r.exit_code == 0, r.output
+    line = next(ln for ln in r.output.splitlines() if ln.startswith("each script checks the variables"))
+    printed = set(line.partition(": ")[2].split(", "))
+    assert seed_names and set(seed_names) <= printed, (seed_names, printed)

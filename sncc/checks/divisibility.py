@@ -28,13 +28,16 @@ def check_vocab_divisible(plan, r):
         if tp <= 1 or padded % tp == 0 or a.num_attention_heads % tp:
             continue   # heads that do not divide are SN3004, whose valid tp values respect the vocabulary too
         ok = [d for d in range(2, 65) if padded % d == 0 and a.num_attention_heads % d == 0]
+        # pipeline stages keep the devices of a rank at a smaller tp (each stage still splits the
+        # vocabulary over its tp, so the refused tp itself never becomes valid)
+        keep = max((d for d in ok if d < tp and tp % d == 0), default=None)
         yield diag(codes.VOCAB_NOT_DIVISIBLE,
                    f"`{name}`: the vocabulary of `{r.served_name}`, {a.vocab_size} padded to {padded} (a multiple of {m}), "
                    f"does not divide by tp = {tp}",
                    role.span_of("tp"), notes=[f"VocabParallelEmbedding asserts `{padded} is not divisible by {tp}`; "
                                               "source: " + sources(row)],
                    help="use a tp that divides both the heads and the padded vocabulary: " + ", ".join(map(str, ok[:8]))
-                        + (" (or keep tp and add pipeline stages)" if ok else ""),
+                        + (f" (or keep the {tp} devices per rank as tp = {keep} × pp = {tp // keep})" if keep else ""),
                    path=(name, "tp"))
 
 

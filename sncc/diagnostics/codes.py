@@ -182,6 +182,14 @@ CHECKPOINT_CONFIG_ABSENT = _code(
     "from its catalog entry. The engine reads config.json from the same directory at start-up and fails "
     "without it; check that the path is the checkpoint's top folder.",
     'model "qwen3-32b" { weights = "/data/models" }', 'model "qwen3-32b" { weights = "/data/models/Qwen3-32B" }')
+WEIGHTS_PATH_RELATIVE = _code(
+    "SN2019", "weights-path-relative", "warning", "a relative `weights` folder is read here but not where the servers run",
+    "sncc reads a relative `weights` path from the plan file's folder (its config.json sizes the model), but "
+    "the engine gets the path as written: every launch script runs `cd \"$SNCC_OUT\"` (the build folder) "
+    "before `vllm serve <weights>`, so the servers look for the folder inside the build folder, which `sncc "
+    "build` replaces whole, and vLLM takes a path that names no folder for a Hugging Face Hub repository id. "
+    "Write the absolute path at which the serving nodes mount the checkpoint.",
+    'model "qwen3-8b" { weights = "models/Qwen3-8B" }', 'model "qwen3-8b" { weights = "/data/models/Qwen3-8B" }')
 ROLE_SHAPE = _code(
     "SN2011", "invalid-roles", "error", "the plan's roles are neither disaggregated nor aggregated",
     "A plan serves either with a `prefill` and a `decode` role (disaggregated) or with one "

@@ -170,6 +170,16 @@ def resolve_model(mdl, r: Facts, base_dir: str | None = None) -> None:
             wdir = mdl.weights if base_dir is None or os.path.isabs(mdl.weights) else os.path.join(base_dir, mdl.weights)
             if os.path.isdir(wdir):   # the config.json reader is imported only when there is a folder to read
                 from sncc.catalog import hf_config
+                if wdir != mdl.weights:
+                    full = os.path.abspath(wdir)
+                    r.diagnostics.append(diag(
+                        codes.WEIGHTS_PATH_RELATIVE,
+                        f"`weights` is relative: sncc reads `{full}` (from the plan's folder), but the servers "
+                        f"load `{mdl.weights}` from the build folder the launch scripts `cd` to (\"$SNCC_OUT\"), "
+                        "where it names no checkpoint",
+                        mdl.span_of("weights"),
+                        help=f"write the absolute path the serving nodes mount the checkpoint at, e.g. `weights = \"{full}\"`",
+                        path=("model", "weights")))
                 r.checkpoint = hf_config.read_weights_dir(wdir)
                 if r.checkpoint is None:
                     r.diagnostics.append(diag(codes.CHECKPOINT_CONFIG_ABSENT,

@@ -22,7 +22,7 @@ _KEPT = ("memory_utilization", "graph_mode", "scheduler", "eplb", "env")
 #: base plan located at one of them belongs to the layout the search replaces
 _REPLACED = ("instances", "devices", "tp", "dp", "ep", "expert_parallel", "pp", "max_num_seqs")
 #: role fields a candidate takes from the space's values, which default to the base role's own
-#: (:func:`sncc.search.space._role_value`): replaced only when the flags or the search block list them
+#: (:func:`sncc.search.space.budget_role`): replaced only when the flags or the search block list them
 _REPLACED_WHEN_LISTED = ("max_num_batched_tokens", "chunked_prefill", "speculative")
 #: code groups no candidate can change: SN1xxx syntax, SN2xxx structure, keys, values and units
 #: (a rejected value is the file's to fix), SN9xxx internal

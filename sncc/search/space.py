@@ -112,9 +112,18 @@ def _default_ep(ctx: SpaceContext, role: str) -> list:
     return [True] if ctx.facts.is_moe else [False]
 
 
-def _role_value(field_name: str) -> Callable[[SpaceContext, str], list]:
+def budget_role(p: Any, role: str):
+    """The base plan's role a candidate's ``role`` takes its token budget and prefill chunk from:
+    :func:`base_role`, except that a ``serve`` role of a disaggregated plan takes the ``prefill``
+    role's (a serve role prefills prompts; a P/D decode role's budget never had to hold one)."""
+    if role == "serve" and getattr(p, "serve", None) is None and getattr(p, "prefill", None) is not None:
+        return p.prefill
+    return base_role(p, role)
+
+
+def _budget_value(field_name: str) -> Callable[[SpaceContext, str], list]:
     def gen(ctx: SpaceContext, role: str) -> list:
-        return [getattr(base_role(ctx.plan, role), field_name)]
+        return [getattr(budget_role(ctx.plan, role), field_name)]
     return gen
 
 
@@ -153,9 +162,9 @@ DIMENSIONS: tuple = (
     Dimension("dp", _ALL, _default_dp, _set("dp"), "data-parallel attention replicas per instance"),
     Dimension("pp", _ALL, lambda ctx, role: [1], _set("pp"), "pipeline stages"),
     Dimension("expert_parallel", _ALL, _default_ep, _set("expert_parallel"), "expert parallelism on/off"),
-    Dimension("max_num_batched_tokens", _ALL, _role_value("max_num_batched_tokens"), _set("max_num_batched_tokens"),
+    Dimension("max_num_batched_tokens", _ALL, _budget_value("max_num_batched_tokens"), _set("max_num_batched_tokens"),
               "token budget per step and DP rank"),
-    Dimension("chunked_prefill", ("prefill", "serve"), _role_value("chunked_prefill"), _set("chunked_prefill"),
+    Dimension("chunked_prefill", ("prefill", "serve"), _budget_value("chunked_prefill"), _set("chunked_prefill"),
               "chunked-prefill chunk size"),
     Dimension("speculative", _DECODING, _default_spec, _apply_spec, "speculative decoding on/off"),
     Dimension("max_num_seqs", _DECODING, _default_seqs, _set("max_num_seqs"), "batch size per DP rank"),

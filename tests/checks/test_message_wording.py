@@ -58,3 +58,16 @@ def test_a_prefill_device_names_the_batch_it_is_sized_for():
     (d,) = [d for d in comp.diagnostics if d.code.code == "SN4004" and d.path == ("prefill",)]
     assert "one prefill batch of 16k tokens (max_num_batched_tokens)" in d.message, d.message
     assert "full-context" not in d.message
+
+
+def test_the_vocabulary_help_keeps_the_devices_not_the_refused_tp():
+    """vllm#31474 (https://github.com/vllm-project/vllm/issues/31474): GLM-4.7 FP8 at tp = 6 fails in
+    VocabParallelEmbedding.  Fresh-user report (break3): SN3021's help said "or keep tp and add
+    pipeline stages", but pipeline stages leave each stage's vocabulary split over the same tp; what
+    they keep is the device count, at a smaller tp."""
+    from expect import ROOT
+
+    comp = compile_text((ROOT / "tests" / "cases" / "vocab-tp-vllm31474.sn").read_text(), "vocab.sn")
+    (d,) = [d for d in comp.diagnostics if d.code.code == "SN3021"]
+    assert "keep tp" not in d.help, d.help
+    assert "or keep the 6 devices per rank as tp = 2 × pp = 3" in d.help, d.help

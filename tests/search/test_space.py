@@ -147,3 +147,41 @@ def test_an_instance_count_that_empties_one_mode_of_both_is_a_warning():
                        SMALL.replace("top = 4", "top = 4\n    serve_instances = [20]"))
     assert [d.code.code for d in got] == ["SN8102"] and "no aggregated candidate is left" in got[0].message
     assert comp.source.text[got[0].span.start:got[0].span.end] == "[20]"
+
+
+PD_SMALL = """\
+plan "qwen3-32b-h200-pd" {
+  model "qwen3-32b" { weights = "/models/Qwen3-32B"  quant = fp8 }
+  hardware { system = "hgx-h200"  devices = 8 }
+  engine "vllm" {}
+  prefill { instances = 1  devices = 2  tp = 2  max_num_batched_tokens = 16k }
+  decode { instances = 1  devices = 4  tp = 4  max_num_seqs = 64 }
+  kv_transfer { connector = nixl }
+  workload {
+    requests = 200
+    concurrency = 64
+    input { mean = 3.5k  max = 8k }
+    output { mean = 1k  max = 4k }
+  }
+  slo { ttft < 2s  tpot < 50ms }
+  search { mode = both  tp = [2, 4]  dp = [1]  max_num_seqs = [32]  top = 2 }
+}
+"""
+
+
+def test_aggregated_candidates_of_a_disaggregated_plan_take_the_prefill_token_budget():
+    """Fresh-user report (break3): `mode = both` from a P/D plan refused every aggregated candidate
+    with SN5002: the serve role took the decode role's 8k token budget with chunked prefill off,
+    below the 12k max_model_len, so the search could never answer "aggregated or not".  A serve
+    role prefills prompts, so it takes the prefill role's budget and chunk (here 16k, no chunk)."""
+    from sncc.checks import run_checks
+    from sncc.search.candidate import Candidate, RoleChoice, candidate_facts, candidate_plan
+
+    comp = _comp(PD_SMALL)
+    space = build_space(comp.plan, comp.facts)
+    serve = space.layouts["serve"]
+    assert serve and {(lay.max_num_batched_tokens, lay.chunk) for lay in serve} == {(16384, None)}
+    cand = Candidate("aggregated", (RoleChoice(serve[0], 1, 32),))
+    p2 = candidate_plan(comp.plan, cand, moe=False)
+    codes_ = [d.code.code for d in run_checks(p2, candidate_facts(p2, comp.facts)) if d.is_error]
+    assert "SN5002" not in codes_, codes_
