@@ -868,9 +868,10 @@ def _validate(b: "_Builder", cls: type[m.Node], data: dict, meta: Meta, block_sp
                         continue
                     missing_reported.add(loc)
                     name = loc[-1]
+                    hint = _engine_help(data) if loc == ("engine",) else None
                     b.error(codes.MISSING_KEY, f"missing `{name}` in `{where}`",
                             where_meta.name_span or block_span,
-                            help=_MISSING_HELP.get(str(name), f"add `{name} = ...`"), path=loc)
+                            help=hint or _MISSING_HELP.get(str(name), f"add `{name} = ...`"), path=loc)
                     continue
                 span = where_meta.values.get(fname) if fname else None
                 ctx = err.get("ctx") or {}
@@ -1008,6 +1009,31 @@ def _require_acceptance(b: "_Builder", plan: m.Plan) -> None:
             continue
         b.error(codes.MISSING_KEY, f"missing `acceptance` in `{name}.speculative`", sp.name_span,
                 help=_MISSING_HELP["acceptance"])
+
+
+def _engine_help(data: Any) -> str | None:
+    """The help of a missing ``engine`` block for the plan's hardware: the first engine kind
+    (:data:`sncc.engines.registry.KINDS`) that runs on its system's chip vendor (engines.toml
+    ``[engine_hardware.<kind>] vendors``) at its adapter's default pin, e.g.
+    ``add `engine "vllm" { version = "0.23.0" }``` on ``hgx-h100``; None when the system is not
+    named or not known (the generic help then stands)."""
+    from sncc import catalog
+    from sncc.catalog.engine_defaults import engine_defaults
+    from sncc.engines.registry import KINDS, adapter_for
+
+    hw = data.get("hardware") if isinstance(data, dict) else None
+    system = hw.get("system") if isinstance(hw, dict) else None
+    if not isinstance(system, str):
+        return None
+    try:
+        vendor = catalog.chip(catalog.system(system).chip).vendor
+    except (KeyError, LookupError, AttributeError):
+        return None
+    rows = engine_defaults().get("engine_hardware", {})
+    for kind in KINDS:
+        if vendor in (rows.get(kind) or {}).get("vendors", ()):
+            return f'add `engine "{kind}" {{ version = "{adapter_for(kind).default_version}" }}`'
+    return None
 
 
 _MISSING_HELP = {

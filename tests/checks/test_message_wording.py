@@ -71,3 +71,17 @@ def test_the_vocabulary_help_keeps_the_devices_not_the_refused_tp():
     (d,) = [d for d in comp.diagnostics if d.code.code == "SN3021"]
     assert "keep tp" not in d.help, d.help
     assert "or keep the 6 devices per rank as tp = 2 × pp = 3" in d.help, d.help
+
+
+def test_a_missing_engine_is_suggested_for_the_plans_hardware():
+    """A plan on NVIDIA hardware without an `engine` block was told to add `engine "vllm-ascend"`
+    (break test 3: an H100 plan), an engine that SN4007 then refuses there; the help now names an
+    engine that runs on the system's chip (engines.toml [engine_hardware]) at its default pin."""
+    from sncc.engines.registry import adapter_for
+
+    nvidia = PLAN.replace('  engine "vllm" { version = "0.23.0" }\n', "")
+    (d,) = [d for d in compile_text(nvidia).diagnostics if d.code.code == "SN2005"]
+    assert d.help == f'add `engine "vllm" {{ version = "{adapter_for("vllm").default_version}" }}`'
+    ascend = nvidia.replace('system = "hgx-h100"', 'system = "atlas-800i-a3"')
+    (d,) = [d for d in compile_text(ascend).diagnostics if d.code.code == "SN2005"]
+    assert d.help.startswith('add `engine "vllm-ascend"')
