@@ -999,7 +999,13 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
                               src.span(w.start, w.start + len(n)),
                               help="remove it, or check its spelling", path=("env", n)))
         elif w.unresolved:
-            diags.append(diag(codes.IMPORT_UNRESOLVED, f"`{n}`: {w.unresolved}", src.span(w.start, w.end)))
+            why, hint = w.unresolved, None
+            if why == f"`${n}` is not set before this line":
+                # `X=/lib/a.so:$X`: the script adds to what the shell that runs it holds, not a missing assignment
+                why = (f"extends the value `{n}` inherits from the shell that runs the script (`${n}`), which "
+                       "the import cannot know: not imported")
+                hint = f"write the value the servers need in the plan's `env {{ {n} = \"...\" }}`"
+            diags.append(diag(codes.IMPORT_UNRESOLVED, f"`{n}`: {why}", src.span(w.start, w.end), help=hint))
         if w.unresolved:
             continue
         if n in nics:
