@@ -174,3 +174,23 @@ def test_a_variable_extending_its_inherited_value_is_not_said_to_be_unset():
     other = _import(JEMALLOC.replace(":$LD_PRELOAD", ":$JEMALLOC_DIR"), "atlas-800i-a3")
     (d,) = [d for d in other.diagnostics if d.code.code == "SN8005"]
     assert "`$JEMALLOC_DIR` is not set before this line" in d.message, d.message
+
+
+# source: https://github.com/omni-ai-npu/omni-infer/blob/release_v0.3.0/omni/accelerators/placement/scripts/start_serving.sh#L16-L17
+# hardware: 8 visible NPUs per node, TP16 (a Ray cluster of two nodes); the command only
+SHORT_CONTEXT = """export ASCEND_RT_VISIBLE_DEVICES=0,1,2,3,4,5,6,7
+python -m vllm.entrypoints.openai.api_server   --model /opt/models/models/dsv3/DeepSeek-V3-w8a8-0208-50/   --tensor-parallel-size 16  --gpu-memory-utilization 0.8   --dtype bfloat16    --block-size 128   --trust-remote-code  --served-model-name deepseek --distributed-executor-backend=ray --max-model-len=1024 --host="127.0.0.1" --port=8999
+"""
+
+
+def test_the_assumed_workload_fits_the_scripts_max_model_len():
+    """A script gives no workload: the import assumes `vllm bench serve`'s random defaults (1024 in,
+    128 out), which do not fit `--max-model-len=1024`; the assumption must not make the plan an
+    error (SN5008) the deployment does not have."""
+    res = _import(SHORT_CONTEXT, "atlas-800-a2")
+    comp = compile_text(res.text)
+    w = comp.plan.workload
+    assert w.input.max + w.output.max <= 1024, res.text
+    assert w.output.max == 128 and w.input.max == 896, res.text
+    assert "shortened to 896 in to fit max_model_len 1024" in res.text, res.text
+    assert "SN5008" not in [d.code.code for d in comp.diagnostics], [d.message for d in comp.diagnostics]
