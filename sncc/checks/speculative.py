@@ -95,8 +95,10 @@ def check_speculative_gain(plan, r):
         c = 1.0 / layers
         how = f"step ≈ verify (1 target step) + {k} draft layers of {layers} = {1 + k * c:.2f} target steps"
     else:
+        from sncc.engines.base import HOST_DRAFT_METHODS
+
         c = sp.draft_cost if sp.draft_cost is not None else (
-            0.0 if sp.method == "ngram" else float(engine_defaults()["draft_model_cost_fraction"]))
+            0.0 if sp.method in HOST_DRAFT_METHODS else float(engine_defaults()["draft_model_cost_fraction"]))
         how = f"step ≈ verify (1 target step) + {k} × {c:g} draft = {1 + k * c:.2f} target steps"
     ratio = e / (1.0 + k * c)
     costed = _costed_ratio(plan, r, role_name, rf, k, a, e)

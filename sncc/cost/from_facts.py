@@ -214,12 +214,15 @@ def graph_mixed(plan) -> bool:
 
 def draft_cost_of(sp) -> float | None:
     """Draft cost of a speculative setting (:class:`~sncc.facts.model.SpeculativeFacts`) as a
-    fraction of a target decode step: its ``draft_cost``; 0 for n-gram; engines.toml
+    fraction of a target decode step: its ``draft_cost``; 0 for a lookup on the host (n-gram,
+    suffix: :data:`sncc.engines.base.HOST_DRAFT_METHODS`); engines.toml
     ``draft_model_cost_fraction`` for ``draft_model``; None (MTP/EAGLE: the profile's draft-layer
     cost) otherwise — the same defaults as the SN7002 check."""
     if sp.draft_cost is not None:
         return float(sp.draft_cost)
-    if sp.method == "ngram":
+    from sncc.engines.base import HOST_DRAFT_METHODS
+
+    if sp.method in HOST_DRAFT_METHODS:
         return 0.0
     if sp.method == "draft_model":
         from sncc.catalog.engine_defaults import engine_defaults

@@ -30,6 +30,11 @@ from sncc.cache import package_toml
 #: (vllm/config/speculative.py, SpeculativeConfig.__post_init__); dflash drafts with its own
 #: checkpoint too (catalog/data/engine_rules.toml)
 DRAFT_CHECKPOINT_METHODS = ("draft_model", "eagle", "eagle3", "dflash")
+#: speculative methods that propose by lookup on the host, with no draft model on the device: n-gram
+#: (prompt lookup) and suffix decoding (vLLM SuffixDecodingProposer; vllm-ascend v0.23.0
+#: vllm_ascend/spec_decode/__init__.py L39-40; "runs entirely on the CPU", vllm-ascend v0.23.0
+#: docs/source/tutorials/features/suffix_speculative_decoding.md L5): their draft costs no device step
+HOST_DRAFT_METHODS = ("ngram", "suffix")
 
 
 @lru_cache(maxsize=1)

@@ -1072,7 +1072,13 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
                               src.span(w.start, w.start + len(n)),
                               help="remove it, or check its spelling", path=("env", n)))
         elif w.unresolved:
-            diags.append(diag(codes.IMPORT_UNRESOLVED, f"`{n}`: {w.unresolved}", src.span(w.start, w.end)))
+            why, hint = w.unresolved, None
+            if why == f"`${n}` is not set before this line":
+                # `X=/lib/a.so:$X`: the script adds to what the shell that runs it holds, not a missing assignment
+                why = (f"extends the value `{n}` inherits from the shell that runs the script (`${n}`), which "
+                       "the import cannot know: not imported")
+                hint = f"write the value the servers need in the plan's `env {{ {n} = \"...\" }}`"
+            diags.append(diag(codes.IMPORT_UNRESOLVED, f"`{n}`: {why}", src.span(w.start, w.end), help=hint))
         if w.unresolved:
             continue
         if n in nics:
@@ -1081,9 +1087,18 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
         env[n] = Value(w.text, origin)
     if env:
         blocks["env"] = env
+    w_in, w_out, fitted = BENCH_RANDOM_INPUT, BENCH_RANDOM_OUTPUT, ""
+    mml_v = mblock.get("max_model_len")
+    mml_v = mml_v.value if mml_v is not None else None
+    if isinstance(mml_v, int) and not isinstance(mml_v, bool) and 1 < mml_v < w_in + w_out:
+        # the assumed requests must fit the script's own length (else SN5008 blames the deployment)
+        w_out = min(w_out, mml_v // 2)
+        w_in = mml_v - w_out
+        fitted = f", shortened to {w_in} in to fit max_model_len {mml_v}" if w_out == BENCH_RANDOM_OUTPUT else \
+            f", shortened to {w_in} in, {w_out} out to fit max_model_len {mml_v}"
     blocks["workload"] = {
-        "input": {"mean": Value(BENCH_RANDOM_INPUT), "max": Value(BENCH_RANDOM_INPUT), "dist": Value("fixed")},
-        "output": {"mean": Value(BENCH_RANDOM_OUTPUT), "max": Value(BENCH_RANDOM_OUTPUT), "dist": Value("fixed")},
+        "input": {"mean": Value(w_in), "max": Value(w_in), "dist": Value("fixed")},
+        "output": {"mean": Value(w_out), "max": Value(w_out), "dist": Value("fixed")},
     }
     if assumed:
         diags.append(diag(codes.IMPORT_ASSUMED, "the script does not say: assumed " + ", ".join(assumed),
@@ -1091,7 +1106,8 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
                           help="choose with `sncc import --system ID --engine KIND --engine-version V`"))
     files = ", ".join(dict.fromkeys(os.path.basename(s.name) for s in list(scripts) + config_srcs))
     header = [f"imported by `sncc import` from {files} (never executed)",
-              "workload: not in a launch script; `vllm bench serve` random-dataset defaults (1024 in, 128 out)"]
+              "workload: not in a launch script; `vllm bench serve` random-dataset defaults (1024 in, 128 out)"
+              + fitted]
     plan_name = name or os.path.splitext(os.path.basename(msrc.name))[0] or "imported"
     text = plan_text(plan_name, blocks, header, kept)
     from sncc.fmt import FormatRefused, format_source

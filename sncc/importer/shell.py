@@ -32,6 +32,21 @@ CONDITIONAL_WORDS = frozenset({"if", "then", "else", "elif", "fi", "case", "esac
 OPERATORS = ("&&", "||", ";;", ";", "&", "|")
 _LINE_END = re.compile(r"[\r\n]")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: a positional parameter (``$1``, ``${10}``) or a special one (``$@``, ``$#``, ...): set by the
+#: shell when the script runs (its arguments, its process), never by an assignment the reader sees
+_SPECIAL = re.compile(r"[0-9@*#?$!-]")
+
+
+def _special_reason(name: str) -> str:
+    """Why the special parameter ``name`` (``2``, ``10``, ``@``) is unknown to the import."""
+    if name.isdigit() and name != "0":
+        return (f"`${name}` is argument {name} of the script, set by whatever runs it "
+                "(a launcher that passes it the values)")
+    if name == "0":
+        return "`$0` is the name the script is run by"
+    if name in "@*#":
+        return f"`${name}` stands for the script's arguments, set by whatever runs it"
+    return f"`${name}` is set by the shell when the script runs"
 _ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", re.S)
 #: the idiom for the script's own folder (or one relative to it), which needs no command to be run:
 #: ``$(dirname "$0")``, ``$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)`` (sncc's launch scripts)
@@ -147,6 +162,8 @@ class _Lexer:
                 self.i = len(t)
                 return t[i:], "unclosed `${`"
             body, self.i = t[i + 2:j], j + 1
+            if re.fullmatch(r"[0-9]+|[@*#?$!-]", body):
+                return t[i:j + 1], _special_reason(body)
             m = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)(?:(:?)-(.*))?", body, re.S)
             if not m:
                 return t[i:j + 1], f"`{t[i:j + 1]}` is not a plain expansion"
@@ -159,6 +176,10 @@ class _Lexer:
             return t[i:j + 1], f"`${name}` is not set before this line"
         m = _NAME.match(t, i + 1)
         if not m:
+            sp = _SPECIAL.match(t, i + 1)
+            if sp:
+                self.i = sp.end()
+                return "$" + sp.group(0), _special_reason(sp.group(0))
             self.i = i + 1
             return "$", ""
         self.i = m.end()

@@ -54,7 +54,7 @@ def lower(plan, resolved, plan_file: str | None = None) -> Deployment:
                                 f"{ctx.pin.version} for a {' or '.join(f'`{r}`' for r in conn.roles)} role only, "
                                 f"not for {' or '.join(f'`{r}`' for r in unlaunched)}", ("kv_transfer", "connector"))
     try:
-        slots, used = place([(n, rs.instances, rs.dp, rs.tp * rs.pp) for n, rs in ctx.roles.items()],
+        slots, used = place([(n, rs.instances, rs.dp, rs.tp * rs.pp, rs.tp) for n, rs in ctx.roles.items()],
                             ctx.per_node, ctx.nodes_available)
     except PlacementError as e:
         raise LoweringError(str(e), e.path) from None

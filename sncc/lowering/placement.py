@@ -49,9 +49,10 @@ class InstanceSlot:
     ranks: tuple[RankSlot, ...]
 
 
-def place(roles: list[tuple[str, int, int, int]], per_node: int | None,
+def place(roles: list[tuple], per_node: int | None,
           nodes_available: int | None) -> tuple[list[InstanceSlot], list[int]]:
-    """Lay out ``roles`` = ``[(name, instances, dp, devices_per_rank)]``.
+    """Lay out ``roles`` = ``[(name, instances, dp, devices_per_rank)]`` (optionally with a fifth
+    item, the rank's ``tp``: the error then says whether its TP group or its pipeline spans nodes).
 
     Returns (instance slots in order, devices used on each node).  Raises :class:`PlacementError`
     when a rank would straddle two nodes or more nodes are needed than ``nodes_available``.
@@ -59,7 +60,8 @@ def place(roles: list[tuple[str, int, int, int]], per_node: int | None,
     slots: list[InstanceSlot] = []
     used: list[int] = []          # devices used per node
     sizes: list[int] = []         # node sizes (per_node, or the instance size when unknown)
-    for name, instances, dp, per_rank in roles:
+    for name, instances, dp, per_rank, *rest in roles:
+        tp = rest[0] if rest else per_rank
         d = dp * per_rank
         for i in range(instances):
             if per_node is None:
@@ -69,6 +71,9 @@ def place(roles: list[tuple[str, int, int, int]], per_node: int | None,
             elif d >= per_node:
                 if per_node % per_rank:
                     where = (f"more than a node's {per_node}: its TP group would span nodes"
+                             if per_rank > per_node and tp > per_node else
+                             f"more than a node's {per_node}: tp {tp} fits a node of {per_node}, but its "
+                             f"pp = {per_rank // tp} pipeline stages would sit on different nodes"
                              if per_rank > per_node else
                              f"which a node of {per_node} devices does not hold a whole number of: a rank would straddle two nodes")
                     raise PlacementError(f"`{name}`: one DP rank takes tp × pp = {format_count(per_rank, 'device')}, {where}; "

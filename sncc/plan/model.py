@@ -211,7 +211,7 @@ class Speculative(Node):
     ``method = none`` in a role turns a plan-level setting off there.
     """
 
-    method: str = F("mtp", kind="enum", doc="speculative method (`draft_model` = a separate small model; `none` = off, in a role)", choices=("mtp", "eagle", "eagle3", "dflash", "ngram", "draft_model", "none"))
+    method: str = F("mtp", kind="enum", doc="speculative method (`draft_model` = a separate small model; `ngram`, `suffix` = lookup on the host, no draft model; `none` = off, in a role)", choices=("mtp", "eagle", "eagle3", "dflash", "ngram", "suffix", "draft_model", "none"))
     draft_tokens: int = F(1, kind="count", doc="draft tokens proposed per step (`num_speculative_tokens`)", ge=1, le=INT32_MAX)
     model: Optional[str] = F(None, kind="string", doc="draft model path or Hugging Face id (method draft_model / eagle / eagle3 / dflash); a local directory's config.json is read (positions, rope scaling)")
     acceptance: Optional[float] = F(None, kind="ratio", doc="mean acceptance rate of draft tokens (required: measure it)", ge=0, le=1)
