@@ -74,6 +74,7 @@ CHECKS = (
     engine_options.check_vllm_ascend_options,
     engine_options.check_env_read,
     engine_options.check_engine_choices,
+    engine_options.check_switches_in_release,
     features.check_mtp_layers,
     workload.check_length_distributions,
     workload.check_requests_fit_context,
