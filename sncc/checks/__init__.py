@@ -66,6 +66,7 @@ CHECKS = (
     scheduler.check_chunk_within_budget,
     scheduler.check_budget_covers_context,
     scheduler.check_seqs_within_budget,
+    scheduler.check_prefix_cache_hit,
     versions.check_engine_pinned,
     features.check_superkernel_layers,
     features.check_options_apply,
