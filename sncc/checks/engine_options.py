@@ -203,3 +203,31 @@ def check_engine_choices(plan, r):
                        notes=[f"vLLM {vllm}'s argument parser (sncc/engines/vllm/data/{vllm}.json): "
                               f"\"argument --{row['arg']}: invalid choice\""],
                        path=(name, key))
+
+
+def check_switches_in_release(plan, r):
+    """A role switch the build passes as written (``plan_keys.toml`` ``build = "as-written"``:
+    ``prefix_caching``) is an argument of the pinned release's vLLM, by its manifest; otherwise
+    the build writes it nowhere and says so here (SN4041, warning).  The decision is the adapter's
+    :meth:`~sncc.engines.base.EngineAdapter.switch_absent`, which lowering follows."""
+    from sncc.engines.plan_keys import as_written_switches
+    from sncc.engines.registry import plan_adapter
+
+    adapter = plan_adapter(plan)
+    if adapter is None:
+        return
+    args = as_written_switches()
+    release = engine_release(plan, r)   # written, else sncc's default pin: the release the files are for
+    roles = dict(plan.roles())
+    for name, rf in r.roles.items():
+        role = roles.get(name)
+        for key, value in getattr(rf, "switches", {}).items():
+            why = adapter.switch_absent(release, args[key], value)
+            if why is None or role is None:
+                continue
+            yield diag(codes.OPTION_ABSENT_IN_PIN,
+                       f"`{name}.{key} = {str(value).lower()}` is written nowhere: {why}",
+                       role.span_of(key), related=release_related(plan, r),
+                       help=f"remove `{key}` (the engine keeps its default), or choose a release that has `--{args[key]}`",
+                       notes=["the release's arguments: sncc/engines/vllm/data/<version>.json"],
+                       path=(name, key))

@@ -1,6 +1,7 @@
 """Scheduler checks (SN5001, SN5002, SN5005): the token budget, chunked prefill
 and ``max_num_seqs`` against the rules vLLM enforces at start-up
-(``vllm/config/scheduler.py``, domain-facts §3.2)."""
+(``vllm/config/scheduler.py``, domain-facts §3.2); and SN5023, cache hits the plan expects
+from a role that runs without automatic prefix caching."""
 
 from __future__ import annotations
 
@@ -68,3 +69,39 @@ def check_seqs_within_budget(plan, r):
                        role.span_of("max_num_seqs"),
                        related=[Related(role.span_of("max_num_batched_tokens"), "token budget")],
                        help="each sequence needs at least one token of the step budget", path=(name, "max_num_seqs"))
+
+
+#: where vLLM documents automatic prefix caching (what `enable_prefix_caching` switches)
+APC_DOCS = "https://docs.vllm.ai/en/latest/features/automatic_prefix_caching/"
+
+
+def check_prefix_cache_hit(plan, r):
+    """``optimize.prefix_cache_hit > 0`` needs prefix caching on the roles that compute prompts
+    (SN5023): the simulator would credit cache hits a role without it cannot have.  Which roles
+    run without it is the facts' (:meth:`~sncc.facts.model.Facts.roles_without_prefix_cache`: the
+    plan's ``prefix_caching = false``, or an engine that turns it off, Omni-Infer's OmniAttn)."""
+    opt = plan.optimize
+    if opt is None or not opt.prefix_cache_hit > 0:
+        return
+    roles = dict(plan.roles())
+    shown = f"{opt.prefix_cache_hit * 100:g}%"
+    for name in r.roles_without_prefix_cache():
+        role, rf = roles.get(name), r.roles[name]
+        if role is None:
+            continue
+        if role.prefix_caching is False:
+            why = f"`{name}` runs with prefix caching off (`{name}.prefix_caching = false`)"
+            related = [Related(role.span_of("prefix_caching"), "prefix caching turned off here")]
+            help_ = (f"set `prefix_caching = true` in `{name}` (or remove it: vLLM turns prefix caching on by default), "
+                     "or `prefix_cache_hit = 0`")
+        else:
+            why = f"`{name}` runs with prefix caching off (OmniAttn's KV cache manager has none)"
+            block = opt.omni_attn
+            related = [Related(block.block_span or block.name_span, "OmniAttn runs on this role")] if block is not None else []
+            help_ = "remove `omni_attn` (its KV consumers run without prefix caching), or set `prefix_cache_hit = 0`"
+        yield diag(codes.PREFIX_CACHE_HIT_WITHOUT_CACHING,
+                   f"`optimize.prefix_cache_hit = {shown}` serves prompt tokens from the prefix cache, but {why}: "
+                   "every prompt token is computed",
+                   opt.span_of("prefix_cache_hit"), related=[x for x in related if x.span is not None], help=help_,
+                   notes=[rf.notes.get("prefix_caching", ""), f"automatic prefix caching: {APC_DOCS}"],
+                   path=("optimize", "prefix_cache_hit"))

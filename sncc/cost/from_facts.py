@@ -286,7 +286,9 @@ def features(plan, facts, applied: set) -> Features:
         mtp=(sp.draft_tokens, sp.acceptance) if sp else None,
         draft_cost=draft_cost_of(sp) if sp else None,
         draft_kind="eagle" if sp is not None and sp.method in ("eagle", "eagle3") else "mtp",
-        prefix_cache_hit_rate=opt.prefix_cache_hit if opt else 0.0,
+        # no hit where the role that computes prompts runs without prefix caching (the facts' switch in
+        # force: the plan's `prefix_caching`, the engine default, or an engine that turns it off; SN5023)
+        prefix_cache_hit_rate=opt.prefix_cache_hit if opt and not facts.roles_without_prefix_cache() else 0.0,
     )
 
 

@@ -868,6 +868,22 @@ DRAFT_ROPE_NOT_INHERITED = _code(
     'model "qwen3.5-397b" { rope_scaling = 4  max_model_len = 1000000 }  speculative { method = mtp }',
     'model "qwen3.5-397b" { rope_scaling = 4  max_model_len = 1000000 }  # MTP off, or the rope block in config.json')
 
+PREFIX_CACHE_HIT_WITHOUT_CACHING = _code(
+    "SN5023", "prefix-cache-hit-without-prefix-caching", "error",
+    "`optimize { prefix_cache_hit }` credits cache hits to a role that runs without prefix caching",
+    "`optimize { prefix_cache_hit }` is the fraction of prompt tokens the simulator serves from the prefix "
+    "cache instead of computing them (with `workload { turns > 1 }`, the chance a follow-up turn finds its "
+    "conversation's context still cached). Automatic prefix caching is what lets a request skip computing a "
+    "prefix an earlier request left in the KV cache (vLLM docs, \"Automatic Prefix Caching\"); a role that "
+    "computes prompts (`prefill`, or `serve`) with it off (`prefix_caching = false`, vLLM "
+    "`--no-enable-prefix-caching`) recomputes every prompt token, so the simulated TTFT and throughput "
+    "describe an engine that cannot exist. The role is also off where the engine turns prefix caching off "
+    "itself: Omni-Infer release_v0.3.0 runs OmniAttn's KV consumers (a `serve` role with "
+    "`optimize { omni_attn }`) with a KV cache manager that has no prefix caching. A P/D `decode` role "
+    "receives its prompts as KV and computes none, so its switch is free. Turn prefix caching on (or leave "
+    "`prefix_caching` out: vLLM V1 turns it on by default), or set `prefix_cache_hit = 0`.",
+    "serve { prefix_caching = false ... }  optimize { prefix_cache_hit = 50% }",
+    "serve { prefix_caching = true ... }  optimize { prefix_cache_hit = 50% }")
 # --- SN6xxx gateway ----------------------------------------------------------
 GATEWAY_MODEL_MISMATCH = _code(
     "SN6001", "gateway-model-mismatch", "error", "the gateway's model_id is not the served model name",

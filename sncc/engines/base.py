@@ -335,6 +335,24 @@ class EngineAdapter:
         except ManifestError:
             return None
 
+    def switch_absent(self, version: str, name: str, value: bool) -> str | None:
+        """Why the vLLM that release ``version`` runs cannot take switch ``--name`` with ``value``
+        (``--name`` for true, its ``--no-`` form for false), read in that vLLM's manifest; None when it
+        can.  The build writes an as-written role switch (``plan_keys.toml`` ``build = "as-written"``)
+        only when this is None; the checks report the reason (SN4041).  A release without a manifest
+        is not judged (None)."""
+        pin = self.choose(version).pin   # the launch files follow the pin
+        manifest = self.vllm_manifest(pin.version)
+        if manifest is None:
+            return None
+        label = f"vLLM {manifest.version}" + ("" if manifest.version == pin.version else f" ({self.label} {pin.version})")
+        if not manifest.has_arg(name):
+            return f"{label} has no `--{name}`"
+        arg = manifest.arg(name)
+        if value is False and not (arg.boolean and arg.negative):
+            return f"{label} has `--{name}` but no `--no-{name}`"
+        return None
+
     def kv_dtype_run(self, plan_dtype: str) -> tuple[str, str]:
         """(dtype, note): the KV-cache dtype the servers run for a plan's ``kv_cache.dtype`` (``auto``
         = the model's, BF16).  An engine whose ``pins.toml [kv_cache_dtype]`` ``ignores`` the plan's

@@ -22,3 +22,17 @@ def table() -> dict:
 def rows() -> dict[str, dict]:
     """``{argument name: row}`` of ``plan_keys.toml`` (row keys ``arg``, ``plan``, ``how``)."""
     return {r["arg"]: r for r in table()["arg"]}
+
+
+def as_written_switches() -> dict[str, str]:
+    """``{role plan key: engine argument}`` of the ``build = "as-written"`` rows (``prefix_caching`` →
+    ``enable-prefix-caching``): role switches ``sncc build`` passes as the plan writes them, and only then."""
+    return {r["plan"].split(".", 1)[1]: r["arg"] for r in table()["arg"]
+            if r.get("build") == "as-written" and r.get("plan", "").startswith("role.")}
+
+
+def engine_default(key: str):
+    """``[engine_defaults]`` value ``key`` (``prefix_caching``) and its ``<key>_source``: (value, source);
+    ``KeyError`` when the table has no such key."""
+    d = table()["engine_defaults"]
+    return d[key], str(d.get(f"{key}_source", ""))

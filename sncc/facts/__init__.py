@@ -164,7 +164,9 @@ def _derive_omni_attn(plan, f: Facts) -> None:
     """Set :attr:`RoleFacts.omni_attn` on the roles OmniAttn runs on: the plan writes
     ``optimize { omni_attn }``, the engine has the component and the role is a KV consumer
     (Omni-Infer ``platform.py``: ``kv_transfer_config is None or kv_role == 'kv_consumer'``);
-    the layout is the adapter's ``[omni_attn]`` data."""
+    the layout is the adapter's ``[omni_attn]`` data.  Where that data says ``prefix_caching =
+    false`` (Omni-Infer release_v0.3.0's OmniAttn KV cache manager), those roles'
+    :attr:`RoleFacts.prefix_caching` is off whatever the plan wrote."""
     from dataclasses import replace
 
     from sncc.engines.registry import UnknownEngine, adapter_for
@@ -179,12 +181,20 @@ def _derive_omni_attn(plan, f: Facts) -> None:
     layout = omni_attn_layout(adapter)
     if layout is None:
         return
+    data = adapter.data.get("omni_attn", {})
+    caching = data.get("prefix_caching")   # False: OmniAttn's roles run without prefix caching
     for name, rf in list(f.roles.items()):
         if isinstance(rf, RoleFacts) and rf.kv_role != "kv_producer":
-            f.roles[name] = replace(rf, omni_attn=layout, notes={
-                **rf.notes, "omni_attn": (f"OmniAttn: {layout.compressed_layers} of {layout.layers} layers keep "
-                                          f"{layout.sink_blocks} + {layout.recent_blocks} blocks per request; full "
-                                          f"layers hold {layout.full_layer_token_gain:.2f}x the tokens")})
+            notes = {**rf.notes, "omni_attn": (f"OmniAttn: {layout.compressed_layers} of {layout.layers} layers keep "
+                                               f"{layout.sink_blocks} + {layout.recent_blocks} blocks per request; full "
+                                               f"layers hold {layout.full_layer_token_gain:.2f}x the tokens")}
+            pc = rf.prefix_caching
+            if caching is False and pc:
+                pc = False
+                notes["prefix_caching"] = (f"off: {adapter.label}'s OmniAttn KV cache manager runs without prefix "
+                                           f"caching whatever --enable-prefix-caching says; source: "
+                                           f"{data.get('prefix_caching_source', '')}")
+            f.roles[name] = replace(rf, omni_attn=layout, prefix_caching=pc, notes=notes)
 
 
 def _derive_all2all(plan, f: Facts) -> None:

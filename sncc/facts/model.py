@@ -150,6 +150,14 @@ class RoleFacts:
     #: OmniAttn's KV layout when it runs on this role (:class:`OmniAttnLayout`; Omni-Infer with
     #: ``optimize { omni_attn }``, on a KV consumer: a decode role or a role without KV transfer)
     omni_attn: Optional[OmniAttnLayout] = None
+    #: automatic prefix caching in force on this role: the plan's ``prefix_caching`` when written, else
+    #: the engine's default (``plan_keys.toml [engine_defaults]``: on); off where the engine turns it off
+    #: whatever the flag says (Omni-Infer's OmniAttn KV consumers, :func:`sncc.facts._derive_omni_attn`).
+    #: What the simulator credits ``optimize.prefix_cache_hit`` on, and what SN5023 judges
+    prefix_caching: bool = True
+    #: the role's switches the build passes as written (``plan_keys.toml`` ``build = "as-written"`` rows):
+    #: role key → the plan's value, only for keys the plan writes (``{"prefix_caching": False}``)
+    switches: Mapping[str, bool] = field(default_factory=dict)
 
     @property
     def routed_slots(self) -> int:
@@ -295,6 +303,13 @@ places routed experts statically and needs them to split evenly over the EP grou
     def role(self, name: str) -> RoleFacts | None:
         """The :class:`RoleFacts` of role ``name``, or None."""
         return self.roles.get(name)
+
+    def roles_without_prefix_cache(self) -> tuple[str, ...]:
+        """The roles that compute prompts (``prefill``, ``serve``: a P/D ``decode`` receives its prompts
+        as KV) and run without automatic prefix caching (:attr:`RoleFacts.prefix_caching` off): no
+        prompt token of theirs comes from the prefix cache, whatever ``optimize.prefix_cache_hit`` says."""
+        return tuple(n for n, rf in self.roles.items()
+                     if n in ("prefill", "serve") and isinstance(rf, RoleFacts) and not rf.prefix_caching)
 
 
 #: attributes of :class:`Facts` that resolution may derive from a rejected (poisoned) field

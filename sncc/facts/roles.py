@@ -18,6 +18,9 @@ Rules, each written once here (docs/design.md §2–§3):
   chunked prefill off and ``max_num_batched_tokens < max_model_len``,
   ``SchedulerConfig.verify_max_model_len``, domain-facts §3.2); otherwise off.
 * **graph mode** — the role's ``graph_mode``, else eager for prefill and graphs for decode/serve.
+* **prefix caching** — the role's ``prefix_caching``, else the engine's default (on: vLLM V1,
+  ``plan_keys.toml [engine_defaults]``), which the build leaves unwritten; Omni-Infer's OmniAttn KV
+  consumers run without it whatever the flag says (:func:`sncc.facts._derive_omni_attn`).
 * **speculative** — the role's ``speculative`` block merged key by key over the plan's;
   ``method = none`` turns it off for the role.
 * **env** — the plan's ``env`` with the role's ``env`` over it.
@@ -191,6 +194,7 @@ def role_facts(plan: Plan, name: str, role: Role, arch, hw_utilization: float) -
     else:
         cp_on = False
         notes["enable_chunked_prefill"] = f"{name}.chunked_prefill = off" + (" (default)" if role.is_default("chunked_prefill") else "")
+    pc, notes["prefix_caching"] = prefix_caching(name, role)
     lockstep, notes["dp_lockstep"] = dp_lockstep(is_moe, dp)
     kv_role = {"prefill": "kv_producer", "decode": "kv_consumer"}.get(name) if plan.disaggregated else None
     k = spec.draft_tokens if spec is not None else 0
@@ -204,5 +208,25 @@ def role_facts(plan: Plan, name: str, role: Role, arch, hw_utilization: float) -
         max_num_batched_tokens=role.max_num_batched_tokens, chunk=role.chunked_prefill,
         enable_chunked_prefill=cp_on, graph_mode=gm, memory_utilization=mu, kv_role=kv_role,
         speculative=spec, eplb=eplb, env=role_env(plan, name, role), dispatch_tokens_per_rank=dispatch,
-        notes=notes, dp_lockstep=lockstep,
+        notes=notes, dp_lockstep=lockstep, prefix_caching=pc, switches=as_written_switches(role),
     )
+
+
+def prefix_caching(name: str, role: Role) -> tuple[bool, str]:
+    """(automatic prefix caching in force, its note) of role ``name``: the plan's ``prefix_caching``
+    when written, else the engine default of ``plan_keys.toml [engine_defaults]`` (on: vLLM V1),
+    which the build leaves to the engine (nothing written)."""
+    from sncc.engines.plan_keys import engine_default
+
+    if role.prefix_caching is not None:
+        return role.prefix_caching, f"{name}.prefix_caching = {str(role.prefix_caching).lower()}"
+    on, _ = engine_default("prefix_caching")
+    return bool(on), f"engine default: automatic prefix caching {'on' if on else 'off'} (vLLM V1; not written)"
+
+
+def as_written_switches(role: Role) -> dict[str, bool]:
+    """``{role key: value}`` of the ``build = "as-written"`` switches (``plan_keys.toml``) the role
+    writes: what the build passes as written (``{"prefix_caching": False}``)."""
+    from sncc.engines import plan_keys
+
+    return {k: v for k in plan_keys.as_written_switches() if isinstance(v := getattr(role, k, None), bool)}

@@ -25,6 +25,9 @@ speculative setting in force), each with the note the facts give.  Decisions tak
 * **booleans** — written only when they differ from vLLM's default (``enforce-eager``,
   ``enable-expert-parallel`` only when true); ``enable-chunked-prefill`` always, since the plan's
   default (off) differs from vLLM V1's (on).
+* **as-written switches** — a role key of a ``build = "as-written"`` row of
+  ``sncc/engines/data/plan_keys.toml`` (``prefix_caching`` → ``enable-prefix-caching``) is written
+  as the plan gives it, and not at all when the plan leaves it out (the engine's default stays).
 """
 
 from __future__ import annotations
@@ -142,6 +145,7 @@ def role_args(ctx: LowerCtx, rs: RoleFacts) -> list[Arg]:
     out.append(Arg("enable-chunked-prefill", rs.enable_chunked_prefill, rs.notes.get("enable_chunked_prefill", "")))
     if rs.chunk is not None:
         out.append(Arg("long-prefill-token-threshold", rs.chunk, "prompt tokens of one request per step (the chunk)"))
+    out += switch_args(ctx, rs)
     g = plan.graph
     if rs.graph_mode and g is not None and (g.cudagraph_mode or g.capture_sizes):
         cc: dict = {}
@@ -154,6 +158,23 @@ def role_args(ctx: LowerCtx, rs: RoleFacts) -> list[Arg]:
     if spec is not None:
         out.append(spec)
     out += eplb_args(ctx, rs)
+    return out
+
+
+def switch_args(ctx: LowerCtx, rs: RoleFacts) -> list[Arg]:
+    """The role switches the plan writes, as written (``RoleFacts.switches``: the ``build =
+    "as-written"`` rows of ``sncc/engines/data/plan_keys.toml``, whose ``arg`` is the engine
+    argument): ``prefix_caching = false`` → ``enable-prefix-caching`` false (``--no-enable-prefix-caching``).
+    A switch the pinned release's vLLM lacks is written nowhere (the adapter's
+    :meth:`~sncc.engines.base.EngineAdapter.switch_absent`; SN4041 says so)."""
+    from sncc.engines.plan_keys import as_written_switches
+
+    args = as_written_switches()
+    out = []
+    for key, value in rs.switches.items():
+        name = args[key]
+        if ctx.adapter.switch_absent(ctx.pin.version, name, value) is None:
+            out.append(Arg(name, value, rs.notes.get(key, f"plan {rs.name}.{key}")))
     return out
 
 

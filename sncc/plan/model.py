@@ -238,6 +238,7 @@ class Role(Node):
     pp: int = F(1, kind="count", doc="pipeline-parallel stages", ge=1)
     max_num_batched_tokens: int = F(8192, kind="tokens", doc="token budget of one engine step per data-parallel rank (`max_num_batched_tokens`); sncc default 8k", ge=1, le=INT32_MAX)
     chunked_prefill: Optional[int] = F(None, kind="tokens-or-off", doc="chunked-prefill chunk size in tokens, or `off` (the default)", ge=1, le=INT32_MAX)
+    prefix_caching: Optional[bool] = F(None, kind="bool", doc="automatic prefix caching on (true) or off (false): vLLM `--enable-prefix-caching` / `--no-enable-prefix-caching`; default: not written, the engine's default (on in vLLM V1)")
     max_num_seqs: int = F(256, kind="count", doc="sequences per attention group (per DP rank) in one step (`max_num_seqs`; vLLM default 256)", ge=1, le=INT32_MAX)
     memory_utilization: Optional[float] = F(None, kind="ratio", doc="overrides hardware.memory_utilization for this role", gt=0, le=1)
     graph_mode: Optional[bool] = F(None, kind="bool", doc="run captured graphs (true) or eager (false); default: graph for decode and serve, eager for prefill")

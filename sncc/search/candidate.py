@@ -15,7 +15,7 @@ from typing import Any, Optional
 from sncc.search.space import DIMENSION_BY_NAME, Layout, base_role
 
 #: fields of the base plan's role a candidate role keeps (settings the search does not vary)
-_KEPT = ("memory_utilization", "graph_mode", "scheduler", "eplb", "env")
+_KEPT = ("memory_utilization", "graph_mode", "prefix_caching", "scheduler", "eplb", "env")
 
 
 #: role fields every candidate sets from the space (or leaves at their defaults): an error of the
