@@ -36,6 +36,8 @@ DEFAULT_SYSTEM = {"ascend": "atlas-800-a2", "nvidia": "hgx-h100"}
 #: the workload written when the script gives none: `vllm bench serve`'s random-dataset defaults
 #: (--random-input-len 1024, --random-output-len 128; vllm/benchmarks/datasets.py, vLLM 0.11.0)
 BENCH_RANDOM_INPUT, BENCH_RANDOM_OUTPUT = 1024, 128
+#: a variable reference `$NAME` / `${NAME...}` in a command's text
+_VAR_REF = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
 
 
 @dataclass
@@ -115,6 +117,32 @@ def _model_candidates(text: str) -> list[str]:
     parts = base.split("-")
     out += ["-".join(parts[:k]) for k in range(len(parts) - 1, 0, -1)]
     return [c for c in out if c]
+
+
+def _mask_size(text: str) -> int | None:
+    """How many devices a device mask ``0,1,2`` names (ranges ``0-3`` count too), None when it is no list."""
+    n = 0
+    for part in text.split(","):
+        part = part.strip()
+        if re.fullmatch(r"\d+", part):
+            n += 1
+        elif re.fullmatch(r"\d+-\d+", part):
+            a, b = map(int, part.split("-"))
+            n += b - a + 1
+        else:
+            return None
+    return n
+
+
+def _name_dtype(text: str) -> tuple[str, str] | None:
+    """(word, quant) when the repository name ``text`` ends in a dtype word of
+    ``plan_keys.toml [checkpoint_name_dtype]`` (``zai-org/GLM-4.7-FP8`` → ("FP8", "fp8")), else None."""
+    from sncc.cache import package_toml
+
+    words = package_toml("sncc.engines", "data/plan_keys.toml").get("checkpoint_name_dtype", {}).get("words", {})
+    last = re.split(r"[-_]", os.path.basename(text.rstrip("/")))[-1] if text else ""
+    got = next((k for k in words if k.lower() == last.lower()), None)
+    return (last, words[got]) if got is not None else None
 
 
 def _serve_form(cmd, argv: list[Word]) -> bool:
@@ -952,6 +980,13 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
                                               "itself to a ModelSlim checkpoint (quant_model_description.json); "
                                               f"`{named[0]}` from the model name")
 
+    if "quant" not in mblock and arch is not None and not any(o.name == "quantization" for o in merged):
+        named_dtype = _name_dtype(model_text)
+        if named_dtype is not None and named_dtype[1] != (getattr(arch, "checkpoint_dtype", None) or "bf16"):
+            mblock["quant"] = Value(named_dtype[1], f"no --quantization: the checkpoint `{model_text}` is "
+                                                    f"`{named_dtype[0]}` by its name (the catalog model's own "
+                                                    f"checkpoint is {getattr(arch, 'checkpoint_dtype', None) or 'bf16'})")
+
     built = _built_deployment(config_srcs, reader)
     kvo = next((o for o in merged if o.name == "kv-cache-dtype"), None)
     kvd = built[0].get("kv_cache_dtype") if built is not None else None
@@ -1052,8 +1087,24 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
     nics = set(nic_vars(vendor))
     env: dict = {}
     sourced_names = set(srcs) - {s.name for s in sources} - {s.name for s, _, _ in from_files}
+    # `--data-parallel-rank R`: vLLM runs this one DP rank in the process (external load balancing,
+    # data_parallel_size_local = 1), so a device mask of tp × pp devices is that rank's slice, not the
+    # node's devices the plan's mask stands for (`sncc build` gives each rank its slice itself)
+    ext_rank = next((o for o in merged if o.name == "data-parallel-rank"), None)
+    per_rank = (int(tp) * int(pp) if ext_rank is not None and UNRESOLVED not in (tp, dp, pp) and int(dp) > 1
+                else None)
+    # variables the engine commands expand themselves (`--port $SERVER_PORT`): script variables, exported or not
+    expanded = {m.group(1) for csrc, c, cw, _ in commands if c.words
+                for m in _VAR_REF.finditer(csrc.text[c.words[0].start:(cw[-1].end if cw else c.words[-1].end)])}
     for src, n, w in exports + inline:
         how = mask_how.get((src.name, n, w.start))
+        if per_rank is not None and n in DEVICE_VARS and not w.unresolved and _mask_size(w.text) == per_rank:
+            diags.append(diag(codes.IMPORT_ASSUMED, f"`{n}={w.text}` is the device slice of this one server: "
+                              f"`--data-parallel-rank {ext_rank.value}` runs one DP rank per process (external DP, "
+                              f"tp × pp = {per_rank} devices of dp {dp}); the plan's mask names a node's devices and "
+                              "`sncc build` gives each rank its slice: not imported", src.span(w.start, w.end),
+                              help="to pin the node's devices, write `env { " + n + " = \"...\" }` with all of them"))
+            continue
         origin = _origin(src, w.start) + (f" ({how})" if how else "")
         if w.unresolved and src.name in sourced_names:
             continue   # a sourced file's per-node address (`sncc build`'s `${NODE_0_IP}`): set at run time
@@ -1066,6 +1117,8 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
                                    "inherit it); the plan names it in a comment only", path=("env", n)))
             env[n] = Value(NOT_COPIED, origin)
             continue
+        if n not in known and n not in DEVICE_VARS and n in expanded:
+            continue   # the script's own variable (`--port $SERVER_PORT`): its value is in the argument it gives
         if n not in known and n not in DEVICE_VARS:   # one diagnostic per option: no SN8005 for its value as well
             diags.append(diag(codes.IMPORT_UNREAD_VARIABLE, f"`{n}` is read by no engine or runtime library sncc knows "
                               f"({vlabel}, CANN/HCCL/NCCL, huggingface_hub: sncc/engines/cann_env.json)",

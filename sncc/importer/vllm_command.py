@@ -335,6 +335,7 @@ def parse_args(words: list[Word], manifest, file: str, version_label: str,
     (:attr:`Word.unresolved`) gives an ``unresolved`` problem and no option."""
     opts: list[Option] = []
     probs: list[Problem] = []
+    dotted: dict[str, list] = {}    # JSON option name -> [object, first key word, last value word, text]
     positional = False
     i = 0
     while i < len(words):
@@ -356,6 +357,30 @@ def parse_args(words: list[Word], manifest, file: str, version_label: str,
             i += 1
             continue
         key, eq, inline = text.partition("=")
+        head = key.split(".", 1)[0]
+        if "." in key and key.startswith("--") and manifest.has_arg(head) and manifest.arg(head).json \
+                and manifest.version in _dotted_releases():
+            # `--speculative-config.method mtp`: vLLM gathers the dotted keys of a JSON option into one
+            # object and passes it after the other arguments (FlexibleArgumentParser.parse_args)
+            if eq:
+                vword, i = Word(inline, w.start + len(key) + 1, w.end, w.unresolved), i + 1
+            elif i + 1 < len(words):
+                vword, i = words[i + 1], i + 2
+            else:
+                probs.append(Problem("bad-value", (w.start, w.end), f"`{key}` needs a value", file=file))
+                i += 1
+                continue
+            if vword.unresolved:
+                probs.append(Problem("unresolved", (vword.start, vword.end), f"`{key}`: {vword.unresolved}",
+                                     "assign the variable before the command, or write the value", file,
+                                     manifest.arg(head).name))
+                continue
+            name = manifest.arg(head).name
+            path = key[len(head) + 1:]
+            got = dotted.setdefault(name, [{}, w, vword, text])
+            got[2] = vword
+            _dotted_put(got[0], path, vword.text)
+            continue
         if not manifest.has_arg(key):
             hint = _suggest(manifest, key)
             probs.append(Problem("unknown", (w.start, w.start + len(key)),
@@ -417,4 +442,40 @@ def parse_args(words: list[Word], manifest, file: str, version_label: str,
             continue
         value = parsed if len(parsed) > 1 or arg.nargs in ("+", "*") else parsed[0]
         opts.append(Option(arg.name, value, (w.start, w.start + len(key)), (vals[0].start, vals[-1].end), file, text))
+    for name, (obj, first, last, text) in dotted.items():
+        opts.append(Option(name, obj, (first.start, first.start + len(text.split("=", 1)[0])),
+                           (first.start, last.end), file, text))
     return opts, probs
+
+
+def _dotted_releases() -> tuple[str, ...]:
+    """vLLM releases whose `vllm serve` takes a JSON option's keys one by one (``data/vllm_serve.toml``)."""
+    from sncc.cache import package_toml
+
+    return tuple(package_toml("sncc.engines", "data/vllm_serve.toml").get("json_dotted_keys", {}).get("releases", ()))
+
+
+def _dotted_put(obj: dict, path: str, text: str) -> None:
+    """Put ``text`` at dotted ``path`` of ``obj`` as vLLM's FlexibleArgumentParser does: a JSON value,
+    else a human-readable integer (``80g``), else the string; ``key+`` appends comma-separated items."""
+    append = path.endswith("+")
+    keys = (path[:-1] if append else path).split(".")
+    if append:
+        value = text.split(",")
+    else:
+        try:
+            value = json.loads(text)
+        except ValueError:
+            try:
+                value = typed(type("H", (), {"type": "human_readable_int", "json": False})(), text)
+            except ValueError:
+                value = text
+    for k in keys[:-1]:
+        if not isinstance(obj.get(k), dict):
+            obj[k] = {}
+        obj = obj[k]
+    last = keys[-1]
+    if append and isinstance(obj.get(last), list):
+        obj[last] += value
+    else:
+        obj[last] = value
