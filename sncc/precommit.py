@@ -152,7 +152,8 @@ def build_check(args: list[str]) -> int:
 
 def _run(main, argv: list[str]) -> int:
     try:
-        main.main(args=argv, prog_name="sncc", standalone_mode=False)
+        # a click.exceptions.Exit (Ctrl-C: 130) is returned as the code without standalone mode
+        return int(main.main(args=argv, prog_name="sncc", standalone_mode=False) or 0)
     except SystemExit as e:
         return int(e.code or 0)
     except Exception as e:  # click usage errors
@@ -162,7 +163,6 @@ def _run(main, argv: list[str]) -> int:
             e.show()
             return e.exit_code
         raise
-    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
