@@ -24,6 +24,7 @@ from sncc.import_options import import_options
 os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_FAILURE = 0, 1, 2
+EXIT_INTERRUPTED = 130   # Ctrl-C (128 + SIGINT), every command
 
 
 class ReadFailure(Exception):
@@ -195,10 +196,16 @@ class _Commands(click.Group):
         ``--select``) under ``--format json`` also prints the diagnostics document with no
         diagnostics and its message in ``error`` (under ``--format sarif``, a SARIF log whose
         invocation failed), then click reports it on stderr and exits 2 as usual.  Raises what
-        the subcommand raises."""
+        the subcommand raises, except Ctrl-C: ``KeyboardInterrupt`` (click's "Aborted!", exit 1,
+        the code of "errors found") is said on stderr and exits 130, the shell's code for SIGINT,
+        as ``sncc search`` does after printing its partial report."""
         args = ctx.meta.get("sncc.argv", [])
         try:
             return super().invoke(ctx)
+        except KeyboardInterrupt:
+            name = " ".join(filter(None, ["sncc", ctx.invoked_subcommand]))
+            click.echo(f"{name}: interrupted (Ctrl-C); exit {EXIT_INTERRUPTED}", err=True)
+            raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
         except click.UsageError as e:
             fmt = _requested_format(args)
             if fmt == "json":

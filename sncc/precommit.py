@@ -1,5 +1,11 @@
-"""The ``sncc-build-check`` pre-commit hook (``.pre-commit-hooks.yaml``):
-``python -m sncc.precommit build-check FILE...``.
+"""The ``sncc-check`` and ``sncc-build-check`` pre-commit hooks (``.pre-commit-hooks.yaml``):
+``python -m sncc.precommit check [ARGS] FILE...`` and ``python -m sncc.precommit build-check FILE...``.
+
+Both add the plans that import a changed ``.sn`` file (transitively): pre-commit passes only
+the changed files, and a shared definitions file checked alone runs no whole-plan check
+(device counts, memory fit), while what it holds changes what its importers build.  The
+importers are the repository's ``.sn`` files (``git ls-files``, untracked ones included; a
+walk of the current folder outside git) whose imports reach a changed file.
 
 pre-commit passes the changed files: plans (``x.sn``) and, since a hand edit of a generated
 file must fail the check too, files inside an output folder (``x.out/...``).  Each is mapped
@@ -16,6 +22,8 @@ everything was skipped.
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -30,6 +38,85 @@ def plan_of(path: str) -> Path | None:
         if parent.suffix == ".out":
             return parent.with_suffix(".sn")
     return None
+
+
+def _repository_plans() -> list[str]:
+    """The ``.sn`` files of the repository the hook runs in (the current folder): tracked and
+    untracked, git's ignores honoured; outside git, a walk that skips hidden and ``x.out/``
+    folders."""
+    try:
+        r = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", "*.sn"],
+                           capture_output=True, check=True, timeout=60)
+        return sorted(dict.fromkeys(n for n in r.stdout.decode("utf-8", "surrogateescape").split("\0") if n))
+    except (OSError, subprocess.SubprocessError):
+        out = []
+        for top, dirs, files in os.walk("."):
+            dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not d.endswith(".out"))
+            out += [os.path.normpath(os.path.join(top, f)) for f in sorted(files) if f.endswith(".sn")]
+        return out
+
+
+def _imports_of(path: str) -> list[str]:
+    """Real paths of the files ``path`` imports directly ([] when it cannot be read or parsed)."""
+    from sncc.source import SourceFile
+    from sncc.syntax.imports import _real, read_bounded
+    from sncc.syntax.parser import parse
+
+    try:
+        text = read_bounded(path, 64 * 1024 * 1024)
+    except (OSError, UnicodeDecodeError, ValueError):
+        return []
+    if "import" not in text:
+        return []
+    module, _ = parse(SourceFile(path, text))
+    if module is None:
+        return []
+    base = os.path.dirname(path)
+    return [_real(os.path.join(base, imp.path.value)) for imp in module.imports]
+
+
+def importers(changed: list[str], candidates: list[str] | None = None) -> dict[str, str]:
+    """The plans among ``candidates`` (default: the repository's) that import one of the
+    ``changed`` files, directly or through other files, mapped to the changed file they reach
+    (as given); the changed files themselves are left out."""
+    from sncc.syntax.imports import _real
+
+    targets = {_real(c): c for c in changed if c.endswith(".sn")}
+    if not targets:
+        return {}
+    candidates = _repository_plans() if candidates is None else candidates
+    edges = {_real(c): (c, _imports_of(c)) for c in candidates}
+    reaches: dict[str, str] = {}   # real path -> the changed file it reaches
+
+    def reach(real: str, seen: frozenset) -> str | None:
+        if real in targets:
+            return targets[real]
+        if real in reaches:
+            return reaches[real] or None
+        if real in seen or real not in edges:
+            return None
+        found = next((t for t in (reach(i, seen | {real}) for i in edges[real][1]) if t), None)
+        reaches[real] = found or ""
+        return found
+
+    out = {}
+    for real, (name, _) in edges.items():
+        if real not in targets:
+            t = reach(real, frozenset())
+            if t:
+                out[name] = t
+    return out
+
+
+def check(args: list[str]) -> int:
+    """``sncc check`` on ``args`` (a hook's ``args:`` then the changed files) and on the
+    repository's plans that import a changed file."""
+    from sncc.cli import main
+
+    extra = importers([a for a in args if a.endswith(".sn") and os.path.isfile(a)])
+    for plan, changed in extra.items():
+        print(f"also checking {plan} (imports {changed})")
+    return _run(main, ["check", *args, *extra])
 
 
 def build_check(args: list[str]) -> int:
@@ -50,6 +137,10 @@ def build_check(args: list[str]) -> int:
             skipped.append(f"{plan}: no {conventional_out_dir(str(plan))}/ beside it, nothing to compare")
         elif str(plan) not in plans:
             plans.append(str(plan))
+    for plan, changed in importers([a for a in args if a.endswith(".sn") and os.path.isfile(a)]).items():
+        if conventional_out_dir(plan).is_dir() and plan not in plans:
+            print(f"also comparing {plan} (imports {changed})")
+            plans.append(plan)
     for line in dict.fromkeys(skipped):
         print(f"skipped {line}")
     code = _run(main, ["build", "--check", *plans]) if plans else 0
@@ -61,7 +152,8 @@ def build_check(args: list[str]) -> int:
 
 def _run(main, argv: list[str]) -> int:
     try:
-        main.main(args=argv, prog_name="sncc", standalone_mode=False)
+        # a click.exceptions.Exit (Ctrl-C: 130) is returned as the code without standalone mode
+        return int(main.main(args=argv, prog_name="sncc", standalone_mode=False) or 0)
     except SystemExit as e:
         return int(e.code or 0)
     except Exception as e:  # click usage errors
@@ -71,16 +163,15 @@ def _run(main, argv: list[str]) -> int:
             e.show()
             return e.exit_code
         raise
-    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m sncc.precommit build-check FILE...``."""
+    """``python -m sncc.precommit check|build-check FILE...``."""
     argv = sys.argv[1:] if argv is None else argv
-    if not argv or argv[0] != "build-check":
-        print("usage: python -m sncc.precommit build-check FILE...", file=sys.stderr)
+    if not argv or argv[0] not in ("check", "build-check"):
+        print("usage: python -m sncc.precommit check|build-check FILE...", file=sys.stderr)
         return 2
-    return build_check(argv[1:])
+    return (check if argv[0] == "check" else build_check)(argv[1:])
 
 
 if __name__ == "__main__":

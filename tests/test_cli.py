@@ -148,3 +148,23 @@ def test_simulate_json_with_an_unknown_profile_is_not_valid():
     assert r.exit_code == 2
     doc = json.loads(r.stdout)
     assert "unknown profile" in doc["error"] and doc["summary"]["valid"] is False
+
+
+@pytest.mark.parametrize("command", ["check", "build", "simulate", "fmt"])
+def test_ctrl_c_exits_130_not_the_errors_found_code(command, tmp_path, monkeypatch):
+    """break4 report: `kill -INT` during `sncc build` printed click's "Aborted!" and exited 1, the
+    code of "errors found", so a CI job read an interrupted build as a plan with errors; every
+    command now exits 130 on Ctrl-C (as `sncc search` does), saying so on stderr."""
+    import sncc.cli as cli
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "_compile", interrupted)
+    monkeypatch.setattr("sncc.fmt.format_source", interrupted)
+    args = {"check": ["check", SEED], "build": ["build", SEED, "-o", str(tmp_path / "out")],
+            "simulate": ["simulate", SEED], "fmt": ["fmt", "--check", SEED]}[command]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 130, r.output
+    assert "interrupted (Ctrl-C)" in r.output and "Aborted!" not in r.output
+    assert not (tmp_path / "out").exists()

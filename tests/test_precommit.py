@@ -86,7 +86,7 @@ def test_hook_manifest():
     for h in hooks.values():
         assert h["language"] == "python" and h["types"] == ["text"]
         assert h["require_serial"] is True
-    assert hooks["sncc-check"]["entry"] == "sncc check" and hooks["sncc-check"]["files"] == r"\.sn$"
+    assert hooks["sncc-check"]["entry"] == "python -m sncc.precommit check" and hooks["sncc-check"]["files"] == r"\.sn$"
     build = hooks["sncc-build-check"]
     assert build["entry"] == "python -m sncc.precommit build-check" and build["verbose"] is True
     # runs on plans and on hand edits of generated files (issue 14 item 14)
@@ -114,6 +114,61 @@ def test_build_hook_maps_outputs_to_plans_and_reports_skips(tmp_path, capsys, mo
     out = capsys.readouterr().out
     assert "skipped new.sn: no new.out/ beside it" in out and "skipped gone.out/x.json: no plan gone.sn" in out
     assert "0 plans compared, 2 skipped" in out
+
+
+def _shared_repo(root: Path) -> None:
+    """A project with the seed's shared definitions and the plan importing them
+    (examples/deepseek-r1-a3-7p1d-imports.sn, which imports shared/deepseek-r1-w8a8.sn, which
+    imports a3-superpod-11-nodes.sn), as a git repository: the hooks run at its root."""
+    shutil.copytree(ROOT / "examples" / "shared", root / "shared")
+    shutil.copy2(ROOT / "examples" / "deepseek-r1-a3-7p1d-imports.sn", root / "r1.sn")
+    _git(root, "init", "-q")
+    _git(root, "add", "-A")
+
+
+def test_check_hook_checks_the_plans_importing_an_edited_shared_file(tmp_path, capsys, monkeypatch):
+    """break4 report: committing only a shared definitions file that breaks the plan importing
+    it (11 nodes → 10: the plan's roles need 176 devices, SN3002) passed `sncc-check`, since a
+    definitions file alone runs no whole-plan check; the hook now checks the repository's plans
+    that import an edited file (transitively) too."""
+    from sncc.precommit import main as hook
+
+    monkeypatch.chdir(tmp_path)
+    _shared_repo(tmp_path)
+    assert hook(["check", "shared/a3-superpod-11-nodes.sn"]) == 0
+    out = capsys.readouterr().out
+    assert "also checking r1.sn (imports shared/a3-superpod-11-nodes.sn)" in out
+    cluster = Path("shared/a3-superpod-11-nodes.sn")
+    cluster.write_text(cluster.read_text(encoding="utf-8").replace("nodes = 11", "nodes = 10"), encoding="utf-8")
+    assert run("check", str(cluster)).exit_code == 0  # alone: no whole-plan check
+    assert hook(["check", str(cluster)]) == 1
+    out = capsys.readouterr().out
+    assert "error[SN3002]" in out and "shared/a3-superpod-11-nodes.sn:5:" in out
+    # arguments before the file names (a hook's `args:`) are passed on; an untracked plan is found too
+    shutil.copy2("r1.sn", "r2.sn")
+    assert hook(["check", "--format", "concise", str(cluster)]) == 1
+    out = capsys.readouterr().out
+    assert "r1.sn" in out and "r2.sn" in out and "error[SN3002]" in out and "-->" not in out
+
+
+def test_build_hook_compares_the_outputs_of_plans_importing_an_edited_shared_file(tmp_path, capsys, monkeypatch):
+    """break4 report: an edited shared file changes what the plans importing it build
+    (`HCCL_BUFFSIZE` in env/common.sh), but `sncc-build-check` only looked for
+    `shared/x.out/` and passed with r1.out/ stale."""
+    from sncc.precommit import main as hook
+
+    monkeypatch.chdir(tmp_path)
+    _shared_repo(tmp_path)
+    assert run("build", "r1.sn", "-o", "r1.out").exit_code == 0
+    cluster = Path("shared/a3-superpod-11-nodes.sn")
+    assert hook(["build-check", str(cluster)]) == 0
+    out = capsys.readouterr().out
+    assert "r1.out is up to date" in out and "1 plan compared" in out
+    cluster.write_text(cluster.read_text(encoding="utf-8").replace("HCCL_BUFFSIZE = 1000", "HCCL_BUFFSIZE = 1200"),
+                       encoding="utf-8")
+    assert hook(["build-check", str(cluster)]) == 1
+    out = capsys.readouterr().out
+    assert "r1.out is stale" in out and "env/common.sh differs" in out
 
 
 def test_release_version_is_consistent():

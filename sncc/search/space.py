@@ -643,6 +643,12 @@ def closest_misses(ranked: list) -> list[str]:
     lowest for ``<``/``<=``, the highest for ``>``/``>=``) in the SLO's display unit
     (:mod:`sncc.sim.report.units`), e.g. ``tpot.mean < 25 ms: best predicted 29.3 ms (P 3×tp8 dp2
     ep + D 1×tp8 dp16 ep b24)``.  Empty when nothing was simulated."""
+    return [f"{name}: {text}" for _, name, text in _misses(ranked)]
+
+
+def _misses(ranked: list) -> list[tuple[int, str, str]]:
+    """(index in the plan's ``slo``, SLO name, ``"best predicted <value> (<layout>)"``) of each SLO
+    no event-simulated row meets (:func:`closest_misses`)."""
     from sncc.sim.report.units import fmt, to_unit, unit_of
 
     best: dict = {}
@@ -664,27 +670,36 @@ def closest_misses(ranked: list) -> list[str]:
             if cur is None or (value < cur[0] if lower else value > cur[0]):
                 best[name] = (value, metric, r.candidate.label())
     out = []
-    for name in order:
+    for i, name in enumerate(order):   # slo_predicted follows the plan's `slo` order
         if name in met or name not in best:
             continue
         value, metric, label = best[name]
-        out.append(f"{name}: best predicted {fmt(to_unit(metric, value), unit_of(metric))} ({label})")
+        out.append((i, name, f"best predicted {fmt(to_unit(metric, value), unit_of(metric))} ({label})"))
     return out
 
 
 def no_plan_meets_slo(plan: Any, ranked: list | None = None):
-    """SN8105 (a warning) located at the plan's ``search`` block, else at its name: no ranked
-    candidate is predicted to meet every SLO with its whole interval.  With the ranked rows, the
-    message names each SLO none of them meets and its closest prediction (:func:`closest_misses`)."""
+    """SN8105 (a warning): no ranked candidate is predicted to meet every SLO with its whole
+    interval.  Located at the plan's ``search`` block (path ``["search"]``); without one (a space
+    from flags), at the first SLO none meets, else at the plan's name.  With the ranked rows, the
+    message names each SLO none of them meets and its closest prediction (:func:`closest_misses`),
+    and each such SLO's comparison is a related location."""
     from sncc.diagnostics import codes
-    from sncc.diagnostics.model import diag
+    from sncc.diagnostics.model import Related, diag
 
+    misses = _misses(ranked or [])
+    targets = list(getattr(plan, "slo", None) or [])
+    related = [Related(targets[i].span, f"met by no candidate; {text}")
+               for i, _, text in misses if i < len(targets) and targets[i].span is not None]
     s = plan.search
     span = (s.name_span or s.block_span) if s is not None else None
-    misses = closest_misses(ranked or [])
+    path: tuple = ("search",) if span is not None else ()
+    if span is None and related:
+        first = targets[misses[0][0]]
+        span, path, related = first.span, ("slo", first.metric), related[1:]
     msg = "no candidate is predicted to meet every SLO with its whole interval"
     if misses:
-        msg += "; met by none: " + "; ".join(misses)
+        msg += "; met by none: " + "; ".join(f"{name}: {text}" for _, name, text in misses)
     return diag(codes.SEARCH_NO_PLAN_MEETS_SLO, msg,
-                span or plan.name_span or plan.block_span,
+                span or plan.name_span or plan.block_span, related=related, path=path,
                 help="loosen the SLO, enlarge the budget (--devices) or widen the space")

@@ -312,6 +312,28 @@ def test_sn8105_names_each_slo_none_met_and_its_closest_prediction():
     assert f"ttft.mean < 2 s: best predicted {fmt(client, 's')} (1×tp8 dp1 b16)" in msg
 
 
+def test_sn8105_points_at_each_slo_none_met_and_has_the_search_path(tmp_path):
+    """break4 report: SN8105 named the SLOs nobody met only in its message: no related location at
+    the `slo` comparison, JSON `path` [] at the `search` block (the README's contract: [] only
+    outside every block), and without a `search { }` block it sat at the plan's name.  Each SLO
+    none met is now a related location at its comparison; the path is `["search"]`, and a plan
+    without the block gets the warning at the first such SLO (`["slo", "<metric>"]`)."""
+    args = ["--format", "json", "--mode", "aggregated", "--tp", "8", "--dp", "1", "--max-num-seqs", "16",
+            "--serve-instances", "1", "--top", "1"]
+    doc = json.loads(CliRunner().invoke(main, ["search", str(SMALL), *args]).output)
+    d = next(d for d in doc["diagnostics"] if d["code"] == "SN8105")
+    assert d["range"]["start"]["line"] == 28 and d["path"] == ["search"]
+    assert [(r["range"]["start"]["line"], r["range"]["start"]["column"]) for r in d["related"]] == [(27, 9)]
+    assert d["related"][0]["message"].startswith("met by no candidate; best predicted ")
+    text = SMALL.read_text(encoding="utf-8")
+    start = text.index("  search {")
+    plain = tmp_path / "no_search_block.sn"
+    plain.write_text(text[:start] + text[text.index("\n  }\n", start) + 5:], encoding="utf-8")
+    doc = json.loads(CliRunner().invoke(main, ["search", str(plain), "--devices", "8", *args]).output)
+    d = next(d for d in doc["diagnostics"] if d["code"] == "SN8105")
+    assert (d["range"]["start"]["line"], d["range"]["start"]["column"]) == (27, 9) and d["path"] == ["slo", "ttft"]
+
+
 def test_the_json_document_carries_the_located_warnings():
     """SN8102 (a flag value dropped) and SN8105 (nothing met) are in the JSON document too, with
     the location the text output prints."""
