@@ -500,6 +500,12 @@ class _Builder:
         if alias is not None:
             help_, target = _alias_help(name, alias, cls, candidates)
             fixes = [Fix(f"rename to `{target}`", (Edit(span, target),), "safe")] if target else []
+        elif not is_block and (homes := _blocks_holding(name, cls)):
+            # a key of another block (`optimize { prefix_caching }`): a rename to a look-alike here
+            # (`prefix_cache_hit`) would change the meaning, so no fix
+            target, fixes = None, []
+            blocks = ", ".join(f"`{h}`" for h in homes[:-1]) + (" and " if len(homes) > 1 else "") + f"`{homes[-1]}`"
+            help_ = f"`{name}` is a key of {blocks}: move it there"
         else:
             close = _suggest(name, candidates)
             target = close[0] if len(close) == 1 and not is_block else None
@@ -652,6 +658,18 @@ def engine_alias(name: str) -> dict | None:
     if entry is None and key != name:
         return {"key": key, "engine": "the engine", "dashed": True}
     return entry
+
+
+def _blocks_holding(name: str, cls) -> list[str]:
+    """The plan-level blocks (``prefill``, ``decode``, ``serve``, ``model``, ...) whose keys include
+    ``name``, other than a ``cls`` block: where a key written in the wrong block belongs (not
+    ``search``, whose keys are lists of the values searched)."""
+    out = []
+    for field_name, f in m.Plan.model_fields.items():
+        sub = _submodel(f)
+        if sub is not None and sub is not cls and sub is not m.Search and name in settable_fields(sub) and _submodel(sub.model_fields[name]) is None:
+            out.append(field_name)
+    return out
 
 
 def _alias_help(name: str, alias: dict, cls, candidates: list[str]) -> tuple[str, str | None]:
