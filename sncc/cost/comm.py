@@ -78,7 +78,8 @@ def _interp_log(xs: Sequence[float], ys: Sequence[float], x: float) -> float:
     return ys[i - 1] + f * (ys[i] - ys[i - 1])
 
 
-def ep_bandwidths(profile: Any, mode: str, ep: int, link_bw: float, alpha: float = 0.0) -> tuple:
+def ep_bandwidths(profile: Any, mode: str, ep: int, link_bw: float, alpha: float = 0.0,
+                  spans_nodes: bool = False) -> tuple:
     """Effective (dispatch, combine) bandwidth [B/s] per device for EP size ``ep``.
 
     ``mode`` is ``normal`` (prefill) or ``low_latency`` (decode).  Uses the profile table
@@ -91,10 +92,20 @@ def ep_bandwidths(profile: Any, mode: str, ep: int, link_bw: float, alpha: float
     and ``combine_bytes`` per element: DeepEP-Ascend's low-latency kernels, domain-facts §1.2)
     pins :func:`ep_layer_time` to them: the bandwidth is the measured point's bytes over its
     latency less the fixed part ``alpha`` (the profile's ``comm.ep_alpha_<mode>_s``), so the
-    fitted split between the fixed and the per-token part keeps the measured latency."""
+    fitted split between the fixed and the per-token part keeps the measured latency.
+
+    A table marked ``spans_nodes = true`` was measured with the EP group spread over nodes, on
+    the scale-out NIC (DeepEP's internode tables, H800 + CX7 400 Gb/s): it is read only when
+    ``spans_nodes`` (the group is larger than a node) and then as measured, not capped at
+    ``link_bw``, since its logical bandwidths count the traffic to peers in the same node too
+    (DeepEP's note); a group inside one node falls back to ``comm.ep_link_efficiency``."""
     key = f"comm.ep_{mode}"
-    if profile.has(key):
-        tab = profile.get(key)
+    tab = profile.get(key) if profile.has(key) else None
+    if tab is not None and tab.get("spans_nodes") and not spans_nodes:
+        tab = None
+    if tab is not None:
+        if tab.get("spans_nodes"):
+            link_bw = float("inf")
         xs = tab["ep"]
         if "dispatch_us" in tab:
             frac = (ep - 1) / ep if ep > 1 else 0.0

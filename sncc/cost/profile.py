@@ -92,7 +92,7 @@ KINDS: Dict[str, str] = {
     "bool": "true or false",
     "graph_gears": '"max-only" or "pow2"',
     "ep_table": ("a table {ep = [...], dispatch_GBps = [...], combine_GBps = [...]} of equal-length lists, "
-                 "ep ascending integers >= 1, bandwidths > 0"),
+                 "ep ascending integers >= 1, bandwidths > 0, optional spans_nodes = true|false"),
     "model_quant": "a table {model = \"...\", quant = \"...\"}",
     "text": "a string",
     "text_list": "a list of strings",
@@ -196,7 +196,8 @@ def _value_problem(kind: str, v: Any) -> Optional[str]:
         ok = (len(ep) >= 1 and len(ep) == len(d) == len(c)
               and all(isinstance(x, int) and not isinstance(x, bool) and x >= 1 for x in ep)
               and all(a < b for a, b in zip(ep, ep[1:]))
-              and all(_is_number(x) and x > 0 for x in d + c))
+              and all(_is_number(x) and x > 0 for x in d + c)
+              and isinstance(v.get("spans_nodes", False), bool))
         return None if ok else f"must be {KINDS[kind]}, got {v!r}"
     if kind == "loo_records":
         ok = isinstance(v, list) and all(
@@ -258,8 +259,11 @@ def profile_problems(data: Dict[str, Any]) -> List[str]:
         if bad:
             out.append(f"{key}: {bad}")
     for mode in ("normal", "low_latency"):
-        if _lookup(data, f"comm.ep_{mode}")[0] is None and _lookup(data, "comm.ep_link_efficiency")[0] is None:
-            out.append(f"comm.ep_{mode}: missing, and no comm.ep_link_efficiency to fall back on "
+        tab = _lookup(data, f"comm.ep_{mode}")[0]
+        only_across = isinstance(tab, dict) and isinstance(tab.get("value"), dict) and tab["value"].get("spans_nodes") is True
+        if (tab is None or only_across) and _lookup(data, "comm.ep_link_efficiency")[0] is None:
+            what = "is read only across nodes (spans_nodes)" if only_across else "missing"
+            out.append(f"comm.ep_{mode}: {what}, and no comm.ep_link_efficiency to fall back on "
                        "(sncc.cost.comm.ep_bandwidths needs one of them)")
     if (_lookup(data, "calibration.generations")[0] is not None
             and _lookup(data, "calibration.other_generation_residual")[0] is None):

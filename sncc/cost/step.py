@@ -154,7 +154,8 @@ class StepModel:
         self.ep_link_bw, self.ep_lat = cc.link_bw_lat(ep_link)
         self.all2all_backend = getattr(role, "all2all_backend", None)   # RoleFacts.all2all_backend
         self.ep_alpha = {mode: p.get(f"comm.ep_alpha_{mode}_s") for mode in ("normal", "low_latency")}
-        self.ep_bw = {mode: cc.ep_bandwidths(p, mode, self.ep_size, self.ep_link_bw, self.ep_alpha[mode])
+        spans = self.ep_size > spec.devices_per_node
+        self.ep_bw = {mode: cc.ep_bandwidths(p, mode, self.ep_size, self.ep_link_bw, self.ep_alpha[mode], spans)
                       for mode in ("normal", "low_latency")}
         self.ar_alpha = p.get("comm.allreduce_alpha_s")
         self.ar_eta = p.get("comm.allreduce_link_efficiency")
