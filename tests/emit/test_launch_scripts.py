@@ -53,8 +53,9 @@ def needs(script: str) -> list[str]:
 
 def run(script: Path, env: dict[str, str], fakebin: Path, log: Path) -> subprocess.CompletedProcess:
     base = {"PATH": f"{fakebin}:/usr/bin:/bin", "HOME": str(log.parent), "SNCC_FAKE_LOG": str(log)}
+    # run in the test's folder: bench.sh writes its client logs to ${SNCC_BENCH_DIR:-.}
     return subprocess.run(["env", "-i", *[f"{k}={v}" for k, v in {**base, **env}.items()], BASH, str(script)],
-                          capture_output=True, text=True, timeout=30)
+                          capture_output=True, text=True, timeout=30, cwd=log.parent)
 
 
 def recorded(log: Path) -> list[list[str]]:
