@@ -111,7 +111,7 @@ def check_speculative_gain(plan, r):
     span = sp.span_of("acceptance")
     yield diag(codes.SPECULATIVE_SLOWDOWN,
                f"speculative decoding is predicted to run decode at {ratio:.2f}× the speed without it: "
-               f"acceptance {a:g} with {k} draft tokens gives E = {e:.2f} tokens per step",
+               f"acceptance {sp.text_of('acceptance')} with {k} draft tokens gives E = {e:.2f} tokens per step",
                span, notes=[how, "E = (1 − α^(k+1)) / (1 − α)"],
                help="use a draft with higher acceptance (MTP), fewer draft tokens (k = 1), or turn speculation off; measure α on your traffic",
                path=("speculative", "acceptance"))

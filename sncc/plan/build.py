@@ -768,6 +768,7 @@ def _attach(node: BaseModel, meta: Meta) -> None:
         node._block_span = meta.block_span
         node._name_span = meta.name_span
         node._value_spans = dict(meta.values)
+        node._value_texts = {k: v for k, v in meta.written.items() if k not in meta.failed}
         node._key_spans = dict(meta.keys)
         node._invalid = frozenset(meta.failed)
         for name in meta.failed:

@@ -82,6 +82,7 @@ class Node(BaseModel):
     _block_span: Optional[Span] = PrivateAttr(default=None)
     _name_span: Optional[Span] = PrivateAttr(default=None)
     _value_spans: dict = PrivateAttr(default_factory=dict)
+    _value_texts: dict = PrivateAttr(default_factory=dict)
     _key_spans: dict = PrivateAttr(default_factory=dict)
     _invalid: frozenset = PrivateAttr(default=frozenset())
     _poisoned: dict = PrivateAttr(default_factory=dict)
@@ -125,6 +126,17 @@ class Node(BaseModel):
     def value_span(self, field: str) -> Optional[Span]:
         """Span of ``field``'s value as written, or None (no fallback to the block: :meth:`span_of`)."""
         return self._value_spans.get(field)
+
+    def value_text(self, field: str) -> Optional[str]:
+        """``field``'s number as the file wrote it (``0.5``, ``50%``, ``0.50``), or None (not
+        written, or not a number): what a diagnostic quoting the value echoes."""
+        return self._value_texts.get(field)
+
+    def ratio_text(self, field: str) -> str:
+        """A ratio field's value for a message: as written (:meth:`value_text`), else the
+        value held (``0.9``)."""
+        text = self.value_text(field)
+        return text if text is not None else f"{getattr(self, field):g}"
 
     def key_span(self, field: str) -> Optional[Span]:
         """Span of the key ``field`` as written, or None."""
