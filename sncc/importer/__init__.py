@@ -334,6 +334,40 @@ def _image_pin(adapter, release: str) -> tuple[str, str]:
     return p.version, f"{adapter.label} {release} {known}; nearest pinned release {p.version}"
 
 
+def _image_assumed(adapter, word: str, release: str | None, version: str, tag_note: str):
+    """``(warning, version note, version, tag note)`` for an engine image ``word`` whose tag names
+    no release sncc pins: no tag, a moving tag (``container.toml [moving_tags]``: ``latest``,
+    ``nightly``), a digest, or a release tag without a pin (the nearest pin is taken, as for
+    vllm-ascend's images: :func:`_image_pin`).  ``release`` is the release the tag names (None or
+    ``""`` for none), ``version`` / ``tag_note`` the choice so far; the warning is None when the tag
+    names a pinned release, or the release was already matched to a pin with its note."""
+    from sncc.cache import package_toml
+
+    if release and adapter.pin(release) is not None:
+        return None, None, version, tag_note
+    if release and tag_note:   # vllm-ascend's image of an unpinned release: its pin chosen, with its note
+        return None, None, version, tag_note
+    if release:
+        near = adapter.nearest(release).version
+        note = f"{adapter.label} {release} is not pinned by sncc; nearest pinned release {near}"
+        return (f"the image `{word}` runs {note}: sncc read the arguments and wrote the plan for {adapter.label} "
+                f"{near}", f"the image tag {word}: {note}", near, note)
+    moving = package_toml("sncc.engines", "data/container.toml").get("moving_tags", {})
+    name = word.rsplit("/", 1)[-1]
+    raw = name.partition("@")[0].partition(":")[2]
+    if "@" in name:
+        what = "a digest, which names no release"
+    elif not raw:
+        what = f"has no tag: docker pulls `latest`, {moving.get('latest', 'the newest image')}"
+    elif raw in moving and raw != "source":
+        what = f"`{raw}` is {moving[raw]}"
+    else:
+        what = f"`{raw}` names no release"
+    return (f"the image `{word}` names no {adapter.label} release ({what}): sncc read the arguments and wrote the "
+            f"plan for {adapter.label} {version}, its default pin",
+            f"assumed for the image {word}, whose tag names no release: sncc's default pin", version, tag_note)
+
+
 def _engine_vendor(engine: str | None) -> str | None:
     """The one vendor engine kind ``engine`` runs on (engines.toml ``[engine_hardware.<kind>]``
     ``vendors``: vllm-ascend on huawei, vllm on nvidia), or None when it names none or several."""
@@ -797,6 +831,17 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
     if engine_version is None and image_release and kind == image_kind:
         version, tag_note = _image_pin(adapter, image_release)
         tag = version
+    # an engine image whose tag names no pinned release (`vllm/vllm-openai:latest`, `:nightly`, none,
+    # `:v0.30.0`): the container runs another vLLM than the one sncc reads the arguments against
+    image_assumed, image_vnote = None, None
+    if engine_version is None and main is not None and (image or (image_kind is not None and kind == image_kind)):
+        image_assumed, image_vnote, version, tag_note = _image_assumed(adapter, main[3].text, tag if image else
+                                                                       image_release, version, tag_note)
+        if image_assumed is not None:
+            diags.append(diag(codes.IMPORT_ASSUMED, image_assumed, msrc.span(main[3].start, main[3].end),
+                              severity="warning",
+                              help=f"pin the image to the release it runs (a `:vX.Y.Z` tag), or name it with "
+                                   f"`sncc import --engine-version V` (pins: {', '.join(p.version for p in adapter.pins)})"))
     pin_note = f"{adapter.label} {version}"
     vman = adapter.vllm_manifest(version) if adapter.pin(version) else None
     eman = adapter.manifest(version)
@@ -813,7 +858,9 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
     assumed = []
     if engine is None and not image and image_kind is None:
         assumed.append(f"engine {kind}" + (" (Ascend variables or options in the script)" if vendor == "ascend" else ""))
-    if engine_version is None and not (tag and version == tag):
+    if image_assumed is not None:
+        pass   # said at the image word
+    elif engine_version is None and not (tag and version == tag):
         assumed.append(f"release {version} (sncc's default pin of {adapter.label})")
     elif engine_version is None and tag_note:
         assumed.append(f"release {version} (the image tag {main[3].text}: {tag_note})")
@@ -1136,8 +1183,9 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
         if mu is not None:
             role["memory_utilization"] = Value(mu, f"engine default of {vlabel}")
     blocks["serve"] = role
-    vnote = (_version_note if engine_version else f"the image tag {main[3].text}" + (f": {tag_note}" if tag_note else "")
-             if tag and version == tag else "assumed: sncc's default pin")
+    vnote = image_vnote or (_version_note if engine_version else f"the image tag {main[3].text}"
+                            + (f": {tag_note}" if tag_note else "")
+                            if tag and version == tag else "assumed: sncc's default pin")
     blocks["engine"] = {"": Value(kind), "version": Value(version, vnote)}
     blocks["hardware"] = {"system": Value(system or guessed_system, _system_note if system
                                           else "assumed: the script names no hardware"
