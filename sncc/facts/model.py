@@ -46,6 +46,9 @@ class SpeculativeFacts:
     spans: Mapping[str, Optional[Span]]
     #: each number field as the file wrote it (``acceptance`` ``40%``), for messages
     texts: Mapping[str, Optional[str]] = field(default_factory=dict)
+    #: the n-gram drafter's lookup window (None: the engine's default)
+    prompt_lookup_max: Optional[int] = None
+    prompt_lookup_min: Optional[int] = None
 
     def span_of(self, name: str) -> Optional[Span]:
         """Where field ``name`` was written (None for a default)."""

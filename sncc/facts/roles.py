@@ -46,7 +46,7 @@ from sncc.facts.speculative import expected_tokens
 from sncc.plan.model import Plan, Role
 from sncc.units import format_count
 
-_SPEC_FIELDS = ("method", "draft_tokens", "model", "acceptance", "draft_cost")
+_SPEC_FIELDS = ("method", "draft_tokens", "model", "acceptance", "draft_cost", "prompt_lookup_max", "prompt_lookup_min")
 _EPLB_FIELDS = ("redundant_experts", "dynamic", "interval", "window")
 
 
@@ -84,6 +84,7 @@ def speculative_facts(plan: Plan, role: Role) -> SpeculativeFacts | None:
     k = int(m["draft_tokens"][0])
     return SpeculativeFacts(method=method, draft_tokens=k, acceptance=float(acc), model=m["model"][0],
                             draft_cost=m["draft_cost"][0], tokens_per_step=expected_tokens(acc, k),
+                            prompt_lookup_max=m["prompt_lookup_max"][0], prompt_lookup_min=m["prompt_lookup_min"][0],
                             spans={f: sp for f, (_, sp) in m.items()},
                             texts={f: node.value_text(f) for f, node in _sources(top, own, _SPEC_FIELDS).items()})
 

@@ -228,6 +228,17 @@ class Speculative(Node):
     model: Optional[str] = F(None, kind="string", doc="draft model path or Hugging Face id (method draft_model / eagle / eagle3 / dflash); a local directory's config.json is read (positions, rope scaling)")
     acceptance: Optional[float] = F(None, kind="ratio", doc="mean acceptance rate of draft tokens (required: measure it)", ge=0, le=1)
     draft_cost: Optional[float] = F(None, kind="ratio", doc="time of one draft token as a fraction of one target decode step; default: the simulator's MTP/EAGLE layer cost, 0 for n-gram", ge=0, le=1)
+    prompt_lookup_max: Optional[int] = F(None, kind="count", doc="`method = ngram`: the longest n-gram matched against the prompt (vLLM `prompt_lookup_max`); default: the engine's (vLLM: 5, or `prompt_lookup_min`)", ge=1, le=INT32_MAX)
+    prompt_lookup_min: Optional[int] = F(None, kind="count", doc="`method = ngram`: the shortest n-gram matched against the prompt (vLLM `prompt_lookup_min`); default: the engine's (vLLM: 5, or `prompt_lookup_max`)", ge=1, le=INT32_MAX)
+
+    @field_validator("prompt_lookup_min")
+    @classmethod
+    def _lookup_window(cls, v: Optional[int], info) -> Optional[int]:
+        top = info.data.get("prompt_lookup_max")
+        if v is not None and top is not None and v > top:
+            raise ValueError(f"{v} is above `prompt_lookup_max` ({top}): vLLM refuses an n-gram window whose "
+                             "minimum exceeds its maximum (SpeculativeConfig)")
+        return v
 
 
 class Role(Node):
