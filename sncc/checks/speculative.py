@@ -148,7 +148,7 @@ def check_lookup_window_method(plan, r):
     roles = _speculating_roles(plan, r)
     if not roles:
         return
-    from sncc.lowering.engine_args import lookup_window
+    from sncc.engines.plan_keys import lookup_window
 
     window = lookup_window()
     methods = window.get("methods", ())

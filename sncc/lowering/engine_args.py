@@ -178,14 +178,6 @@ def switch_args(ctx: LowerCtx, rs: RoleFacts) -> list[Arg]:
     return out
 
 
-def lookup_window() -> dict:
-    """``plan_keys.toml [speculative.lookup_window]``: the n-gram window's plan keys → vLLM's
-    ``--speculative-config`` keys (``keys``), and the plan methods that read them (``methods``)."""
-    from sncc.cache import package_toml
-
-    return package_toml("sncc.engines", "data/plan_keys.toml").get("speculative", {}).get("lookup_window", {})
-
-
 def speculative_config(ctx: LowerCtx, rs: RoleFacts) -> Arg | None:
     """``--speculative-config`` of role ``rs`` from the speculative setting in force for it (the
     role's ``speculative`` block merged over the plan's; None when off for the role).  Raises
@@ -201,6 +193,8 @@ def speculative_config(ctx: LowerCtx, rs: RoleFacts) -> Arg | None:
     where = f"{rs.name}.speculative" + (" over the plan's" if own and ctx.plan.speculative is not None else "") \
         if own else "plan speculative"
     note = f"{where} {{ method = {sp.method}  draft_tokens = {sp.draft_tokens} }}" + (f"; {method_note}" if method_note else "")
+    from sncc.engines.plan_keys import lookup_window
+
     window = lookup_window()
     if sp.method in window.get("methods", ()):   # the n-gram drafter's window, in vLLM's spelling
         for key, engine_key in window.get("keys", {}).items():
