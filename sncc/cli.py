@@ -786,12 +786,14 @@ def fmt_command(plans: tuple[str, ...], check_only: bool, show_diff: bool, stdin
 
     code = EXIT_OK
     changed = unchanged = 0
+    failed = {"could not be read": 0, "could not be parsed": 0, "could not be written": 0}
     for path in plans:
         try:
             src, pre = read_source(path, stdin_filename)
         except ReadFailure as e:
             click.echo(f"sncc: error: {e}", err=True)
             code = EXIT_FAILURE
+            failed["could not be read"] += 1
             continue
         try:
             if pre:
@@ -803,6 +805,7 @@ def fmt_command(plans: tuple[str, ...], check_only: bool, show_diff: bool, stdin
             click.echo(render_text.render(e.diagnostics, _shown_sources(src, pre), 1), err=True, nl=False)
             click.echo(f"sncc: not formatting {src.name}: it does not parse", err=True)
             code = max(code, EXIT_PROBLEMS)
+            failed["could not be parsed"] += 1
             continue
         if path == "-" and not (check_only or show_diff):
             click.echo(new, nl=False)
@@ -822,12 +825,16 @@ def fmt_command(plans: tuple[str, ...], check_only: bool, show_diff: bool, stdin
             except OSError as e:
                 click.echo(f"sncc: error: cannot write {path}: {e.strerror or e}", err=True)
                 code = EXIT_FAILURE
+                changed -= 1
+                failed["could not be written"] += 1
                 continue
             click.echo(f"reformatted {src.name}", err=True)
     if all(p == "-" for p in plans) and not (check_only or show_diff):
         sys.exit(code)      # stdin formatted to stdout: no files to count
     verb = "would be reformatted" if (check_only or show_diff) else "reformatted"
-    click.echo(f"{changed} file{'s' if changed != 1 else ''} {verb}, {unchanged} left unchanged", err=True)
+    # every file given is counted once: formatted, unchanged, or the step it failed at
+    tail = "".join(f", {n} file{'s' if n != 1 else ''} {what}" for what, n in failed.items() if n)
+    click.echo(f"{changed} file{'s' if changed != 1 else ''} {verb}, {unchanged} left unchanged{tail}", err=True)
     sys.exit(code)
 
 

@@ -167,3 +167,34 @@ def test_fmt_stdin_prints_no_file_count():
     for text in ("", 'plan "p" {}\n'):
         r = run("fmt", "-", input=text)
         assert r.exit_code == 0 and "files reformatted" not in r.output and "left unchanged" not in r.output
+
+
+def _summary(output: str) -> str:
+    (line,) = [ln for ln in output.splitlines() if "left unchanged" in ln]
+    return line
+
+
+@pytest.mark.parametrize("flags, verb", [(("--check",), "would be reformatted"), ((), "reformatted")])
+def test_fmt_summary_counts_the_file_that_does_not_parse(tmp_path, flags, verb):
+    """Several files, one unparseable: the summary counts it (it said "1 file would be reformatted,
+    0 left unchanged", as if every file given had been formatted)."""
+    bad, ugly = tmp_path / "bad.sn", tmp_path / "ugly.sn"
+    bad.write_text('plan "p" {\n  serve { tp = = 8 }\n}\n', encoding="utf-8")
+    ugly.write_text('plan "p" {   env { A = 1 } }\n', encoding="utf-8")
+    r = run("fmt", *flags, str(bad), str(ugly))
+    assert r.exit_code == 1
+    assert _summary(r.output) == f"1 file {verb}, 0 left unchanged, 1 file could not be parsed"
+
+
+def test_fmt_summary_counts_an_unreadable_file(tmp_path):
+    ok = tmp_path / "ok.sn"
+    ok.write_text('plan "p" {\n  env { A = 1 }\n}\n', encoding="utf-8")
+    r = run("fmt", "--check", str(ok), str(tmp_path / "a.sn"), str(tmp_path / "b.sn"))
+    assert r.exit_code == 2
+    assert _summary(r.output) == "0 files would be reformatted, 1 left unchanged, 2 files could not be read"
+
+
+def test_fmt_summary_of_clean_files_names_no_failure(tmp_path):
+    ok = tmp_path / "ok.sn"
+    ok.write_text('plan "p" {\n  env { A = 1 }\n}\n', encoding="utf-8")
+    assert _summary(run("fmt", "--check", str(ok)).output) == "0 files would be reformatted, 1 left unchanged"

@@ -97,6 +97,7 @@ CHECKS = (
     slo.check_tpot_reachable,
     speculative.check_draft_model,
     speculative.check_speculative_gain,
+    speculative.check_lookup_window_method,
     check_trace,
 )
 

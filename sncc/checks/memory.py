@@ -24,6 +24,14 @@ def _util_span(plan, role):
     return role.span_of("memory_utilization") if role.memory_utilization else plan.hardware.span_of("memory_utilization")
 
 
+def _util_text(plan, role, u: float) -> str:
+    """The utilization ``u`` a role runs with, for a message: as the file wrote it (``99%``,
+    ``0.990``) when it is the role's or the hardware's written value, else ``u``."""
+    node = role if role.memory_utilization is not None else plan.hardware
+    text = node.value_text("memory_utilization")
+    return text if text is not None and node.memory_utilization == u else f"{u:g}"
+
+
 def _util_assumed(plan, role) -> bool:
     """True when the role runs with the default ``hardware.memory_utilization`` because the value
     the file wrote there was rejected (SN2003, SN2009): a diagnostic that prints the utilization
@@ -60,13 +68,14 @@ def check_kv_fits(plan, r):
         parts = (f"weights {gib(mem.weights)} + KV {gib(mem.kv_per_seq)} {per}{state}"
                  f" + reserve {gib(mem.reserve)}" + (f" + {mem.comm} buffers {gib(mem.hccl)}" if mem.hccl else ""))
         assumed = _util_assumed(plan, role)
-        have = f"{gib(mem.budget)} ({gib(mem.hbm)} × {mem.utilization:g}" + (
+        util = _util_text(plan, role, mem.utilization)
+        have = f"{gib(mem.budget)} ({gib(mem.hbm)} × {util}" + (
             f"; {_assumed_words(mem.utilization)})" if assumed else ")")
         related = [Related(r.max_model_len_span, r.max_model_len_note)] if r.max_model_len_span and name != "prefill" else []
         if util_span:
             related.append(Related(util_span, f"memory utilization {mem.utilization:g} assumed (sncc's default): the "
                                               "value written here is invalid" if assumed
-                                   else f"memory utilization {mem.utilization:g}"))
+                                   else f"memory utilization {util}"))
         one = mem.weights + mem.reserve + mem.hccl + mem.kv_per_seq
         # a reserve fitted to a published run (memory.toml `fitted`) never makes an error on its own:
         # the error needs the sourced default reserve too; otherwise the fit shows in the warning below
@@ -120,7 +129,7 @@ def check_memory_outside_budget(plan, r):
         if _util_assumed(plan, role):
             notes.insert(0, f"memory_utilization {_assumed_words(mem.utilization)}")
         yield diag(codes.MEMORY_OUTSIDE_BUDGET,
-                   f"`{name}`: memory_utilization {mem.utilization:g} leaves {gib(mem.outside_room)} of "
+                   f"`{name}`: memory_utilization {_util_text(plan, role, mem.utilization)} leaves {gib(mem.outside_room)} of "
                    f"{gib(mem.hbm)} outside the engine's budget, but the device needs {items} there",
                    span, notes=notes,
                    help=f"lower memory_utilization to {int(fit * 100) / 100:g} or less, or capture fewer graph sizes",

@@ -84,7 +84,7 @@ def check_prefix_cache_hit(plan, r):
     if opt is None or not opt.prefix_cache_hit > 0:
         return
     roles = dict(plan.roles())
-    shown = f"{opt.prefix_cache_hit * 100:g}%"
+    shown = opt.ratio_text("prefix_cache_hit")   # as written: `0.5` stays `0.5`, `50%` stays `50%`
     for name in r.roles_without_prefix_cache():
         role, rf = roles.get(name), r.roles[name]
         if role is None:

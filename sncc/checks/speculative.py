@@ -111,7 +111,7 @@ def check_speculative_gain(plan, r):
     span = sp.span_of("acceptance")
     yield diag(codes.SPECULATIVE_SLOWDOWN,
                f"speculative decoding is predicted to run decode at {ratio:.2f}× the speed without it: "
-               f"acceptance {a:g} with {k} draft tokens gives E = {e:.2f} tokens per step",
+               f"acceptance {sp.text_of('acceptance')} with {k} draft tokens gives E = {e:.2f} tokens per step",
                span, notes=[how, "E = (1 − α^(k+1)) / (1 − α)"],
                help="use a draft with higher acceptance (MTP), fewer draft tokens (k = 1), or turn speculation off; measure α on your traffic",
                path=("speculative", "acceptance"))
@@ -139,3 +139,28 @@ def _costed_ratio(plan, r, role_name: str, rf, k: int, a: float, e: float):
     if not plain or not spec:
         return None
     return e * plain / spec, batch, spec / plain
+
+
+def check_lookup_window_method(plan, r):
+    """``prompt_lookup_max`` / ``prompt_lookup_min`` on a method whose drafter does not read them
+    (plan_keys.toml ``[speculative.lookup_window] methods``: the n-gram drafter): not written into
+    ``--speculative-config``, so a warning (SN4015) at the key."""
+    roles = _speculating_roles(plan, r)
+    if not roles:
+        return
+    from sncc.engines.plan_keys import lookup_window
+
+    window = lookup_window()
+    methods = window.get("methods", ())
+    for _, sp in roles:
+        if sp.method in methods:
+            continue
+        for key in window.get("keys", {}):
+            if getattr(sp, key) is None:
+                continue
+            yield diag(codes.OPTION_NOT_APPLIED,
+                       f"`{key}` is read by the n-gram drafter only (`method = {' | '.join(methods)}`): with "
+                       f"`method = {sp.method}` it is not written",
+                       sp.span_of(key) or sp.span_of("method"),
+                       help=f"remove `{key}`, or use `method = {methods[0]}`" if methods else f"remove `{key}`",
+                       path=("speculative", key))

@@ -1048,6 +1048,17 @@ IMPORT_INVALID_NAME = _code(
     "default. The importer reads the script as bash does: nothing enters the plan's `env`, and this "
     "warning names the word (also for `readonly`, `declare` and `local`).",
     "export HCCL-BUFFSIZE=200", "export HCCL_BUFFSIZE=200")
+IMPORT_HOST_ENV_NOT_PASSED = _code(
+    "SN8017", "import-host-env-not-in-container", "warning",
+    "a variable exported on the host that the container of a `docker run` engine command does not get",
+    "A container's environment is what `docker run` passes it: `-e NAME=value`, `-e NAME` (the host's "
+    "value of NAME) and `--env-file` (Docker's `docker container run` reference, \"Set environment "
+    "variables\"). An `export NAME=value` in the script before `docker run` sets it for the docker client "
+    "only, so an engine or runtime variable exported there never reaches the server. The importer reads "
+    "the container's environment as docker does: the export does not enter the plan's `env`, and this "
+    "warning names it (variables no engine or runtime library reads are not reported).",
+    "export HCCL_BUFFSIZE=512\ndocker run IMAGE vllm serve MODEL",
+    "export HCCL_BUFFSIZE=512\ndocker run -e HCCL_BUFFSIZE IMAGE vllm serve MODEL")
 
 # --- SN81xx search (`sncc search`: diagnostics located in the plan's `search { }` block) ------------
 SEARCH_EMPTY_SPACE = _code(

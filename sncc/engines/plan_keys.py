@@ -36,3 +36,9 @@ def engine_default(key: str):
     ``KeyError`` when the table has no such key."""
     d = table()["engine_defaults"]
     return d[key], str(d.get(f"{key}_source", ""))
+
+
+def lookup_window() -> dict:
+    """``[speculative.lookup_window]``: the n-gram window's plan keys → vLLM's ``--speculative-config``
+    keys (``keys``), and the plan methods whose drafter reads them (``methods``)."""
+    return dict(table().get("speculative", {}).get("lookup_window", {}))

@@ -44,10 +44,20 @@ class SpeculativeFacts:
     draft_cost: Optional[float]
     tokens_per_step: float
     spans: Mapping[str, Optional[Span]]
+    #: each number field as the file wrote it (``acceptance`` ``40%``), for messages
+    texts: Mapping[str, Optional[str]] = field(default_factory=dict)
+    #: the n-gram drafter's lookup window (None: the engine's default)
+    prompt_lookup_max: Optional[int] = None
+    prompt_lookup_min: Optional[int] = None
 
     def span_of(self, name: str) -> Optional[Span]:
         """Where field ``name`` was written (None for a default)."""
         return self.spans.get(name)
+
+    def text_of(self, name: str) -> str:
+        """Field ``name``'s value for a message: as written, else the value held (``0.7``)."""
+        text = self.texts.get(name)
+        return text if text is not None else f"{getattr(self, name):g}"
 
 
 @dataclass(frozen=True)

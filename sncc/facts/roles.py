@@ -46,7 +46,7 @@ from sncc.facts.speculative import expected_tokens
 from sncc.plan.model import Plan, Role
 from sncc.units import format_count
 
-_SPEC_FIELDS = ("method", "draft_tokens", "model", "acceptance", "draft_cost")
+_SPEC_FIELDS = ("method", "draft_tokens", "model", "acceptance", "draft_cost", "prompt_lookup_max", "prompt_lookup_min")
 _EPLB_FIELDS = ("redundant_experts", "dynamic", "interval", "window")
 
 
@@ -54,14 +54,19 @@ def _merged(top, own, fields):
     """{field: (value, span)} of block ``own`` merged over ``top`` (either may be None):
     a field ``own`` wrote wins, else ``top``'s value (written or default).  A default's span is
     its block's name (``Node.span_of``), so every diagnostic has a location."""
+    return {f: (getattr(node, f), node.span_of(f)) for f, node in _sources(top, own, fields).items()}
+
+
+def _sources(top, own, fields):
+    """{field: the block its value comes from} (:func:`_merged`'s choice)."""
     out = {}
     for f in fields:
         if own is not None and not own.is_default(f):
-            out[f] = (getattr(own, f), own.span_of(f))
+            out[f] = own
         elif top is not None:
-            out[f] = (getattr(top, f), top.span_of(f))
+            out[f] = top
         elif own is not None:
-            out[f] = (getattr(own, f), own.span_of(f))
+            out[f] = own
     return out
 
 
@@ -79,7 +84,9 @@ def speculative_facts(plan: Plan, role: Role) -> SpeculativeFacts | None:
     k = int(m["draft_tokens"][0])
     return SpeculativeFacts(method=method, draft_tokens=k, acceptance=float(acc), model=m["model"][0],
                             draft_cost=m["draft_cost"][0], tokens_per_step=expected_tokens(acc, k),
-                            spans={f: sp for f, (_, sp) in m.items()})
+                            prompt_lookup_max=m["prompt_lookup_max"][0], prompt_lookup_min=m["prompt_lookup_min"][0],
+                            spans={f: sp for f, (_, sp) in m.items()},
+                            texts={f: node.value_text(f) for f, node in _sources(top, own, _SPEC_FIELDS).items()})
 
 
 def eplb_facts(plan: Plan, name: str, role: Role, ep_size: int) -> EplbFacts | None:

@@ -61,6 +61,6 @@ def bench_gaps(plan) -> list:
     opt = getattr(plan, "optimize", None)
     hit = getattr(opt, "prefix_cache_hit", 0.0) if opt is not None else 0.0
     if hit > 0:
-        gaps.append((("optimize", "prefix_cache_hit"), f"a {hit:.0%} prefix-cache hit: its random prompts share no "
+        gaps.append((("optimize", "prefix_cache_hit"), f"a prefix-cache hit of {opt.ratio_text('prefix_cache_hit')}: its random prompts share no "
                                                         "prefix, so none hits the cache"))
     return gaps

@@ -21,7 +21,7 @@ from sncc.diagnostics.secrets import looks_like_secret
 from sncc.importer.shell import Word, read_script
 from sncc.importer.vllm_command import (CONTAINER_RUNNERS, VLLM_IMAGE, VLLM_PROGRAM, Option, Problem, container_devices,
                                        container_env, container_env_files, engine_argv, env_file_assignments, image_tag,
-                                        parse_args)
+                                       is_container, parse_args, passes_host_value)
 from sncc.importer.writer import NOT_COPIED, UNRESOLVED, Value, plan_text
 from sncc.source import SourceFile
 
@@ -117,6 +117,61 @@ def _model_candidates(text: str) -> list[str]:
     parts = base.split("-")
     out += ["-".join(parts[:k]) for k in range(len(parts) - 1, 0, -1)]
     return [c for c in out if c]
+
+
+def _container_mask(msrc: SourceFile, inline: list, devices: list) -> tuple[list, list, list]:
+    """The device mask of a container, in host NPU ids (container.toml [ascend]): the NPUs it is
+    given (``--device /dev/davinciN``, the Ascend Docker Runtime's ``-e ASCEND_VISIBLE_DEVICES``),
+    and an ``-e ASCEND_RT_VISIBLE_DEVICES`` in it picking among them by their number in the
+    container (0, 1, ... in host order).  ``inline`` is the passed environment ``(file, name,
+    word)``, ``devices`` :func:`container_devices`'s masks; returns ``(inline, devices, diagnostics)``
+    with ``devices`` as ``(file, name, word, how)``: the runtime's mount list leaves the environment,
+    a mask in the container becomes the host NPUs it names, one past the given NPUs is SN8009."""
+    from sncc.cache import package_toml
+
+    facts = package_toml("sncc.engines", "data/container.toml")["ascend"]
+    mount_var, mask_var = facts["mount_variable"], facts["mask_variable"]
+    out = [(msrc, n, w, how) for n, w, how in devices]
+    given = next((w for n, w, _ in devices if n == mask_var), None)
+    mounted = set(int(x) for x in given.text.split(",")) if given is not None else set()
+    how_given = "`--device /dev/davinciN`" if given is not None else ""
+    mount = [(s, n, w) for s, n, w in inline if n == mount_var and not w.unresolved]
+    if mount:
+        ids = [x.strip() for x in mount[-1][2].text.split(",")]
+        if all(x.isdigit() for x in ids):
+            mounted |= {int(x) for x in ids}
+            how_given = " and ".join(filter(None, [how_given, f"`{mount_var}` (the Ascend Docker Runtime's mount list)"]))
+            inline = [x for x in inline if not (x[1] == mount_var and not x[2].unresolved)]
+            s, _, w = mount[-1]
+            if given is None:
+                out.append((s, mask_var, Word(",".join(map(str, sorted(mounted))), w.start, w.end),
+                            f"the NPUs {how_given} gives the container"))
+            else:
+                out = [(s_, n, Word(",".join(map(str, sorted(mounted))), w_.start, w_.end), how)
+                       if n == mask_var else (s_, n, w_, how) for s_, n, w_, how in out]
+    order = sorted(mounted)
+    diags, kept = [], []
+    for s, n, w in inline:
+        if n != mask_var or w.unresolved or not order:
+            kept.append((s, n, w))
+            continue
+        ids = [x.strip() for x in w.text.split(",")]
+        if not all(x.isdigit() for x in ids):
+            kept.append((s, n, w))
+            continue
+        past = [x for x in ids if int(x) >= len(order)]
+        if past:
+            diags.append(diag(codes.IMPORT_BAD_VALUE, f"`{n}={w.text}` names device {past[0]} of a container given "
+                              f"{len(order)} NPU{'s' if len(order) != 1 else ''} ({how_given}: host NPUs "
+                              f"{','.join(map(str, order))}, numbered 0-{len(order) - 1} in the container): the "
+                              "engine cannot open it; not imported", s.span(w.start, w.end),
+                              help=f"number the container's NPUs from 0 (host NPU {order[0]} is 0), or give the "
+                                   "container the NPU with `--device`"))
+            continue
+        host = ",".join(str(order[int(x)]) for x in ids)
+        out.append((s, n, Word(host, w.start, w.end),
+                    f"container devices {w.text} of the NPUs {how_given} gives the container: host NPUs {host}"))
+    return kept, out, diags
 
 
 def _mask_size(text: str) -> int | None:
@@ -277,6 +332,40 @@ def _image_pin(adapter, release: str) -> tuple[str, str]:
     p = adapter.nearest(release)
     known = "is not pinned by sncc" if row else "is a release sncc does not know"
     return p.version, f"{adapter.label} {release} {known}; nearest pinned release {p.version}"
+
+
+def _image_assumed(adapter, word: str, release: str | None, version: str, tag_note: str):
+    """``(warning, version note, version, tag note)`` for an engine image ``word`` whose tag names
+    no release sncc pins: no tag, a moving tag (``container.toml [moving_tags]``: ``latest``,
+    ``nightly``), a digest, or a release tag without a pin (the nearest pin is taken, as for
+    vllm-ascend's images: :func:`_image_pin`).  ``release`` is the release the tag names (None or
+    ``""`` for none), ``version`` / ``tag_note`` the choice so far; the warning is None when the tag
+    names a pinned release, or the release was already matched to a pin with its note."""
+    from sncc.cache import package_toml
+
+    if release and adapter.pin(release) is not None:
+        return None, None, version, tag_note
+    if release and tag_note:   # vllm-ascend's image of an unpinned release: its pin chosen, with its note
+        return None, None, version, tag_note
+    if release:
+        near = adapter.nearest(release).version
+        note = f"{adapter.label} {release} is not pinned by sncc; nearest pinned release {near}"
+        return (f"the image `{word}` runs {note}: sncc read the arguments and wrote the plan for {adapter.label} "
+                f"{near}", f"the image tag {word}: {note}", near, note)
+    moving = package_toml("sncc.engines", "data/container.toml").get("moving_tags", {})
+    name = word.rsplit("/", 1)[-1]
+    raw = name.partition("@")[0].partition(":")[2]
+    if "@" in name:
+        what = "a digest, which names no release"
+    elif not raw:
+        what = f"has no tag: docker pulls `latest`, {moving.get('latest', 'the newest image')}"
+    elif raw in moving and raw != "source":
+        what = f"`{raw}` is {moving[raw]}"
+    else:
+        what = f"`{raw}` names no release"
+    return (f"the image `{word}` names no {adapter.label} release ({what}): sncc read the arguments and wrote the "
+            f"plan for {adapter.label} {version}, its default pin",
+            f"assumed for the image {word}, whose tag names no release: sncc's default pin", version, tag_note)
 
 
 def _engine_vendor(engine: str | None) -> str | None:
@@ -684,8 +773,17 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
                               help="the plan's env is the environment the imported command runs with; import the "
                                    "command this export is for on its own"))
     argv = main[2] if main else []
-    # `NAME=v vllm serve …` and `docker run -e NAME=v … vllm/vllm-openai …` set the engine's environment
-    inline = [(msrc, n, w) for n, w in main[1].inline_env + tuple(container_env(main[1]))] if main else []
+    # `NAME=v vllm serve …` and `docker run -e NAME=v … vllm/vllm-openai …` set the engine's environment;
+    # a container's is only what `docker run` passes it (container.toml [environment]): the host's
+    # exports (and `NAME=v docker run`) reach the docker client, and the container through `-e NAME`
+    boxed = main is not None and is_container(main[1])
+    host_only: list = []
+    if boxed:
+        host_only = exports + [(msrc, n, w) for n, w in main[1].inline_env]
+        exports = []
+        inline = [(msrc, n, w) for n, w in container_env(main[1])]
+    else:
+        inline = [(msrc, n, w) for n, w in main[1].inline_env] if main else []
     # `docker run --env-file F`: F's assignments, located in F (docker applies them before any -e)
     env_file_probs: list[Problem] = []
     from_files: list = []
@@ -702,10 +800,17 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
     # in order: a later file overrides an earlier one, and any -e overrides them all (the last wins)
     # the devices the container is given (`--device /dev/davinciN`, `--gpus`) are its device mask; a
     # mask the container is given by name (`-e ASCEND_RT_VISIBLE_DEVICES=...`) comes after it and wins
+    inline = from_files + inline
+    if boxed:   # `-e NAME` / a `NAME` line: the host's value, located at its export
+        host_env = {n: (s_, w) for s_, n, w in host_only if not w.unresolved}
+        inline = [(*host_env[n][:1], n, host_env[n][1]) if passes_host_value(n, w) and n in host_env else (s_, n, w)
+                  for s_, n, w in inline]
     devices = container_devices(main[1]) if main else []
-    mask_how = {(msrc.name, n, w.start): how for n, w, how in devices}
-    inline = from_files + [(msrc, n, w) for n, w, _ in devices] + inline
-    names = [n for _, n, _ in exports + inline]
+    inline, devices, mask_probs = _container_mask(msrc, inline, devices) if boxed else (inline, devices, [])
+    diags += mask_probs
+    mask_how = {(src_.name, n, w.start): how for src_, n, w, how in devices}
+    inline = [(src_, n, w) for src_, n, w, _ in devices] + inline
+    names = [n for _, n, _ in host_only + exports + inline]
 
     image = main is not None and VLLM_IMAGE.match(main[3].text) is not None   # vLLM's CUDA image: vLLM on NVIDIA
     # another engine's published image (pins.toml [image]: quay.io/ascend/vllm-ascend:TAG) and the release its tag names
@@ -726,6 +831,17 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
     if engine_version is None and image_release and kind == image_kind:
         version, tag_note = _image_pin(adapter, image_release)
         tag = version
+    # an engine image whose tag names no pinned release (`vllm/vllm-openai:latest`, `:nightly`, none,
+    # `:v0.30.0`): the container runs another vLLM than the one sncc reads the arguments against
+    image_assumed, image_vnote = None, None
+    if engine_version is None and main is not None and (image or (image_kind is not None and kind == image_kind)):
+        image_assumed, image_vnote, version, tag_note = _image_assumed(adapter, main[3].text, tag if image else
+                                                                       image_release, version, tag_note)
+        if image_assumed is not None:
+            diags.append(diag(codes.IMPORT_ASSUMED, image_assumed, msrc.span(main[3].start, main[3].end),
+                              severity="warning",
+                              help=f"pin the image to the release it runs (a `:vX.Y.Z` tag), or name it with "
+                                   f"`sncc import --engine-version V` (pins: {', '.join(p.version for p in adapter.pins)})"))
     pin_note = f"{adapter.label} {version}"
     vman = adapter.vllm_manifest(version) if adapter.pin(version) else None
     eman = adapter.manifest(version)
@@ -742,7 +858,9 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
     assumed = []
     if engine is None and not image and image_kind is None:
         assumed.append(f"engine {kind}" + (" (Ascend variables or options in the script)" if vendor == "ascend" else ""))
-    if engine_version is None and not (tag and version == tag):
+    if image_assumed is not None:
+        pass   # said at the image word
+    elif engine_version is None and not (tag and version == tag):
         assumed.append(f"release {version} (sncc's default pin of {adapter.label})")
     elif engine_version is None and tag_note:
         assumed.append(f"release {version} (the image tag {main[3].text}: {tag_note})")
@@ -1065,8 +1183,9 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
         if mu is not None:
             role["memory_utilization"] = Value(mu, f"engine default of {vlabel}")
     blocks["serve"] = role
-    vnote = (_version_note if engine_version else f"the image tag {main[3].text}" + (f": {tag_note}" if tag_note else "")
-             if tag and version == tag else "assumed: sncc's default pin")
+    vnote = image_vnote or (_version_note if engine_version else f"the image tag {main[3].text}"
+                            + (f": {tag_note}" if tag_note else "")
+                            if tag and version == tag else "assumed: sncc's default pin")
     blocks["engine"] = {"": Value(kind), "version": Value(version, vnote)}
     blocks["hardware"] = {"system": Value(system or guessed_system, _system_note if system
                                           else "assumed: the script names no hardware"
@@ -1096,6 +1215,14 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
     # variables the engine commands expand themselves (`--port $SERVER_PORT`): script variables, exported or not
     expanded = {m.group(1) for csrc, c, cw, _ in commands if c.words
                 for m in _VAR_REF.finditer(csrc.text[c.words[0].start:(cw[-1].end if cw else c.words[-1].end)])}
+    passed = {n for _, n, _ in inline}
+    for src, n, w in host_only:   # exported on the host, never passed to the container
+        if n in passed or n in expanded or (n not in known and n not in DEVICE_VARS):
+            continue
+        diags.append(diag(codes.IMPORT_HOST_ENV_NOT_PASSED, f"`{n}={w.text}` is set in the shell that runs "
+                          f"`{main[1].words[0].text} run`, but the container does not get it (no `-e {n}`): "
+                          "the engine runs without it; not imported into the plan's env", src.span(w.start, w.end),
+                          help=f"pass it with `-e {n}` (or `-e {n}=...`) before the image, or remove the export"))
     for src, n, w in exports + inline:
         how = mask_how.get((src.name, n, w.start))
         if per_rank is not None and n in DEVICE_VARS and not w.unresolved and _mask_size(w.text) == per_rank:

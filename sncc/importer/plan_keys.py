@@ -230,8 +230,9 @@ def plan_values(opt, model_text: str, speculative_methods: dict[str, str],
         return [(path, _rope(v), "")]
     if how == "spec":
         back = {eng: plan for plan, eng in speculative_methods.items()}
-        got = _json_block(v, {"method": "method", "num_speculative_tokens": "draft_tokens", "model": "model"},
-                          "--speculative-config")
+        window = _table().get("speculative", {}).get("lookup_window", {}).get("keys", {})
+        got = _json_block(v, {"method": "method", "num_speculative_tokens": "draft_tokens", "model": "model",
+                              **{eng: plan for plan, eng in window.items()}}, "--speculative-config")
         _require_names(got, ("method",), "--speculative-config")
         return Partial([(path + (k,), _method_alias(back.get(x, x)) if k == "method" else x,
                          f"--speculative-config method {x}" if k == "method" and _method_alias(back.get(x, x)) != x else "")

@@ -10,6 +10,11 @@ quotes, backslash escapes, ``#`` comments, ``\\``-newline continuations, where a
   script assigned before (``NAME=v``, ``export NAME=v``), else to the default, else stay as written
   and the word is marked *unresolved*; the default is expanded the same way, as bash does
   (``${MODEL:-$MODEL_DIR/m}``, ``${PORT:-${BASE:-8000}}``), and ``:-`` takes it for an empty value too;
+  ``${NAME:=default}`` / ``${NAME=default}`` also assign the default (later lines see it), and
+  ``${NAME:+alt}`` / ``${NAME+alt}`` expand to ``alt`` when ``NAME`` is set (non-empty with ``:``),
+  else to nothing; any other form (``${NAME#pat}``, ``${#NAME}``, ``${NAME:?msg}``) is unresolved;
+* an unquoted expansion's result is split into words at blanks and newlines and an empty one
+  removed, as bash's field splitting does (``${OPT:+--flag $OPT}`` is two words);
 * ``$(...)`` and backquotes are never run: the word is unresolved, except the idiom for the
   script's own folder (``$(dirname "$0")``, ``$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)``),
   which becomes a path relative to the script (``.``, ``./..``), as ``sncc import`` reads paths;
@@ -32,6 +37,8 @@ CONDITIONAL_WORDS = frozenset({"if", "then", "else", "elif", "fi", "case", "esac
 OPERATORS = ("&&", "||", ";;", ";", "&", "|")
 _LINE_END = re.compile(r"[\r\n]")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: where field splitting splits an unquoted expansion's result: bash's default IFS (blank, tab, newline)
+_IFS = re.compile(r"[ \t\n]+")
 #: a positional parameter (``$1``, ``${10}``) or a special one (``$@``, ``$#``, ...): set by the
 #: shell when the script runs (its arguments, its process), never by an assignment the reader sees
 _SPECIAL = re.compile(r"[0-9@*#?$!-]")
@@ -142,7 +149,15 @@ class _Lexer:
         return -1
 
     def _var(self, quoted: bool) -> tuple[str, str]:
-        """Expand the ``$...`` at ``self.i``; returns (text, unresolved reason)."""
+        """Expand the ``$...`` at ``self.i``; returns (text, unresolved reason).  The pieces of the
+        result (:attr:`pieces`, for field splitting) are left in ``self.var_pieces``."""
+        self.var_pieces = None
+        text, why = self._expand(quoted)
+        if self.var_pieces is None:
+            self.var_pieces = [(text, not quoted)]
+        return text, why
+
+    def _expand(self, quoted: bool) -> tuple[str, str]:
         t, i = self.t, self.i
         if t.startswith("$(", i) or t.startswith("$((", i):
             depth, j = 0, i + 1
@@ -164,15 +179,24 @@ class _Lexer:
             body, self.i = t[i + 2:j], j + 1
             if re.fullmatch(r"[0-9]+|[@*#?$!-]", body):
                 return t[i:j + 1], _special_reason(body)
-            m = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)(?:(:?)-(.*))?", body, re.S)
+            m = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)(?:(:?)([-=+])(.*))?", body, re.S)
             if not m:
-                return t[i:j + 1], f"`{t[i:j + 1]}` is not a plain expansion"
-            name, colon, default = m.group(1), m.group(2), m.group(3)
-            if name in self.env and not (colon and default is not None and self.env[name] == ""):
+                return t[i:j + 1], (f"`{t[i:j + 1]}` is not evaluated (the import expands `${{NAME}}`, "
+                                    "`${NAME:-default}`, `${NAME:=default}` and `${NAME:+alternative}`)")
+            name, colon, op, word = m.group(1), m.group(2), m.group(3), m.group(4)
+            # bash: with the colon an empty value counts as unset, without it only an unset one
+            is_set = name in self.env and not (colon and self.env[name] == "")
+            if op == "+":     # the alternative when set, else nothing
+                if not is_set:
+                    return "", ""
+                return self._sub_word(word, quoted)
+            if is_set or (op is None and name in self.env):
                 return self.env[name], ""
-            if default is not None:   # expanded as bash does, from the same variables (`${A:-$B/x}`)
-                w = _Lexer(default, self.env)._word(whole=True, quoted=quoted)
-                return w.text, w.unresolved
+            if word is not None:   # expanded as bash does, from the same variables (`${A:-$B/x}`)
+                text, why = self._sub_word(word, quoted)
+                if op == "=" and not why:   # `:=` assigns the default: later lines see it
+                    self.env[name] = text
+                return text, why
             return t[i:j + 1], f"`${name}` is not set before this line"
         m = _NAME.match(t, i + 1)
         if not m:
@@ -187,6 +211,39 @@ class _Lexer:
         if name in self.env:
             return self.env[name], ""
         return "$" + name, f"`${name}` is not set before this line"
+
+    def _sub_word(self, word: str, quoted: bool) -> tuple[str, str]:
+        """The word of ``${NAME:-word}`` (``:=``, ``:+``) expanded from the same variables; its
+        pieces become the expansion's (:meth:`_var`)."""
+        sub = _Lexer(word, self.env)
+        w = sub._word(whole=True, quoted=quoted)
+        self.var_pieces = sub.pieces
+        return w.text, w.unresolved
+
+    def _fields(self, w: Word) -> list[Word]:
+        """``w`` split into fields as bash splits an unquoted expansion's result (at blanks and
+        newlines, the default IFS), each located at the whole word; a word made of unquoted
+        expansions that give nothing is removed (``${OPT:+--flag}`` with ``OPT`` unset).  A word
+        with an unresolved expansion keeps its written text, unsplit."""
+        pieces = self.pieces
+        if w.unresolved or not any(split for _, split in pieces):
+            return [w]
+        fields, cur, started = [], [], False
+        for text, split in pieces:
+            if not split:
+                cur.append(text)
+                started = True
+                continue
+            for k, part in enumerate(_IFS.split(text)):
+                if k and started:
+                    fields.append("".join(cur))
+                    cur, started = [], False
+                if part:
+                    cur.append(part)
+                    started = True
+        if started:
+            fields.append("".join(cur))
+        return [Word(f, w.start, w.end, w.unresolved) for f in fields]
 
     def tokens(self):
         """Yield ``Word`` for words and ``(operator, offset)`` tuples for operators and newlines."""
@@ -212,7 +269,7 @@ class _Lexer:
                 yield (op, self.i)
                 self.i += len(op)
                 continue
-            yield self._word()
+            yield from self._fields(self._word())
 
     def _backquoted(self) -> str:
         """The backquoted command at ``self.i`` as written (never run); moves past it."""
@@ -227,13 +284,22 @@ class _Lexer:
         where a single quote is an ordinary character (bash: ``"${U:-'a'}"`` is ``'a'``)."""
         t, start = self.t, self.i
         out, why = [], ""
+        # (text, split): what field splitting may split, as bash does: unquoted expansions, and in a
+        # default's word (``whole``) its unquoted text, which is part of the expansion
+        self.pieces = pieces = []
+        bare = whole and not quoted
+
+        def put(text: str, split: bool) -> None:
+            out.append(text)
+            pieces.append((text, split))
+
         while self.i < len(t):
             c = t[self.i]
             if not whole and (c in " \t\r\n" or any(t.startswith(o, self.i) for o in OPERATORS)):
                 break
             if quoted and (c == "'" or c == "\\" and t[self.i + 1:self.i + 2] not in ('"', "\\", "$", "`")
                            and not self._break(self.i + 1)):
-                out.append(c)
+                put(c, False)
                 self.i += 1
                 continue
             if c == "\\":
@@ -242,41 +308,43 @@ class _Lexer:
                     if whole:
                         continue
                     break
-                out.append(t[self.i + 1:self.i + 2])
+                put(t[self.i + 1:self.i + 2], False)
                 self.i += 2
             elif c == "'":
                 j = t.find("'", self.i + 1)
                 j = len(t) if j < 0 else j
-                out.append(t[self.i + 1:j])
+                put(t[self.i + 1:j], False)
                 self.i = j + 1
             elif c == '"':
                 self.i += 1
+                put("", False)   # a quoted word is a word, even when empty (`""`)
                 while self.i < len(t) and t[self.i] != '"':
                     if t[self.i] == "\\" and self._break(self.i + 1):   # a continuation inside the quotes
                         self.i += 1 + self._break(self.i + 1)
                     elif t[self.i] == "\\" and t[self.i + 1:self.i + 2] in ('"', "\\", "$", "`"):
-                        out.append(t[self.i + 1])
+                        put(t[self.i + 1], False)
                         self.i += 2
                     elif t[self.i] == "$":
                         text, w = self._var(True)
-                        out.append(text)
+                        put(text, False)
                         why = why or w
                     elif t[self.i] == "`":
-                        out.append(self._backquoted())
+                        put(self._backquoted(), False)
                         why = why or "a backquoted command is not run"
                     else:
-                        out.append(t[self.i])
+                        put(t[self.i], False)
                         self.i += 1
                 self.i += 1
             elif c == "$":
                 text, w = self._var(False)
                 out.append(text)
+                pieces.extend(self.var_pieces if not quoted else [(text, False)])
                 why = why or w
             elif c == "`":
-                out.append(self._backquoted())
+                put(self._backquoted(), False)
                 why = why or "a backquoted command is not run"
             else:
-                out.append(c)
+                put(c, bare)
                 self.i += 1
         self.i = min(self.i, len(t))   # an unclosed quote or a trailing backslash runs to the end
         return Word("".join(out), start, self.i, why)

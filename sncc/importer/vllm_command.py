@@ -142,10 +142,25 @@ def container_env(cmd: Command) -> list[tuple[str, Word]]:
             if name and eq:
                 out.append((name, Word(val, item.start, item.end, item.unresolved)))
             elif name:
-                out.append((name, Word("", item.start, item.end,
-                                       f"`-e {name}` passes the host's `{name}` into the container")))
+                out.append((name, Word("", item.start, item.end, f"`-e {name}` " + _host_value(name))))
         i += 1
     return out
+
+
+def is_container(cmd: Command) -> bool:
+    """``cmd`` runs the engine in a container (``docker run … IMAGE [vllm serve] ARGS``): its
+    environment is what the command passes the container, not the shell's exports."""
+    return _container_argv(list(cmd.words)) is not None
+
+
+def passes_host_value(name: str, w: Word) -> bool:
+    """``w`` is the value of ``-e NAME`` (or a ``NAME`` line of an env file) with no value: the
+    docker client's own ``NAME`` passed into the container (:func:`container_env`)."""
+    return w.unresolved.endswith(_host_value(name))
+
+
+def _host_value(name: str) -> str:
+    return f"passes the host's `{name}` into the container"
 
 
 def container_env_files(cmd: Command) -> list[Word]:
@@ -267,7 +282,7 @@ def env_file_assignments(text: str) -> list[tuple[str, Word]]:
             out.append((name, Word(val, v0, v0 + len(val))))
         else:
             out.append((name, Word("", start + lead, start + len(body),
-                                   f"`{name}` alone in an env file passes the host's `{name}` into the container")))
+                                   f"`{name}` alone in an env file " + _host_value(name))))
     return out
 
 

@@ -193,6 +193,13 @@ def speculative_config(ctx: LowerCtx, rs: RoleFacts) -> Arg | None:
     where = f"{rs.name}.speculative" + (" over the plan's" if own and ctx.plan.speculative is not None else "") \
         if own else "plan speculative"
     note = f"{where} {{ method = {sp.method}  draft_tokens = {sp.draft_tokens} }}" + (f"; {method_note}" if method_note else "")
+    from sncc.engines.plan_keys import lookup_window
+
+    window = lookup_window()
+    if sp.method in window.get("methods", ()):   # the n-gram drafter's window, in vLLM's spelling
+        for key, engine_key in window.get("keys", {}).items():
+            if getattr(sp, key) is not None:
+                spec[engine_key] = getattr(sp, key)
     if sp.model:
         spec["model"] = sp.model
     elif sp.method in DRAFT_CHECKPOINT_METHODS:

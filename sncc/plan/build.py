@@ -768,6 +768,7 @@ def _attach(node: BaseModel, meta: Meta) -> None:
         node._block_span = meta.block_span
         node._name_span = meta.name_span
         node._value_spans = dict(meta.values)
+        node._value_texts = {k: v for k, v in meta.written.items() if k not in meta.failed}
         node._key_spans = dict(meta.keys)
         node._invalid = frozenset(meta.failed)
         for name in meta.failed:
@@ -787,7 +788,7 @@ def _attach(node: BaseModel, meta: Meta) -> None:
             node._slo_span = slo_meta.name_span
 
 
-def _ratio_help(got, as_percent: bool) -> str | None:
+def _ratio_help(got, as_percent: bool, shown: str | None = None) -> str | None:
     """Help for a ratio field (at most 1) written above its bound: a bare number from 2 to 100
     was most likely meant as a percentage (``90`` → ``0.9``, ``90%``), so that is suggested; a
     value written as a percentage (``150%``) or a bare number below 2 (``1.5``) has no plausible
@@ -795,9 +796,21 @@ def _ratio_help(got, as_percent: bool) -> str | None:
     number."""
     if isinstance(got, bool) or not isinstance(got, (int, float)):
         return None
-    if not as_percent and 2 <= got <= 100:
+    if as_percent:
+        # told in the unit the plan wrote: `150%` is over 100%, not "at most 1"
+        written = shown if shown is not None else f"{got * 100:g}%"
+        return f"{written} is over 100%: write a percentage such as `90%` (or a fraction such as `0.9`)"
+    if 2 <= got <= 100:
         return f"a ratio is a fraction: did you mean `{got / 100:g}` (or `{got:g}%`)?"
     return "a ratio is at most 1 (100%): write a fraction such as `0.9` or a percentage such as `90%`"
+
+
+def _bound_text(x, as_percent: bool) -> str:
+    """A range error's bound as the plan's value is written: ``100%`` for a ratio field's ``1``
+    when the value was written as a percentage, else :func:`_number_text`."""
+    if as_percent and isinstance(x, (int, float)) and not isinstance(x, bool):
+        return f"{x * 100:g}%"
+    return _number_text(x)
 
 
 def _number_text(x) -> str:
@@ -894,13 +907,17 @@ def _validate(b: "_Builder", cls: type[m.Node], data: dict, meta: Meta, block_sp
                 span = where_meta.values.get(fname) if fname else None
                 ctx = err.get("ctx") or {}
                 if err["type"] in _RANGE_WORDS:
-                    bound = _RANGE_WORDS[err["type"]].format(**{k: _number_text(ctx.get(k)) for k in ("ge", "gt", "le", "lt")})
+                    # a ratio written as a percentage (`150%`) is told its bound in percent
+                    as_percent = bool(fname) and loc[-1] == fname and fname in where_meta.percent
+                    bound = _RANGE_WORDS[err["type"]].format(
+                        **{k: _bound_text(ctx.get(k), as_percent) for k in ("ge", "gt", "le", "lt")})
                     notes = ["engines hold token and sequence counts as 32-bit integers (vLLM's InputBatch), "
                              f"so {m.INT32_MAX:,} is the largest they accept"] if ctx.get("le") == m.INT32_MAX else []
                     got = err.get("input")
-                    help_ = _ratio_help(got, fname in where_meta.percent) if ctx.get("le") == 1 else None
                     # the value as the plan writes it (`0`, `150%`), not as the float field holds it (`0.0`)
                     shown = where_meta.written.get(fname) if fname and loc[-1] == fname else None
+                    help_ = (_ratio_help(got, as_percent, shown)
+                             if ctx.get("le") == 1 and err["type"] == "less_than_equal" else None)
                     b.error(codes.OUT_OF_RANGE, f"`{fname}` in `{where}` must be {bound}, found `{shown or _number_text(got)}`",
                             span or where_meta.name_span, notes=notes, help=help_, path=loc)
                 else:

@@ -82,6 +82,7 @@ class Node(BaseModel):
     _block_span: Optional[Span] = PrivateAttr(default=None)
     _name_span: Optional[Span] = PrivateAttr(default=None)
     _value_spans: dict = PrivateAttr(default_factory=dict)
+    _value_texts: dict = PrivateAttr(default_factory=dict)
     _key_spans: dict = PrivateAttr(default_factory=dict)
     _invalid: frozenset = PrivateAttr(default=frozenset())
     _poisoned: dict = PrivateAttr(default_factory=dict)
@@ -125,6 +126,17 @@ class Node(BaseModel):
     def value_span(self, field: str) -> Optional[Span]:
         """Span of ``field``'s value as written, or None (no fallback to the block: :meth:`span_of`)."""
         return self._value_spans.get(field)
+
+    def value_text(self, field: str) -> Optional[str]:
+        """``field``'s number as the file wrote it (``0.5``, ``50%``, ``0.50``), or None (not
+        written, or not a number): what a diagnostic quoting the value echoes."""
+        return self._value_texts.get(field)
+
+    def ratio_text(self, field: str) -> str:
+        """A ratio field's value for a message: as written (:meth:`value_text`), else the
+        value held (``0.9``)."""
+        text = self.value_text(field)
+        return text if text is not None else f"{getattr(self, field):g}"
 
     def key_span(self, field: str) -> Optional[Span]:
         """Span of the key ``field`` as written, or None."""
@@ -216,6 +228,17 @@ class Speculative(Node):
     model: Optional[str] = F(None, kind="string", doc="draft model path or Hugging Face id (method draft_model / eagle / eagle3 / dflash); a local directory's config.json is read (positions, rope scaling)")
     acceptance: Optional[float] = F(None, kind="ratio", doc="mean acceptance rate of draft tokens (required: measure it)", ge=0, le=1)
     draft_cost: Optional[float] = F(None, kind="ratio", doc="time of one draft token as a fraction of one target decode step; default: the simulator's MTP/EAGLE layer cost, 0 for n-gram", ge=0, le=1)
+    prompt_lookup_max: Optional[int] = F(None, kind="count", doc="`method = ngram`: the longest n-gram matched against the prompt (vLLM `prompt_lookup_max`); default: the engine's (vLLM: 5, or `prompt_lookup_min`)", ge=1, le=INT32_MAX)
+    prompt_lookup_min: Optional[int] = F(None, kind="count", doc="`method = ngram`: the shortest n-gram matched against the prompt (vLLM `prompt_lookup_min`); default: the engine's (vLLM: 5, or `prompt_lookup_max`)", ge=1, le=INT32_MAX)
+
+    @field_validator("prompt_lookup_min")
+    @classmethod
+    def _lookup_window(cls, v: Optional[int], info) -> Optional[int]:
+        top = info.data.get("prompt_lookup_max")
+        if v is not None and top is not None and v > top:
+            raise ValueError(f"{v} is above `prompt_lookup_max` ({top}): vLLM refuses an n-gram window whose "
+                             "minimum exceeds its maximum (SpeculativeConfig)")
+        return v
 
 
 class Role(Node):

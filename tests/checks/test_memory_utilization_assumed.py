@@ -31,5 +31,5 @@ def test_a_rejected_utilization_is_named_as_the_assumed_default(util, code):
 def test_a_written_utilization_is_named_as_written():
     errors, d = _sn4008("90%")
     assert errors == []
-    assert [r.message for r in d.related if "memory utilization" in r.message] == ["memory utilization 0.9"]
-    assert "assumed" not in d.notes[0] and "(64.00 GiB × 0.9)" in d.notes[0]
+    assert [r.message for r in d.related if "memory utilization" in r.message] == ["memory utilization 90%"]
+    assert "assumed" not in d.notes[0] and "(64.00 GiB × 90%)" in d.notes[0]   # as written

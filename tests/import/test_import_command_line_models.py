@@ -14,7 +14,8 @@ def _codes(res):
 
 
 ASCEND_DOCKER = (
-    "docker run --rm --net=host --device /dev/davinci0 -v /data/models:/data/models \\\n"
+    "docker run --rm --net=host --device /dev/davinci0 --device /dev/davinci1 --device /dev/davinci2 \\\n"
+    "  --device /dev/davinci3 -v /data/models:/data/models \\\n"
     "  -e HCCL_BUFFSIZE=512 --env ASCEND_RT_VISIBLE_DEVICES=0,1,2,3 \\\n"
     "  -it quay.io/ascend/vllm-ascend:v0.11.0 \\\n"
     "  vllm serve /data/models/Qwen3-32B --tensor-parallel-size 4 --max-model-len 16384\n")

@@ -37,8 +37,8 @@ def test_a_default_naming_a_variable_is_expanded_and_the_words_keep_their_offset
 def test_nested_defaults_and_quotes_follow_bash():
     ws = _words('O=o\nE=\nvllm serve "${U:-$O/${O}x}" ${E:-set-but-empty} ${E-unset-only} "${U:-\'q $O\'}" '
                 "${U:-'q $O'} ${U:-\\$O}\n")
-    # bash 5.2: o/ox, set-but-empty, (empty), 'q o', q $O, $O
-    assert [w.text for w in ws[2:]] == ["o/ox", "set-but-empty", "", "'q o'", "q $O", "$O"]
+    # bash 5.2: o/ox, set-but-empty, 'q o', q $O, $O (the unquoted empty `${E-unset-only}` is no word)
+    assert [w.text for w in ws[2:]] == ["o/ox", "set-but-empty", "'q o'", "q $O", "$O"]
     assert not any(w.unresolved for w in ws[2:])
 
 

@@ -40,7 +40,7 @@ def test_a_rate_out_of_range_is_quoted_as_written(rate):
     ({"burst": "0"}, "`burstiness` in `workload` must be greater than 0, found `0`"),
     ({"burst": "-0.50"}, "`burstiness` in `workload` must be greater than 0, found `-0.50`"),
     ({"util": "0"}, "`memory_utilization` in `hardware` must be greater than 0, found `0`"),
-    ({"util": "150%"}, "`memory_utilization` in `hardware` must be at most 1, found `150%`"),
+    ({"util": "150%"}, "`memory_utilization` in `hardware` must be at most 100%, found `150%`"),
     ({"ready": "-5min"}, "`ready_timeout` in `engine` must be greater than 0, found `-5min`"),
 ])
 def test_other_positive_fields_are_quoted_as_written(kw, message):

@@ -1,6 +1,7 @@
 """A ratio (`memory_utilization`, at most 1) written above its bound: a bare number from 2 to 100
 gets the percentage reading suggested (`90` → `0.9`, `90%`); a percentage (`150%`) or a bare
-number below 2 (`1.5`) has no plausible in-range reading, so the help states the bound."""
+number below 2 (`1.5`) has no plausible in-range reading, so the help states the bound (in percent
+for a percentage: tests/plan/test_percent_bounds.py)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,10 @@ BOUND = "a ratio is at most 1 (100%): write a fraction such as `0.9` or a percen
 @pytest.mark.parametrize("value, help_", [
     ("90", "a ratio is a fraction: did you mean `0.9` (or `90%`)?"),
     ("95.5", "a ratio is a fraction: did you mean `0.955` (or `95.5%`)?"),
-    ("150%", BOUND), ("1.5", BOUND), ("101%", BOUND), ("250", BOUND),
+    ("150%", "150% is over 100%: write a percentage such as `90%` (or a fraction such as `0.9`)"),
+    ("1.5", BOUND),
+    ("101%", "101% is over 100%: write a percentage such as `90%` (or a fraction such as `0.9`)"),
+    ("250", BOUND),
 ])
 def test_ratio_above_one(value, help_):
     comp = compile_text(BASE.replace("VALUE", value))
