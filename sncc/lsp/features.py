@@ -369,6 +369,8 @@ def complete(src: SourceFile, offset: int) -> list[types.CompletionItem]:
     if not isinstance(cls, type) and ctx.role != "label":
         return out
     if ctx.role == "label":
+        if ctx.key == "import":
+            return _import_paths(src, ctx.token, offset)
         if ctx.key == "model":
             what, items = "model", catalog_docs.ids("model")
         elif ctx.key == "engine":
@@ -429,6 +431,47 @@ def complete(src: SourceFile, offset: int) -> list[types.CompletionItem]:
             doc = (catalog_docs.system_doc(ident) if what == "system" else
                    catalog_docs.chip_doc(ident) if what == "chip" else None)
             out.append(_item(ident, K.Value, detail, doc, edit=(rng[0], rng[1], ident) if rng else None, src=src))
+    return out
+
+
+#: most entries one ``import "`` completion lists (a folder of thousands of files stays responsive)
+_IMPORT_ITEMS_MAX = 200
+
+
+def _import_paths(src: SourceFile, tok: Token | None, offset: int) -> list[types.CompletionItem]:
+    """Completion of the path inside ``import "..."``: the folders and ``.sn`` files of the folder
+    typed so far, relative to the importing file's folder (as :mod:`sncc.syntax.imports` resolves
+    it; the working directory for an unsaved file), hidden entries and build outputs (``x.out/``)
+    left out, the file itself too; at most :data:`_IMPORT_ITEMS_MAX` items.  Never raises for an
+    unreadable folder (no items)."""
+    rng = _string_edit(src, tok, offset)
+    if rng is None:
+        return []
+    typed = src.text[rng[0]:offset]
+    here = os.path.dirname(os.path.abspath(src.name)) if os.path.isfile(src.name) else os.getcwd()
+    sub = typed.rpartition("/")[0]
+    folder = os.path.normpath(os.path.join(here, sub)) if sub else here
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError:
+        return []
+    K = types.CompletionItemKind
+    me = os.path.abspath(src.name)
+    out: list[types.CompletionItem] = []
+    prefix = sub + "/" if sub else ""
+    for e in entries:
+        if e.name.startswith(".") or len(out) >= _IMPORT_ITEMS_MAX:
+            continue
+        try:
+            is_dir = e.is_dir()
+        except OSError:
+            continue
+        if is_dir and not e.name.endswith(".out") and e.name != "__pycache__":
+            text = f"{prefix}{e.name}/"
+            out.append(_item(text, K.Folder, "folder", edit=(rng[0], rng[1], text), src=src))
+        elif not is_dir and e.name.endswith(".sn") and os.path.abspath(e.path) != me:
+            text = prefix + e.name
+            out.append(_item(text, K.File, "plan definitions", edit=(rng[0], rng[1], text), src=src))
     return out
 
 
