@@ -426,6 +426,21 @@ KV_CONNECTOR_WITHOUT_PEER = _code(
     "`software.toml [[kv_connectors]]`), is written with `kv_role = kv_both` instead.",
     'engine "vllm" {}  serve { devices = 4  tp = 4 }  kv_transfer { connector = nixl }',
     'engine "vllm" {}  serve { devices = 4  tp = 4 }')
+PD_SPECULATIVE_TOKENS = _code(
+    "SN3027", "pd-speculative-tokens-mismatch", "error",
+    "prefill and decode draft token counts the P/D connector cannot transfer between",
+    "vllm-ascend's Mooncake connector lets the decode instance work out which prefill KV blocks and layers "
+    "to pull from its own speculative setting. For a hybrid linear-attention model (Qwen3-Next, Qwen3.5) "
+    "the Mamba state is read from the block `num_speculative_tokens + 1` from the end of the prefill's "
+    "list, so prefill and decode must draft the same number of tokens (no speculation counts as 0), or "
+    "decode continues from another block's state and answers wrongly without an error (vllm-ascend#16160). "
+    "For other models a drafting decode also pulls the draft layers' KV (MTP: one layer), which only a "
+    "drafting prefill fills: vllm-ascend documents 1 token on prefill and 1 or more on decode. The rows "
+    "are `engine_rules.toml [[pd_speculative]]`.",
+    'model "qwen3.5-397b" {}  kv_transfer { connector = mooncake }\n'
+    'prefill { speculative { draft_tokens = 1 } }  decode { speculative { draft_tokens = 3 } }',
+    'model "qwen3.5-397b" {}  kv_transfer { connector = mooncake }\n'
+    'prefill { speculative { draft_tokens = 3 } }  decode { speculative { draft_tokens = 3 } }')
 PLAN_TOO_LARGE = _code(
     "SN3060", "plan-too-large", "error", "the plan has more devices or instances than sncc lays out in one deployment",
     "One plan is one deployment: `sncc check` lays out every server process, node and port of it and "
