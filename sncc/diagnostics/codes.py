@@ -707,7 +707,8 @@ VALUE_NOT_IN_RELEASE = _code(
     "0.21; vllm-ascend's v0.19.1rc1 image fails with it, vllm-ascend#8819), a cudagraph mode (vLLM 0.11+), a KV "
     "connector class, a checkpoint quantization method on the platform (vllm-ascend accepts "
     "`compressed-tensors` from v0.12.0rc1, `fp8` from v0.21.0rc1). Some values exist but are refused for a "
-    "model family: vllm-ascend refuses `cudagraph_mode FULL` for Qwen3.5 (vllm-ascend#11947). A release "
+    "model family: vllm-ascend refuses `cudagraph_mode FULL` for Qwen3.5 (vllm-ascend#11947), and v0.12.0rc1 "
+    "and v0.13.0rc1 cannot capture full graphs of a non-MLA model with MTP (vllm-ascend#6085). A release "
     "between the last one known without the value and the first known with it is a warning (not verified). "
     "The tables are `engine_rules.toml [[release_support]]` and `[[release_exceptions]]`.",
     'engine "vllm-ascend" { version = "v0.19.1rc1" }  speculative { method = dflash  model = "/data/dflash" }',
