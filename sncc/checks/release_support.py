@@ -39,6 +39,13 @@ def _plan_values(plan, r):
             kt = plan.kv_transfer
             span = kt.span_of("connector") if kt is not None else plan.decode.name_span
             out.append(("kv_transfer.connector", cid, span, ("kv_transfer", "connector")))
+    if r.quant:       # the `--quantization` method the engine adapter writes for the weight format
+        from sncc.engines.registry import plan_adapter
+
+        adapter = plan_adapter(plan)
+        qa = adapter.quantization(r.quant) if adapter is not None else None
+        if qa is not None and qa.method and not qa.refused:
+            out.append(("quantization", qa.method, r.quant_span or plan.model.name_span, ("model", "quant")))
     ck = r.checkpoint
     qc = ck.raw.get("quantization_config") if ck is not None and isinstance(ck.raw, dict) else None
     chip_runs = r.chip is None or r.quant is None or r.quant in (r.chip.weight_formats or ())
