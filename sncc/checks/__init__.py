@@ -62,6 +62,7 @@ CHECKS = (
     pd_transfer.check_kv_connector_without_peer,
     pd_transfer.check_kv_connector_tp,
     pd_transfer.check_connector_layout,
+    pd_transfer.check_pd_speculative_tokens,
     pd_transfer.check_kv_connector_settings,
     scheduler.check_chunk_within_budget,
     scheduler.check_budget_covers_context,

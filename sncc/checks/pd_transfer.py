@@ -1,7 +1,8 @@
-"""Prefill/decode KV-transfer checks (SN3008, SN3009, SN3024, SN3026, SN4009): a disaggregated
+"""Prefill/decode KV-transfer checks (SN3008, SN3009, SN3024, SN3026, SN3027, SN4009): a disaggregated
 plan has a connector its engine release offers, the prefill and decode TP suit
 the connector, the connector of the release supports the P/D layout and the model's
-attention (``engine_rules.toml [[pd_connectors]]``), the connector's settings match
+attention (``engine_rules.toml [[pd_connectors]]``) and the two sides' speculative
+settings (``[[pd_speculative]]``), the connector's settings match
 the deployment, and an aggregated plan names no P/D transfer connector (it has no peer).
 
 Connector facts: ``software.toml [[kv_connectors]]`` (misconfig BR-18, BR-31, BR-32).
@@ -250,15 +251,15 @@ def same_host_env(plan, r) -> dict:
     return {}
 
 
-def _connector_rows(plan, cid, r):
-    """The ``[[pd_connectors]]`` rows of connector ``cid`` for the plan's engine and release (the
+def _connector_rows(plan, cid, r, table: str = "pd_connectors"):
+    """The ``[[table]]`` rows of connector ``cid`` for the plan's engine and release (the
     facts' :attr:`~sncc.facts.Facts.engine_version`)."""
     from sncc.checks._rules import in_range, plan_versions, rows
 
     eng = plan.engine
     vs = plan_versions(plan, r)
     out = []
-    for row in rows("pd_connectors"):
+    for row in rows(table):
         if row["connector"] != cid or eng.kind not in row.get("engines", ()):
             continue
         if row.get("min_version") or row.get("max_version"):
@@ -314,4 +315,55 @@ def check_connector_layout(plan, r):
                    notes=[n for n in (row.get("notes", ""), "source: " + sources(row)) if n],
                    help="give prefill and decode the same TP (change dp to keep the device count), or a connector and "
                         "release that support this layout", path=("decode", "tp"))
+        return
+
+
+def _draft_site(role, rf, name: str):
+    """(tokens drafted, span, path) of role ``name``'s speculative setting: the draft count where
+    it was written when the role drafts, else where speculation was turned off (or the role)."""
+    sp = rf.speculative
+    if sp is not None:
+        return sp.draft_tokens, sp.span_of("draft_tokens"), (name, "speculative", "draft_tokens")
+    own = role.speculative
+    if own is not None:
+        return 0, own.span_of("method"), (name, "speculative", "method")
+    return 0, role.name_span, (name,)
+
+
+def check_pd_speculative_tokens(plan, r):
+    """The connector can transfer between the two sides' speculative settings (SN3027,
+    ``engine_rules.toml [[pd_speculative]]``): the decode side pulls prefill blocks and layers
+    chosen with its own ``num_speculative_tokens`` (vllm-ascend mooncake_connector.py), so a hybrid
+    linear-attention model drafts the same count on both sides and a drafting decode needs a
+    drafting prefill (vllm-ascend#16160)."""
+    from sncc.checks._rules import sources
+
+    cid, _ = _pd_connector(plan)
+    if cid is None or r.arch is None:
+        return
+    p, d = r.roles.get("prefill"), r.roles.get("decode")
+    if p is None or d is None:
+        return
+    hybrid = bool(getattr(r.arch, "is_hybrid_linear", False))
+    pk, pspan, ppath = _draft_site(plan.prefill, p, "prefill")
+    dk, dspan, _ = _draft_site(plan.decode, d, "decode")
+    for row in _connector_rows(plan, cid, r, "pd_speculative"):
+        if row.get("models") != ("hybrid" if hybrid else "other"):
+            continue
+        rule = row.get("rule")
+        if rule == "equal" and pk != dk:
+            problem = (f"`{r.served_name}` is a hybrid linear-attention model: the decode reads its Mamba state from "
+                       f"the prefill block `num_speculative_tokens + 1` from the end, counted with its own setting, "
+                       f"but prefill drafts {pk} and decode {dk}, so decode continues from another block's state")
+            help_ = f"draft the same number of tokens on prefill and decode (`draft_tokens = {dk}` in both)"
+        elif rule == "prefill-drafts" and dk > 0 and pk == 0:
+            problem = (f"decode drafts {dk} and pulls the draft layer's KV from prefill, but prefill does not "
+                       f"speculate and fills no draft layer")
+            help_ = "let prefill draft too: `speculative { draft_tokens = 1 }` in `prefill` (vllm-ascend's documented value)"
+        else:
+            continue
+        yield diag(codes.PD_SPECULATIVE_TOKENS, problem, pspan,
+                   related=[Related(dspan, f"decode drafts {dk}"), Related(_kt_span(plan, "connector"), f"connector `{cid}`")],
+                   notes=[n for n in (row.get("notes", ""), "source: " + sources(row)) if n],
+                   help=help_, path=ppath)
         return

@@ -39,6 +39,13 @@ def _plan_values(plan, r):
             kt = plan.kv_transfer
             span = kt.span_of("connector") if kt is not None else plan.decode.name_span
             out.append(("kv_transfer.connector", cid, span, ("kv_transfer", "connector")))
+    if r.quant:       # the `--quantization` method the engine adapter writes for the weight format
+        from sncc.engines.registry import plan_adapter
+
+        adapter = plan_adapter(plan)
+        qa = adapter.quantization(r.quant) if adapter is not None else None
+        if qa is not None and qa.method and not qa.refused:
+            out.append(("quantization", qa.method, r.quant_span or plan.model.name_span, ("model", "quant")))
     ck = r.checkpoint
     qc = ck.raw.get("quantization_config") if ck is not None and isinstance(ck.raw, dict) else None
     chip_runs = r.chip is None or r.quant is None or r.quant in (r.chip.weight_formats or ())
@@ -51,10 +58,26 @@ def _plan_values(plan, r):
 def _applies(row, setting, value, engine, model_type) -> bool:
     if row["setting"] != setting or engine not in row.get("engines", ()):
         return False
-    if row["value"] not in ("*", value):
+    values = row["value"] if isinstance(row["value"], list) else [row["value"]]
+    if "*" not in values and value not in values:
         return False
     mts = row.get("model_types") or ()
     return not mts or (model_type in mts)
+
+
+def _exception_holds(row, r) -> bool:
+    """The narrowing conditions of a ``[[release_exceptions]]`` row beyond setting and model type:
+    ``mla`` (the model's attention is, or is not, MLA) and ``with_speculative`` (a role that
+    captures graphs runs one of these speculative methods)."""
+    if "mla" in row:
+        arch = r.arch
+        if arch is None or bool(arch.is_mla) != bool(row["mla"]):
+            return False
+    methods = row.get("with_speculative")
+    if methods:
+        return any(rf.graph_mode and rf.speculative is not None and rf.speculative.method in methods
+                   for rf in r.roles.values())
+    return True
 
 
 def check_values_in_release(plan, r):
@@ -93,7 +116,7 @@ def check_values_in_release(plan, r):
                            span, related=rel, severity="warning", notes=["source: " + sources(row)],
                            help=f"check the release's code, or use {first} or later", path=path)
         for row in rows("release_exceptions"):
-            if not _applies(row, setting, value, eng.kind, model_type):
+            if not _applies(row, setting, value, eng.kind, model_type) or not _exception_holds(row, r):
                 continue
             if not in_range(version, row.get("min_version"), row.get("max_version")):
                 continue

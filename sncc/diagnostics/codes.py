@@ -426,6 +426,21 @@ KV_CONNECTOR_WITHOUT_PEER = _code(
     "`software.toml [[kv_connectors]]`), is written with `kv_role = kv_both` instead.",
     'engine "vllm" {}  serve { devices = 4  tp = 4 }  kv_transfer { connector = nixl }',
     'engine "vllm" {}  serve { devices = 4  tp = 4 }')
+PD_SPECULATIVE_TOKENS = _code(
+    "SN3027", "pd-speculative-tokens-mismatch", "error",
+    "prefill and decode draft token counts the P/D connector cannot transfer between",
+    "vllm-ascend's Mooncake connector lets the decode instance work out which prefill KV blocks and layers "
+    "to pull from its own speculative setting. For a hybrid linear-attention model (Qwen3-Next, Qwen3.5) "
+    "the Mamba state is read from the block `num_speculative_tokens + 1` from the end of the prefill's "
+    "list, so prefill and decode must draft the same number of tokens (no speculation counts as 0), or "
+    "decode continues from another block's state and answers wrongly without an error (vllm-ascend#16160). "
+    "For other models a drafting decode also pulls the draft layers' KV (MTP: one layer), which only a "
+    "drafting prefill fills: vllm-ascend documents 1 token on prefill and 1 or more on decode. The rows "
+    "are `engine_rules.toml [[pd_speculative]]`.",
+    'model "qwen3.5-397b" {}  kv_transfer { connector = mooncake }\n'
+    'prefill { speculative { draft_tokens = 1 } }  decode { speculative { draft_tokens = 3 } }',
+    'model "qwen3.5-397b" {}  kv_transfer { connector = mooncake }\n'
+    'prefill { speculative { draft_tokens = 3 } }  decode { speculative { draft_tokens = 3 } }')
 PLAN_TOO_LARGE = _code(
     "SN3060", "plan-too-large", "error", "the plan has more devices or instances than sncc lays out in one deployment",
     "One plan is one deployment: `sncc check` lays out every server process, node and port of it and "
@@ -692,7 +707,8 @@ VALUE_NOT_IN_RELEASE = _code(
     "0.21; vllm-ascend's v0.19.1rc1 image fails with it, vllm-ascend#8819), a cudagraph mode (vLLM 0.11+), a KV "
     "connector class, a checkpoint quantization method on the platform (vllm-ascend accepts "
     "`compressed-tensors` from v0.12.0rc1, `fp8` from v0.21.0rc1). Some values exist but are refused for a "
-    "model family: vllm-ascend refuses `cudagraph_mode FULL` for Qwen3.5 (vllm-ascend#11947). A release "
+    "model family: vllm-ascend refuses `cudagraph_mode FULL` for Qwen3.5 (vllm-ascend#11947), and v0.12.0rc1 "
+    "and v0.13.0rc1 cannot capture full graphs of a non-MLA model with MTP (vllm-ascend#6085). A release "
     "between the last one known without the value and the first known with it is a warning (not verified). "
     "The tables are `engine_rules.toml [[release_support]]` and `[[release_exceptions]]`.",
     'engine "vllm-ascend" { version = "v0.19.1rc1" }  speculative { method = dflash  model = "/data/dflash" }',

@@ -649,7 +649,9 @@ class EngineAdapter:
         ``eplb`` settings, and the settings it cannot take (:class:`~sncc.engines.eplb.EplbLowering`)."""
         from sncc.engines.eplb import lower_eplb
 
-        return lower_eplb(self, self.eplb_version(plan), rf, from_component=self.supports_component("omni_placement"))
+        arch = getattr(facts, "arch", None)
+        return lower_eplb(self, self.eplb_version(plan), rf, from_component=self.supports_component("omni_placement"),
+                          model_type=getattr(arch, "model_type", None) if arch is not None else None)
 
     def launch_mode(self, disaggregated: bool) -> str:
         """``internal``, ``external`` or ``per-rank-env`` data parallelism for a role's servers

@@ -17,6 +17,9 @@ its sources) says where a release reads the plan's ``eplb { }`` settings
     ``redundant_needs_dynamic_reported_by`` the code of the check that already reports it.
 ``requires_expert_parallel``
     the effect of load balancing on a role without expert parallelism.
+``dynamic_model_types``
+    the HF ``model_type`` values the release's run-time balancing can register (empty: any MoE
+    model); ``dynamic = true`` on another model is refused (the engine raises at load).
 
 :func:`lower_eplb` turns a role's settings into what lowering writes (:class:`EplbLowering`) and
 what it cannot write (:class:`EplbIssue`: ``refused`` → SN4017, ``ignored`` → SN4015,
@@ -79,6 +82,7 @@ class EplbRow:
     redundant_needs_dynamic_reported_by: str = ""
     requires_expert_parallel: str = "ignored"
     static_roles: tuple[str, ...] = ()
+    dynamic_model_types: tuple[str, ...] = ()
     source: tuple[str, ...] = ()
     notes: str = ""
 
@@ -111,6 +115,7 @@ def eplb_rows(data: Mapping[str, Any]) -> tuple[EplbRow, ...]:
                            redundant_needs_dynamic_reported_by=d.get("redundant_needs_dynamic_reported_by", ""),
                            requires_expert_parallel=d.get("requires_expert_parallel", "ignored"),
                            static_roles=tuple(d.get("static_roles", ())),
+                           dynamic_model_types=tuple(d.get("dynamic_model_types", ())),
                            source=tuple(d.get("source", ())), notes=d.get("notes", "")))
     return tuple(out)
 
@@ -122,11 +127,13 @@ def _set(d: dict, dotted: str, value) -> None:
     d[last] = value
 
 
-def lower_eplb(adapter, version: str | None, rf, from_component: bool = True) -> EplbLowering:
+def lower_eplb(adapter, version: str | None, rf, from_component: bool = True,
+               model_type: str | None = None) -> EplbLowering:
     """:class:`EplbLowering` of role ``rf`` (a :class:`~sncc.facts.model.RoleFacts`) for release
     ``version`` of ``adapter`` (see the module docstring).  ``from_component`` is False when the
     plan's seeds' ``optimize.omni_placement`` form is reported elsewhere (an engine without
-    OmniPlacement: check SN4015 of :mod:`sncc.checks.features`), so nothing is said twice."""
+    OmniPlacement: check SN4015 of :mod:`sncc.checks.features`), so nothing is said twice.
+    ``model_type`` is the checkpoint's (``dynamic_model_types``; None: not judged)."""
     ep = rf.eplb
     if ep is None or (ep.source == "optimize.omni_placement" and not from_component):
         return EplbLowering()
@@ -153,6 +160,15 @@ def lower_eplb(adapter, version: str | None, rf, from_component: bool = True) ->
             for f in wanted))
     static = rf.name in row.static_roles and ep.source == "optimize.omni_placement"
     dynamic = dyn and not static
+    unregistered = (dynamic and bool(row.dynamic_model_types) and model_type is not None
+                    and model_type not in row.dynamic_model_types)
+    if unregistered:
+        issues.append(EplbIssue("dynamic", "refused",
+                                f"`dynamic = true`: {label} balances only {', '.join(row.dynamic_model_types)} models "
+                                f"at run time; its EPLB raises NotImplementedError(\"EPLB is not supported.\") at load "
+                                f"for `{model_type}`", "remove `dynamic = true`, or use a release whose EPLB registers "
+                                "this model", row.source + ((row.notes,) if row.notes else ())))
+        dynamic = False
     keys: dict[str, Any] = {}
     env: list[tuple[str, str]] = []
     notes: list[str] = []
@@ -199,7 +215,7 @@ def lower_eplb(adapter, version: str | None, rf, from_component: bool = True) ->
                                 "expert-load balancing", "remove `dynamic`", src))
     for f, key in (("interval", row.interval), ("window", row.window)):
         v = getattr(ep, f)
-        if v is None:
+        if v is None or unregistered:   # the refusal of `dynamic` says it
             continue
         if not key:
             if static:

@@ -69,10 +69,12 @@ def test_a_role_device_mask_maps_that_role_s_slices():
 
 
 def test_speculative_off_in_one_role():
-    files = outputs_of(plan(prefill="speculative { method = none }",
+    # off on decode: a decode that drafts pulls the draft layer's KV from prefill, so prefill cannot be
+    # the side without speculation on this connector (SN3027)
+    files = outputs_of(plan(decode="speculative { method = none }",
                             top="speculative { method = mtp  draft_tokens = 1  acceptance = 0.8 }"))
-    assert "speculative-config" not in role_yaml(files, "prefill")
-    spec = json.loads(role_yaml(files, "decode")["speculative-config"])
+    assert "speculative-config" not in role_yaml(files, "decode")
+    spec = json.loads(role_yaml(files, "prefill")["speculative-config"])
     assert spec == {"method": "mtp", "num_speculative_tokens": 1}
 
 
@@ -84,8 +86,8 @@ def test_speculative_in_one_role_only_and_merged_key_by_key():
     assert pre["num_speculative_tokens"] == 1 and dec["num_speculative_tokens"] == 2
     assert dec["method"] == pre["method"]
     assert "decode.speculative over the plan's" in files["decode.yaml"]
-    only = outputs_of(plan(decode="speculative { method = mtp  draft_tokens = 1  acceptance = 0.8 }"))
-    assert "speculative-config" not in role_yaml(only, "prefill") and "speculative-config" in role_yaml(only, "decode")
+    only = outputs_of(plan(prefill="speculative { method = mtp  draft_tokens = 1  acceptance = 0.8 }"))
+    assert "speculative-config" not in role_yaml(only, "decode") and "speculative-config" in role_yaml(only, "prefill")
 
 
 def test_lowering_reads_role_facts_not_the_plan():
