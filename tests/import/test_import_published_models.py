@@ -101,3 +101,134 @@ def test_torch_npus_cpu_binding_switch_is_a_known_variable():
     # a misspelling stays unknown
     typo = _ascend(CPU_AFFINITY.replace("CPU_AFFINITY_CONF", "CPU_AFFINTY_CONF"))
     assert [d for d in typo.diagnostics if d.code.code == "SN8002"], [d.message for d in typo.diagnostics]
+
+
+# source: https://github.com/vllm-project/vllm-ascend/blob/v0.23.0/docs/source/tutorials/models/Qwen3.6-35B-A3B.md#L186-L222
+# hardware: one Atlas 800 A3 (the tutorial's A3 tab); the sysctl / cpufreq lines left out
+QWEN36_35B = """export VLLM_USE_MODELSCOPE=True
+export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True
+export HCCL_OP_EXPANSION_MODE="AIV"
+export HCCL_BUFFSIZE=1024
+export OMP_NUM_THREADS=1
+export TASK_QUEUE_ENABLE=1
+
+vllm serve Eco-Tech/Qwen3.6-35B-A3B-w8a8 \\
+  --host 0.0.0.0 \\
+  --port 8000 \\
+  --data-parallel-size 1 \\
+  --tensor-parallel-size 2 \\
+  --enable-expert-parallel \\
+  --seed 1024 \\
+  --quantization ascend \\
+  --served-model-name qwen3.6 \\
+  --max-num-seqs 128 \\
+  --max-model-len 262144 \\
+  --max-num-batched-tokens 16384 \\
+  --trust-remote-code \\
+  --gpu-memory-utilization 0.90 \\
+  --enable-prefix-caching \\
+  --compilation-config '{"cudagraph_mode":"FULL_DECODE_ONLY"}' \\
+  --additional-config '{"enable_cpu_binding":true, "enable_flashcomm1":true, "multistream_overlap_shared_expert": true}' \\
+  --async-scheduling
+"""
+
+# source: https://github.com/vllm-project/recipes/blob/8959cf64189c71d36e11c6a30335f923f261b1f7/models/Qwen/Qwen3.6-35B-A3B.yaml#L186-L191
+# hardware: 2 x H200 ("BF16 on 2xH200 (TP2)", the MTP variant)
+QWEN36_35B_RECIPE = """vllm serve Qwen/Qwen3.6-35B-A3B \\
+    --tensor-parallel-size 2 \\
+    --max-model-len 262144 \\
+    --reasoning-parser qwen3 \\
+    --speculative-config '{"method": "mtp", "num_speculative_tokens": 2}'
+"""
+
+# source: https://github.com/vllm-project/vllm-ascend/blob/v0.23.0/docs/source/tutorials/models/Qwen3.5-27B-Qwen3.6-27B.md#L295-L321
+# hardware: one Atlas 800 A3 (the tutorial's Qwen3.6-27B single-node example)
+QWEN36_27B = """export VLLM_USE_MODELSCOPE=True
+export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True
+export HCCL_BUFFSIZE=512
+export OMP_PROC_BIND=false
+export OMP_NUM_THREADS=1
+export TASK_QUEUE_ENABLE=1
+vllm serve Eco-Tech/Qwen3.6-27B-w8a8 \\
+    --host 0.0.0.0 \\
+    --port 8000 \\
+    --data-parallel-size 1 \\
+    --tensor-parallel-size 2 \\
+    --seed 1024 \\
+    --quantization ascend \\
+    --served-model-name qwen3.6 \\
+    --max-num-seqs 32 \\
+    --max-model-len 262144 \\
+    --max-num-batched-tokens 16384 \\
+    --trust-remote-code \\
+    --gpu-memory-utilization 0.90 \\
+    --no-enable-prefix-caching \\
+    --speculative-config '{"method": "qwen3_5_mtp", "num_speculative_tokens": 3, "enforce_eager": true}' \\
+    --compilation-config '{"cudagraph_mode":"FULL_DECODE_ONLY"}' \\
+    --additional-config '{"enable_cpu_binding":true}' \\
+    --async-scheduling
+"""
+
+# source: https://github.com/vllm-project/vllm-ascend/blob/v0.23.0/docs/source/tutorials/models/Qwen3-VL-235B-A22B-Instruct.md#L256-L291
+# hardware: one Atlas 800 A3 (64G x 16), DP4 x TP4 (the tutorial's A3 tab)
+QWEN3_VL = """export VLLM_USE_MODELSCOPE=True
+export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True
+export HCCL_OP_EXPANSION_MODE="AIV"
+export HCCL_BUFFSIZE=1536
+export OMP_NUM_THREADS=1
+export OMP_PROC_BIND=false
+export TASK_QUEUE_ENABLE=1
+export VLLM_ASCEND_ENABLE_FLASHCOMM1=1
+export VLLM_ASCEND_ENABLE_FUSED_MC2=1
+export VLLM_ASCEND_BALANCE_SCHEDULING=1
+vllm serve Eco-Tech/Qwen3-VL-235B-A22B-Instruct-w8a8-QuaRot \\
+  --host 0.0.0.0 \\
+  --port 8000 \\
+  --served-model-name qwen3-vl-235b \\
+  --quantization ascend \\
+  --data-parallel-size 4 \\
+  --tensor-parallel-size 4 \\
+  --enable-expert-parallel \\
+  --seed 1024 \\
+  --max-num-seqs 32 \\
+  --max-model-len 32768 \\
+  --max-num-batched-tokens 16384 \\
+  --trust-remote-code \\
+  --gpu-memory-utilization 0.92 \\
+  --no-enable-prefix-caching \\
+  --mm-processor-cache-gb 0 \\
+  --limit-mm-per-prompt.image 1 \\
+  --limit-mm-per-prompt.video 0 \\
+  --compilation-config '{"cudagraph_mode":"FULL_DECODE_ONLY","cudagraph_capture_sizes":[1,2,4,8,16,24,32]}'
+"""
+
+# source: https://github.com/vllm-project/recipes/blob/8959cf64189c71d36e11c6a30335f923f261b1f7/models/Qwen/Qwen3-Coder-480B-A35B-Instruct.yaml#L128-L136
+# hardware: 8 x H200 ("8xH200 / 8xH20 FP8 (DP=8, recommended)")
+QWEN3_CODER = """VLLM_USE_DEEP_GEMM=1 vllm serve Qwen/Qwen3-Coder-480B-A35B-Instruct-FP8 \\
+    --max-model-len 131072 \\
+    --enable-expert-parallel \\
+    --data-parallel-size 8 \\
+    --enable-auto-tool-choice \\
+    --tool-call-parser qwen3_coder
+"""
+
+
+def test_published_models_the_catalog_lacked_import_and_check():
+    cases = [(_ascend(QWEN36_35B), "qwen3.5-35b-a3b", "w8a8"), (_vllm(QWEN36_35B_RECIPE), "qwen3.5-35b-a3b", None),
+             (_ascend(QWEN36_27B), "qwen3.5-27b", "w8a8"), (_ascend(QWEN3_VL), "qwen3-vl-235b-a22b", "w8a8"),
+             (_vllm(QWEN3_CODER), "qwen3-coder-480b-a35b", "fp8")]
+    for res, mid, quant in cases:
+        assert not [d for d in res.diagnostics if "no model in sncc's catalog" in d.message], res.text
+        comp = compile_text(res.text)
+        from sncc import catalog
+        assert catalog.model(comp.plan.model.id).id == mid, res.text
+        assert comp.plan.model.quant in ((quant,) if quant else (None, "bf16")), res.text
+        assert _errors(res.text) == [], res.text
+
+
+def test_the_hybrid_qwen36_sizes_kv_on_its_full_attention_layers_only():
+    """Qwen3.6-35B-A3B: 10 of 40 layers keep a KV cache (2 KV heads × 256), the rest a fixed state."""
+    from sncc import catalog
+    m = catalog.model("Qwen/Qwen3.6-35B-A3B")
+    assert m.n_full_attention_layers == 10 and m.num_hidden_layers == 40
+    assert catalog.model("Qwen/Qwen3.6-27B").id == "qwen3.5-27b"
