@@ -232,3 +232,28 @@ def test_the_hybrid_qwen36_sizes_kv_on_its_full_attention_layers_only():
     m = catalog.model("Qwen/Qwen3.6-35B-A3B")
     assert m.n_full_attention_layers == 10 and m.num_hidden_layers == 40
     assert catalog.model("Qwen/Qwen3.6-27B").id == "qwen3.5-27b"
+
+
+# source: https://github.com/vllm-project/recipes/blob/8959cf64189c71d36e11c6a30335f923f261b1f7/models/openai/gpt-oss-120b.yaml#L173-L184
+# hardware: 8 x MI355X (the recipe's AMD section); read here against vLLM 0.23.0 on 8 x H200
+GPT_OSS_CC = """vllm serve openai/gpt-oss-120b \\
+  --tensor-parallel-size 8 \\
+  -cc.pass_config.fuse_rope_kvcache=True \\
+  -cc.use_inductor_graph_partition=True \\
+  --gpu-memory-utilization 0.95 \\
+  --block-size 64
+"""
+
+
+def test_dotted_keys_of_a_short_alias_are_that_json_option():
+    """`-cc` is vLLM's alias of `--compilation-config`; FlexibleArgumentParser gathers any `-...` word
+    holding a dot into its option's JSON (vllm 0.23.0 wheel, vllm/utils/argparse_utils.py L389-L430:
+    `arg.startswith("-") and "." in arg`). It was SN8001 "no `vllm serve` option" on each key."""
+    res = _vllm(GPT_OSS_CC)
+    assert not [d for d in res.diagnostics if d.code.code == "SN8001"], [d.message for d in res.diagnostics]
+    kept = [d.message for d in res.diagnostics if d.code.code == "SN8004"]
+    assert any("compilation-config" in m for m in kept), kept
+    assert "-cc.pass_config.fuse_rope_kvcache=True -cc.use_inductor_graph_partition=True  # from run.sh:3" in res.text, res.text
+    # a dotted key of an alias the release does not have stays unknown
+    bad = _vllm(GPT_OSS_CC.replace("-cc.use_inductor", "-cx.use_inductor"))
+    assert [d for d in bad.diagnostics if d.code.code == "SN8001" and "-cx" in d.message], [d.message for d in bad.diagnostics]
