@@ -1044,9 +1044,29 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
     defaults = engine_defaults(vendor, chip)
     cp = role.get("chunked_prefill")
     mml = mblock.get("max_model_len")
-    if cp is not None and cp.value == "off" and "max_num_batched_tokens" not in role and isinstance(mml.value, int):
-        # vLLM without chunked prefill: the step budget is max_model_len (EngineArgs._set_default_args)
-        role["max_num_batched_tokens"] = Value(mml.value, f"engine default of {vlabel} without chunked prefill: max_model_len")
+    if cp is not None and cp.value == "off" and "max_num_batched_tokens" not in role:
+        # vLLM without chunked prefill: the step budget is max(max_model_len, the usage default), at most
+        # max_num_seqs × max_model_len (EngineArgs._set_default_max_num_seqs_and_batched_tokens_args);
+        # max_model_len `auto` is the length the engine derives from the model's positions
+        if isinstance(mml.value, int):
+            n, how = mml.value, "max_model_len"
+        else:
+            from sncc.facts.lengths import engine_default_max_model_len
+
+            rope = mblock.get("rope_scaling")
+            n, how = engine_default_max_model_len(arch, None, rope.value if rope is not None else None) \
+                if arch is not None else (0, "")
+            how = f"max_model_len {n} ({how})"
+        if n:
+            usage, _ = defaults["max_num_batched_tokens"]
+            seqs = role["max_num_seqs"].value if "max_num_seqs" in role else defaults["max_num_seqs"][0]
+            budget = max(n, usage)
+            if isinstance(seqs, int):
+                budget = min(seqs * n, budget)
+            role["max_num_batched_tokens"] = Value(budget, f"engine default of {vlabel} without chunked prefill: "
+                                                           + (how if budget == n else f"the usage default {usage}, "
+                                                              f"above {how}" if budget == usage else
+                                                              f"max_num_seqs × max_model_len"))
     for key in ("max_num_seqs", "max_num_batched_tokens"):
         if key not in role:
             v, why = defaults[key]

@@ -257,3 +257,29 @@ def test_dotted_keys_of_a_short_alias_are_that_json_option():
     # a dotted key of an alias the release does not have stays unknown
     bad = _vllm(GPT_OSS_CC.replace("-cc.use_inductor", "-cx.use_inductor"))
     assert [d for d in bad.diagnostics if d.code.code == "SN8001" and "-cx" in d.message], [d.message for d in bad.diagnostics]
+
+
+# source: https://github.com/vllm-project/recipes/blob/8959cf64189c71d36e11c6a30335f923f261b1f7/models/Qwen/Qwen3-Next-80B-A3B-Instruct.yaml#L139-L142
+# hardware: 4 x H200 (the recipe's MTP example; the page: h200 verified)
+QWEN3_NEXT_NO_CHUNK = """vllm serve Qwen/Qwen3-Next-80B-A3B-Instruct \\
+  --tokenizer-mode auto --gpu-memory-utilization 0.8 \\
+  --speculative-config '{"method": "qwen3_next_mtp", "num_speculative_tokens": 2}' \\
+  --tensor-parallel-size 4 --no-enable-chunked-prefill
+"""
+
+
+def test_without_chunked_prefill_the_default_step_budget_is_the_derived_max_model_len():
+    """vLLM with chunked prefill off and no --max-num-batched-tokens takes
+    max(max_model_len, the usage default), capped at max_num_seqs × max_model_len
+    (vllm/engine/arg_utils.py EngineArgs._set_default_max_num_seqs_and_batched_tokens_args): with
+    max_model_len derived from config.json (262,144) the budget is 262,144, not 8,192 (it was SN5002)."""
+    res = _vllm(QWEN3_NEXT_NO_CHUNK)
+    comp = compile_text(res.text)
+    assert comp.plan.serve.max_num_batched_tokens == 262144, res.text
+    assert "SN5002" not in [c for c, _ in _errors(res.text)], _errors(res.text)
+    # a short max_model_len keeps the larger usage default
+    short = _vllm(QWEN3_NEXT_NO_CHUNK.replace("--no-enable-chunked-prefill", "--no-enable-chunked-prefill --max-model-len 4096"))
+    assert compile_text(short.text).plan.serve.max_num_batched_tokens == 8192, short.text
+    # a step budget the script writes below max_model_len is what vLLM refuses: the error stays
+    given = _vllm(QWEN3_NEXT_NO_CHUNK.replace("--no-enable-chunked-prefill", "--no-enable-chunked-prefill --max-num-batched-tokens 8192"))
+    assert "SN5002" in [c for c, _ in _errors(given.text)], given.text
