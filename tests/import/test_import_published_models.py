@@ -283,3 +283,42 @@ def test_without_chunked_prefill_the_default_step_budget_is_the_derived_max_mode
     # a step budget the script writes below max_model_len is what vLLM refuses: the error stays
     given = _vllm(QWEN3_NEXT_NO_CHUNK.replace("--no-enable-chunked-prefill", "--no-enable-chunked-prefill --max-num-batched-tokens 8192"))
     assert "SN5002" in [c for c, _ in _errors(given.text)], given.text
+
+
+# source: https://github.com/vllm-project/vllm-ascend/blob/v0.23.0/docs/source/tutorials/models/DeepSeek-V4-Pro.md#L764-L810
+# hardware: Atlas 800 A3 nodes, the PD template launch_online_dp.py runs per DP rank (abridged: the
+# exports, the Mooncake --kv-transfer-config left out)
+DSV4_PRO_TEMPLATE = """export ASCEND_RT_VISIBLE_DEVICES=$1
+vllm serve /root/.cache/modelscope/hub/models/vllm-ascend/DeepSeek-V4-Pro-w4a8-mtp \\
+    --host 0.0.0.0 \\
+    --port $2 \\
+    --data-parallel-size $3 \\
+    --data-parallel-rank $4 \\
+    --data-parallel-address $5 \\
+    --data-parallel-rpc-port $6 \\
+    --tensor-parallel-size $7 \\
+    --enable-expert-parallel \\
+    --seed 1024 \\
+    --served-model-name auto \\
+    --max-model-len 131072 \\
+    --max-num-batched-tokens 4096 \\
+    --max-num-seqs 16 \\
+    --trust-remote-code \\
+    --gpu-memory-utilization 0.92 \\
+    --quantization ascend \\
+    --block-size 128 \\
+    --enforce-eager
+"""
+
+
+def test_a_served_name_spelled_auto_is_a_string():
+    """`auto` is bare only for keys that take it (`max_model_len = auto`): a served model name `auto` is
+    the name clients send, written `"auto"` (it was `served_name = auto`, SN2004 in the check)."""
+    res = _ascend(DSV4_PRO_TEMPLATE)
+    assert 'served_name = "auto"' in res.text, res.text
+    assert "SN2004" not in [c for c, _ in _errors(res.text)], _errors(res.text)
+    # the arguments the launcher passes stay for the user to write; with them the plan checks clean
+    filled = res.text.replace("# dp = ?", "dp = 2  #").replace("# tp = ?", "tp = 8  #") \
+        .replace("# devices = ?", "devices = 16  #")
+    assert _errors(filled) == [], _errors(filled)
+    assert compile_text(filled).plan.model.served_name == "auto"
