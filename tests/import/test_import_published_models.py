@@ -322,3 +322,43 @@ def test_a_served_name_spelled_auto_is_a_string():
         .replace("# devices = ?", "devices = 16  #")
     assert _errors(filled) == [], _errors(filled)
     assert compile_text(filled).plan.model.served_name == "auto"
+
+
+# source: https://github.com/vllm-project/vllm-ascend/blob/v0.23.0/docs/source/tutorials/models/Qwen3.5-397B-A17B.md#L201-L239
+# hardware: one Ascend 950DT (96GB x 8): "the quantized versions (...-w8a8-mxfp8 and ...-w4a4-mxfp4) can be
+# deployed on a single Ascend 950DT node"; the command, its exports abridged
+QWEN35_MXFP4 = """export HCCL_OP_EXPANSION_MODE="AIV"
+export OMP_PROC_BIND=false
+export TASK_QUEUE_ENABLE=1
+vllm serve Eco-Tech/Qwen3.5-397B-A17B-w4a4-mxfp4 \\
+  --host 0.0.0.0 \\
+  --port 8000 \\
+  --distributed-executor-backend mp \\
+  --data-parallel-size 1 \\
+  --tensor-parallel-size 8 \\
+  --enable-expert-parallel \\
+  --seed 1024 \\
+  --quantization ascend \\
+  --served-model-name qwen3.5 \\
+  --max-num-seqs 128 \\
+  --max-model-len 133000 \\
+  --max-num-batched-tokens 8192 \\
+  --trust-remote-code \\
+  --enable-prefix-caching \\
+  --gpu-memory-utilization 0.95 \\
+  --async-scheduling \\
+  --speculative-config '{"method": "qwen3_5_mtp", "num_speculative_tokens": 3}' \\
+  --compilation-config '{"cudagraph_mode":"FULL_DECODE_ONLY"}' \\
+  --additional-config '{"enable_cpu_binding":true}'
+"""
+
+
+def test_a_modelslim_type_in_the_name_is_read_whole():
+    """`w4a4-mxfp4` is ModelSlim's W4A4_MXFP4 type, an MXFP4 checkpoint (quant.toml mxfp4
+    modelslim_names), not INT4 W4A4: on the Ascend 950DT the tutorial runs it, w4a4 was SN4002."""
+    res = _ascend(QWEN35_MXFP4, system="atlas-950-superpod")
+    assert compile_text(res.text).plan.model.quant == "mxfp4", res.text
+    assert "SN4002" not in [c for c, _ in _errors(res.text)], _errors(res.text)
+    # a plain ModelSlim W4A4 name stays w4a4
+    plain = _ascend(QWEN35_MXFP4.replace("-w4a4-mxfp4", "-w4a4"), system="atlas-950-superpod")
+    assert compile_text(plain.text).plan.model.quant == "w4a4", plain.text
