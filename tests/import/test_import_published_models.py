@@ -362,3 +362,66 @@ def test_a_modelslim_type_in_the_name_is_read_whole():
     # a plain ModelSlim W4A4 name stays w4a4
     plain = _ascend(QWEN35_MXFP4.replace("-w4a4-mxfp4", "-w4a4"), system="atlas-950-superpod")
     assert compile_text(plain.text).plan.model.quant == "w4a4", plain.text
+
+
+# source: https://github.com/vllm-project/vllm-ascend/blob/v0.23.0/docs/source/tutorials/models/Qwen3-VL-30B-A3B-Instruct.md#L250-L282
+# hardware: one Atlas 800 A3 (64G x 16), the tutorial's A3 tab
+QWEN3_VL_30B = """export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True
+export HCCL_OP_EXPANSION_MODE="AIV"
+export HCCL_BUFFSIZE=1024
+export OMP_NUM_THREADS=1
+export OMP_PROC_BIND=false
+export TASK_QUEUE_ENABLE=1
+export VLLM_ASCEND_ENABLE_FLASHCOMM1=1
+export VLLM_ASCEND_ENABLE_FUSED_MC2=1
+
+vllm serve Qwen/Qwen3-VL-30B-A3B-Instruct \\
+  --host 0.0.0.0 \\
+  --port 8000 \\
+  --served-model-name qwen3-vl-30b \\
+  --data-parallel-size 1 \\
+  --tensor-parallel-size 2 \\
+  --enable-expert-parallel \\
+  --seed 1024 \\
+  --max-num-seqs 32 \\
+  --max-model-len 32768 \\
+  --max-num-batched-tokens 16384 \\
+  --gpu-memory-utilization 0.9 \\
+  --no-enable-prefix-caching \\
+  --mm-processor-cache-gb 0 \\
+  --limit-mm-per-prompt.image 1 \\
+  --limit-mm-per-prompt.video 0 \\
+  --compilation-config '{"cudagraph_mode":"FULL_DECODE_ONLY","cudagraph_capture_sizes":[1,2,4,8,16,24,32]}'
+"""
+
+# source: https://github.com/vllm-project/vllm-ascend/blob/v0.23.0/tests/e2e/nightly/single_node/models/configs/Qwen3-VL-32B-Instruct-W8A8.yaml
+# hardware: one Atlas 800 A3 (the nightly's A3 runner); envs and server_cmd of the case (port from the harness)
+QWEN3_VL_32B = """export OMP_NUM_THREADS=1
+export OMP_PROC_BIND=false
+export TASK_QUEUE_ENABLE=1
+export HCCL_OP_EXPANSION_MODE=AIV
+export VLLM_ASCEND_ENABLE_FLASHCOMM1=1
+export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True
+vllm serve Eco-Tech/Qwen3-VL-32B-Instruct-w8a8-QuaRot \\
+  --quantization ascend \\
+  --no-enable-prefix-caching \\
+  --mm-processor-cache-gb 0 \\
+  --tensor-parallel-size 2 \\
+  --port 8080 \\
+  --max-model-len 20000 \\
+  --max-num-batched-tokens 8192 \\
+  --trust-remote-code \\
+  --gpu-memory-utilization 0.9 \\
+  --compilation_config '{"cudagraph_mode": "FULL_DECODE_ONLY", "cudagraph_capture_sizes": [1,12,16,20,24,32,48,64,68,72,76,80,128]}'
+"""
+
+
+def test_the_qwen3_vl_text_models_are_catalogued():
+    for text, mid, quant in ((QWEN3_VL_30B, "qwen3-vl-30b-a3b", None), (QWEN3_VL_32B, "qwen3-vl-32b", "w8a8")):
+        res = _ascend(text)
+        assert not [d for d in res.diagnostics if "no model in sncc's catalog" in d.message], res.text
+        from sncc import catalog
+        comp = compile_text(res.text)
+        assert catalog.model(comp.plan.model.id).id == mid, res.text
+        assert comp.plan.model.quant in ((quant,) if quant else (None, "bf16")), res.text
+        assert _errors(res.text) == [], _errors(res.text)
