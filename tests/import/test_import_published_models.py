@@ -425,3 +425,57 @@ def test_the_qwen3_vl_text_models_are_catalogued():
         assert catalog.model(comp.plan.model.id).id == mid, res.text
         assert comp.plan.model.quant in ((quant,) if quant else (None, "bf16")), res.text
         assert _errors(res.text) == [], _errors(res.text)
+
+
+# source: https://github.com/vllm-project/vllm-ascend/blob/v0.23.0/tests/e2e/nightly/multi_node/internal_dp/config/GLM5_1-W8A8-A2-dual-nodes.yaml
+# hardware: 2 nodes of 16 NPUs (npu_per_node 16), DP2 x TP8 with one DP rank per node; node 0 then node 1
+# (--headless), the envs of env_common (port and addresses from the harness)
+GLM51_ENV = """export HCCL_OP_EXPANSION_MODE="AIV"
+export OMP_PROC_BIND=false
+export OMP_NUM_THREADS=1
+export HCCL_BUFFSIZE=200
+export PYTORCH_NPU_ALLOC_CONF="expandable_segments:True"
+export VLLM_ASCEND_BALANCE_SCHEDULING=0
+export VLLM_ASCEND_ENABLE_MLAPO=1
+LOCAL_IP=10.0.0.1
+MASTER_IP=10.0.0.1
+"""
+GLM51_ARGS = """  --data-parallel-size 2 \\
+  --tensor-parallel-size 8 \\
+  --data-parallel-rpc-port 13389 \\
+  --data-parallel-size-local 1 \\
+  --enable-expert-parallel \\
+  --seed 1024 \\
+  --max-num-seqs 64 \\
+  --max-model-len 38000 \\
+  --max-num-batched-tokens 4096 \\
+  --trust-remote-code \\
+  --gpu-memory-utilization 0.95 \\
+  --quantization ascend \\
+  --no-enable-prefix-caching \\
+  --compilation-config '{"cudagraph_mode": "FULL_DECODE_ONLY","cudagraph_capture_sizes": [1,4,8,12,16,20,24,28,32,36,48,60,72]}' \\
+  --speculative-config '{"num_speculative_tokens": 3, "method": "deepseek_mtp"}'
+"""
+GLM51_NODE0 = GLM51_ENV + "vllm serve Eco-Tech/GLM-5.1-w8a8 --host 0.0.0.0 --port 8078 \\\n  --data-parallel-address $LOCAL_IP \\\n" + GLM51_ARGS
+GLM51_NODE1 = GLM51_ENV + ("vllm serve Eco-Tech/GLM-5.1-w8a8 --host 0.0.0.0 --port 8078 --headless \\\n"
+                           "  --data-parallel-start-rank 1 --data-parallel-address $MASTER_IP \\\n") + GLM51_ARGS
+
+
+def _two_nodes(node0: str, node1: str):
+    return import_sources([SourceFile("node0.sh", node0), SourceFile("node1.sh", node1)], engine="vllm-ascend",
+                          engine_version="v0.23.0", system="atlas-800i-a3")
+
+
+def test_the_mc2_window_is_the_captured_capacity_not_the_decode_batch():
+    """vllm-ascend runs the fused MoE dispatch (MC2) only for steps within its token capacity, the largest
+    captured graph size (72) rounded up to tp (set_mc2_tokens_capacity, vllm_ascend/ascend_forward_context.py
+    @v0.23.0 L202-L217); a larger decode step (64 × (1 + 3) = 256 tokens) takes the all-to-all path
+    (select_moe_comm_method). The MC2 window is 72 / 8 = 9 tokens per rank, 58 MB, within HCCL_BUFFSIZE 200:
+    it was SN4010 "below the 207 MB" on the 256-token step."""
+    res = _two_nodes(GLM51_NODE0, GLM51_NODE1)
+    assert compile_text(res.text).plan.hardware.nodes == 2, res.text
+    assert "SN4010" not in [c for c, _ in _errors(res.text)], _errors(res.text)
+    # without a capture list the window is the decode step, and 200 MB is short of it
+    default = _two_nodes(*(t.replace(',"cudagraph_capture_sizes": [1,4,8,12,16,20,24,28,32,36,48,60,72]', "")
+                           for t in (GLM51_NODE0, GLM51_NODE1)))
+    assert "SN4010" in [c for c, _ in _errors(default.text)], default.text
