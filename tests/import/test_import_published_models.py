@@ -479,3 +479,37 @@ def test_the_mc2_window_is_the_captured_capacity_not_the_decode_batch():
     default = _two_nodes(*(t.replace(',"cudagraph_capture_sizes": [1,4,8,12,16,20,24,28,32,36,48,60,72]', "")
                            for t in (GLM51_NODE0, GLM51_NODE1)))
     assert "SN4010" in [c for c, _ in _errors(default.text)], default.text
+
+
+# source: https://github.com/vllm-project/vllm-ascend/blob/v0.23.0/tests/e2e/nightly/multi_node/internal_dp/config/GLM5_2-W8A8-A3-dual-nodes.yaml
+# hardware: 2 Atlas 800 A3 nodes (npu_per_node 16), DP2 x TP16, one DP rank per node (port, addresses from the harness)
+GLM52_ENV = """export HCCL_OP_EXPANSION_MODE=AIV
+export OMP_PROC_BIND=false
+export OMP_NUM_THREADS=1
+export HCCL_BUFFSIZE=200
+export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True
+export VLLM_ASCEND_ENABLE_MLAPO=1
+LOCAL_IP=10.0.0.1
+MASTER_IP=10.0.0.1
+"""
+GLM52_ARGS = """  --data-parallel-size 2 --tensor-parallel-size 16 --data-parallel-size-local 1 \\
+  --data-parallel-rpc-port 13389 --enable-expert-parallel --seed 1024 --max-num-seqs 16 \\
+  --max-model-len 133120 --max-num-batched-tokens 4096 --trust-remote-code --gpu-memory-utilization 0.95 \\
+  --quantization ascend --additional-config '{"multistream_overlap_shared_expert":true}' \\
+  --compilation-config '{"cudagraph_mode": "FULL_DECODE_ONLY"}' \\
+  --speculative-config '{"num_speculative_tokens": 3, "method": "deepseek_mtp", "enforce_eager":true}'
+"""
+
+
+def test_glm52_is_catalogued_with_its_million_positions():
+    node0 = GLM52_ENV + "vllm serve Eco-Tech/GLM-5.2-w8a8 --host 0.0.0.0 --port 8080 \\\n  --data-parallel-start-rank 0 --data-parallel-address $LOCAL_IP \\\n" + GLM52_ARGS
+    node1 = GLM52_ENV + ("vllm serve Eco-Tech/GLM-5.2-w8a8 --host 0.0.0.0 --port 8080 --headless \\\n"
+                         "  --data-parallel-start-rank 1 --data-parallel-address $MASTER_IP \\\n") + GLM52_ARGS
+    res = _two_nodes(node0, node1)
+    assert not [d for d in res.diagnostics if "no model in sncc's catalog" in d.message], res.text
+    comp = compile_text(res.text)
+    assert comp.plan.model.id == "glm-5.2" and comp.plan.hardware.nodes == 2, res.text
+    assert _errors(res.text) == [], _errors(res.text)
+    from sncc import catalog
+    assert catalog.model("glm-5.2").max_position_embeddings == 1048576
+    assert catalog.model("glm-5").max_position_embeddings == 202752
