@@ -513,3 +513,25 @@ def test_glm52_is_catalogued_with_its_million_positions():
     from sncc import catalog
     assert catalog.model("glm-5.2").max_position_embeddings == 1048576
     assert catalog.model("glm-5").max_position_embeddings == 202752
+
+
+# source: https://github.com/vllm-project/recipes/blob/8959cf64189c71d36e11c6a30335f923f261b1f7/models/moonshotai/Kimi-K2.5.yaml#L21-L33
+# and L72-L75 (variant default: "Packed INT4 via compressed-tensors (~595 GB on disk); fits 8×H200"; h200 verified):
+# the recipe's single_node_tp command, base_args plus TP8 (the page's builder composes it)
+KIMI_K25_H200 = """vllm serve moonshotai/Kimi-K2.5 \\
+  --trust-remote-code \\
+  --tensor-parallel-size 8 \\
+  --max-model-len 32768
+"""
+
+
+def test_the_published_kimi_k25_checkpoint_is_int4_experts():
+    """moonshotai/Kimi-K2.5 ships INT4 routed experts (compressed-tensors, group 32), as Kimi-K2-Thinking:
+    sized as BF16 (2 TB over 8 devices) the recipe's verified 8 x H200 layout was SN4004."""
+    from sncc import catalog
+    assert catalog.model("moonshotai/Kimi-K2.5").checkpoint_dtype == "int4-moe"
+    res = _vllm(KIMI_K25_H200)
+    assert _errors(res.text) == [], _errors(res.text)
+    # on 2 x H200 the INT4 weights (~595 GB) do not fit: the memory error stays
+    two = _vllm(KIMI_K25_H200.replace("--tensor-parallel-size 8", "--tensor-parallel-size 2"))
+    assert "SN4004" in [c for c, _ in _errors(two.text)], two.text
