@@ -535,3 +535,25 @@ def test_the_published_kimi_k25_checkpoint_is_int4_experts():
     # on 2 x H200 the INT4 weights (~595 GB) do not fit: the memory error stays
     two = _vllm(KIMI_K25_H200.replace("--tensor-parallel-size 8", "--tensor-parallel-size 2"))
     assert "SN4004" in [c for c, _ in _errors(two.text)], two.text
+
+
+# source: https://github.com/vllm-project/recipes/blob/8959cf64189c71d36e11c6a30335f923f261b1f7/models/Qwen/Qwen3.5-397B-A17B.yaml#L209-L219
+# hardware: "GB200 Deployment" (4 Blackwell GPUs of 180+ GB); read here on 4 of an HGX B200's 8
+QWEN35_NVFP4 = """vllm serve nvidia/Qwen3.5-397B-A17B-NVFP4 \\
+    -dp 4 \\
+    --enable-expert-parallel \\
+    --language-model-only \\
+    --reasoning-parser qwen3 \\
+    --enable-prefix-caching
+"""
+
+
+def test_an_nvfp4_repository_is_an_nvfp4_checkpoint():
+    """`-NVFP4` names one format (NVIDIA ModelOpt FP4, quant `fp4`), unlike a bare `-FP4`: sized as the
+    base model's BF16 the recipe's 4-GPU Blackwell layout was SN4004."""
+    res = import_sources([SourceFile("run.sh", QWEN35_NVFP4)], engine="vllm", system="hgx-b200")
+    assert compile_text(res.text).plan.model.quant == "fp4", res.text
+    assert "SN4004" not in [c for c, _ in _errors(res.text)], _errors(res.text)
+    # a bare FP4 word stays undecided (NVFP4 or MXFP4)
+    bare = import_sources([SourceFile("run.sh", QWEN35_NVFP4.replace("-NVFP4", "-FP4"))], engine="vllm", system="hgx-b200")
+    assert compile_text(bare.text).plan.model.quant in (None, "bf16"), bare.text
