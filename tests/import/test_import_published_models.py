@@ -557,3 +557,36 @@ def test_an_nvfp4_repository_is_an_nvfp4_checkpoint():
     # a bare FP4 word stays undecided (NVFP4 or MXFP4)
     bare = import_sources([SourceFile("run.sh", QWEN35_NVFP4.replace("-NVFP4", "-FP4"))], engine="vllm", system="hgx-b200")
     assert compile_text(bare.text).plan.model.quant in (None, "bf16"), bare.text
+
+
+# source: https://github.com/vllm-project/recipes/blob/8959cf64189c71d36e11c6a30335f923f261b1f7/models/Qwen/Qwen3.5-122B-A10B.yaml#L132-L135
+# hardware: 2 x H200 (the recipe's FP8 TP2 example)
+QWEN35_122B = """vllm serve Qwen/Qwen3.5-122B-A10B-FP8 \\
+  --tensor-parallel-size 2 \\
+  --max-model-len 262144 \\
+  --reasoning-parser qwen3
+"""
+
+# source: https://github.com/vllm-project/recipes/blob/8959cf64189c71d36e11c6a30335f923f261b1f7/models/MiniMaxAI/MiniMax-M2.1.yaml#L126-L131
+# hardware: 4 x H200 (the recipe: 230B total / 10B active, native FP8, 196,608 context)
+MINIMAX_M21 = """vllm serve MiniMaxAI/MiniMax-M2.1 \\
+  --tensor-parallel-size 4 \\
+  --tool-call-parser minimax_m2 \\
+  --reasoning-parser minimax_m2 \\
+  --enable-auto-tool-choice \\
+  --trust-remote-code
+"""
+
+
+def test_qwen35_122b_and_minimax_m21_are_catalogued():
+    from sncc import catalog
+    for text, mid, quant in ((QWEN35_122B, "qwen3.5-122b-a10b", "fp8"), (MINIMAX_M21, "minimax-m2", None)):
+        res = _vllm(text)
+        assert not [d for d in res.diagnostics if "no model in sncc's catalog" in d.message], res.text
+        comp = compile_text(res.text)
+        assert catalog.model(comp.plan.model.id).id == mid, res.text
+        if quant:
+            assert comp.plan.model.quant == quant, res.text
+        assert _errors(res.text) == [], _errors(res.text)
+    m = catalog.model("qwen3.5-122b-a10b")
+    assert m.kv_layers == 12 and m.num_hidden_layers == 48
