@@ -590,3 +590,45 @@ def test_qwen35_122b_and_minimax_m21_are_catalogued():
         assert _errors(res.text) == [], _errors(res.text)
     m = catalog.model("qwen3.5-122b-a10b")
     assert m.kv_layers == 12 and m.num_hidden_layers == 48
+
+
+# source: https://github.com/vllm-project/vllm-ascend/blob/v0.25.1rc1/docs/source/tutorials/models/GLM4.x.md#L127-L150
+# hardware: one Atlas 800 A3 (64G x 16), DP2 x TP8; imported for the release the tutorial is written for
+GLM47_V025 = """export HCCL_BUFFSIZE=512
+export OMP_PROC_BIND=false
+export OMP_NUM_THREADS=1
+export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True
+export HCCL_OP_EXPANSION_MODE=AIV
+export VLLM_ASCEND_BALANCE_SCHEDULING=1
+export VLLM_ASCEND_ENABLE_TOPK_OPTIMIZE=1
+
+vllm serve Eco-Tech/GLM-4.7-W8A8-floatmtp \\
+  --data-parallel-size 2 \\
+  --tensor-parallel-size 8 \\
+  --enable-expert-parallel \\
+  --seed 1024 \\
+  --served-model-name glm \\
+  --max-model-len 133000 \\
+  --max-num-batched-tokens 8192 \\
+  --max-num-seqs 16 \\
+  --quantization ascend \\
+  --trust-remote-code \\
+  --gpu-memory-utilization 0.9 \\
+  --speculative-config '{"num_speculative_tokens": 3, "method":"mtp", "enforce_eager":true}' \\
+  --compilation-config '{"cudagraph_capture_sizes": [1,2,4,8,16,32,64,128,256,512], "cudagraph_mode": "FULL_DECODE_ONLY"}' \\
+  --additional-config '{"enable_shared_expert_dp": true, "ascend_fusion_config": {"fusion_ops_gmmswigluquant": false}}'
+"""
+
+
+def test_an_unpinned_release_given_on_the_command_line_is_the_plans_release():
+    """`sncc import --engine-version v0.25.1rc1` (not pinned): the arguments are read against the pin running
+    the nearest vLLM (v0.23.0), and the plan names v0.25.1rc1, the release the script runs. It wrote
+    `version = "v0.11.0"` (sncc's default pin) and the check said SN4020 "mtp is not in vllm-ascend v0.11.0"."""
+    res = import_sources([SourceFile("run.sh", GLM47_V025)], engine="vllm-ascend", engine_version="v0.25.1rc1",
+                         system="atlas-800i-a3")
+    comp = compile_text(res.text)
+    assert comp.plan.engine.version == "v0.25.1rc1", res.text
+    assert "vLLM 0.23.0" in res.text and "v0.11.0" not in res.text, res.text
+    assert _errors(res.text) == [], _errors(res.text)
+    said = [d.message for d in res.diagnostics if d.code.code == "SN8008" and "not pinned" in d.message]
+    assert said and "v0.23.0" in said[0], [d.message for d in res.diagnostics]
