@@ -632,3 +632,36 @@ def test_an_unpinned_release_given_on_the_command_line_is_the_plans_release():
     assert _errors(res.text) == [], _errors(res.text)
     said = [d.message for d in res.diagnostics if d.code.code == "SN8008" and "not pinned" in d.message]
     assert said and "v0.23.0" in said[0], [d.message for d in res.diagnostics]
+
+
+# source: https://github.com/vllm-project/vllm-ascend/blob/v0.23.0/docs/source/tutorials/models/GLM4.x.md#L403-L437
+# hardware: Atlas 800 A3 nodes, the prefill run_dp_template.sh of the PD example (abridged: the exports, and
+# the Mooncake --kv-transfer-config JSON shortened); the command ends in `2>&1`
+GLM47_PD_TEMPLATE = """export ASCEND_RT_VISIBLE_DEVICES=$1
+vllm serve Eco-Tech/GLM-4.7-W8A8-floatmtp \\
+    --host 0.0.0.0 \\
+    --port $2 \\
+    --data-parallel-size $3 \\
+    --data-parallel-rank $4 \\
+    --data-parallel-address $5 \\
+    --data-parallel-rpc-port $6 \\
+    --tensor-parallel-size $7 \\
+    --enable-expert-parallel \\
+    --seed 1024 \\
+    --served-model-name glm \\
+    --max-model-len 133000 \\
+    --max-num-batched-tokens 8192 \\
+    --trust-remote-code \\
+    --max-num-seqs 64 \\
+    --gpu-memory-utilization 0.9 \\
+    --quantization ascend \\
+    --enforce-eager \\
+    --kv-transfer-config \\
+    '{"kv_connector": "MooncakeConnectorV1", "kv_role": "kv_producer", "kv_port": "30000"}' 2>&1
+"""
+
+
+def test_a_redirection_after_the_command_is_no_argument():
+    res = _ascend(GLM47_PD_TEMPLATE)
+    assert not [d for d in res.diagnostics if d.code.code in ("SN8001", "SN8010")], \
+        [(d.code.code, d.message) for d in res.diagnostics]
