@@ -516,7 +516,9 @@ HCCL_BUFFER_TOO_SMALL = _code(
     "SN4010", "hccl-buffer-too-small", "error", "HCCL_BUFFSIZE is smaller than the MoE dispatch/combine kernel needs",
     "The fused MoE dispatch/combine kernels keep their windows in the HCCL buffer: "
     "`2 × (maxBs × dispatch_bytes × ep_world × local_experts + maxBs × combine_bytes × (top_k + shared)) / 2^20` MB, "
-    "with maxBs the tokens one rank dispatches per step. A smaller `HCCL_BUFFSIZE` fails at tiling "
+    "with maxBs the tokens one rank dispatches per step: the decode step's share of the TP group, at most "
+    "vllm-ascend's MC2 token capacity (the largest captured graph size; larger steps take the all-to-all "
+    "path, `pins.toml [[mc2_capacity]]`). A smaller `HCCL_BUFFSIZE` fails at tiling "
     "(error 561002) or with a memory-range fault (vllm-ascend#5287, #2674).",
     'env { HCCL_BUFFSIZE = 200 }  # needs 609 MB', 'env { HCCL_BUFFSIZE = 640 }')
 GRAPH_MODE_UNSUPPORTED = _code(

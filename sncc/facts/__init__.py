@@ -63,6 +63,7 @@ def derive_roles(plan, f: Facts) -> None:
     # a role's facts derived from a key the builder rejected are poisoned: no check cascades from them
     f.roles = {name: derive_watched(role_facts, plan, name, role, f.arch, util) for name, role in plan.roles()}
     _derive_all2all(plan, f)
+    _derive_mc2_window(plan, f)
     _derive_omni_attn(plan, f)
     _derive_optimize_roles(plan, f)
 
@@ -226,3 +227,54 @@ def _derive_all2all(plan, f: Facts) -> None:
                                           path=("env", "VLLM_ALL2ALL_BACKEND")))
         if backend is not None or note:
             f.roles[name] = replace(rf, all2all_backend=backend, notes={**rf.notes, "all2all_backend": note})
+
+
+def _derive_mc2_window(plan, f: Facts) -> None:
+    """Cap each decoding role's :attr:`RoleFacts.dispatch_tokens_per_rank` at the fused MoE dispatch
+    (MC2) token capacity of the release judged (the engine's ``pins.toml [[mc2_capacity]]``, the
+    newest row whose ``since`` is not newer): a step above the capacity takes the all-to-all path,
+    so the MC2 window of the HCCL buffer (SN4010) holds at most the capacity."""
+    import math
+    from dataclasses import replace
+
+    from sncc import catalog
+    from sncc.engines.registry import UnknownEngine, adapter_for
+
+    try:
+        adapter = adapter_for(plan.engine.kind)
+    except UnknownEngine:
+        return
+    rows = adapter.data.get("mc2_capacity") or ()
+    version = f.engine_version or engine_release_of(plan, adapter)[0]
+    try:
+        fit = [r for r in rows if version and catalog.version_in(version, r["since"], None)]
+    except ValueError:
+        return
+    if not fit:
+        return
+    row = max(fit, key=lambda r: catalog.parse_version(r["since"]))
+    g = plan.graph
+    listed = list(g.capture_sizes) if g is not None and g.capture_sizes else []
+    for name, rf in list(f.roles.items()):
+        if not isinstance(rf, RoleFacts) or name == "prefill" or not rf.expert_parallel:
+            continue
+        step = rf.dispatch_tokens_per_rank
+        if rf.graph_mode and listed:
+            tokens, how = max(listed), f"the largest captured size {max(listed)}"
+        elif rf.graph_mode:
+            tokens, how = step, "the decode step (vLLM's default capture list)"
+        else:
+            tokens, how = step, "the decode step (eager)"
+            cap = row.get("eager_total_cap")
+            if cap is not None and tokens > int(cap):
+                tokens, how = int(cap), f"the decode step capped at {cap} tokens (eager)"
+        per_tp = math.ceil(tokens / max(1, rf.tp))
+        cap_tp = row.get("per_tp_rank_cap")
+        if cap_tp is not None and per_tp > int(cap_tp):
+            per_tp, how = int(cap_tp), how + f", {cap_tp} per TP rank at most"
+        capacity = per_tp * max(1, rf.tp)
+        if capacity < step:
+            note = (f"{rf.notes.get('dispatch_tokens_per_rank', '')}; MC2 capacity {capacity} tokens ({how}, rounded "
+                    f"up to tp {rf.tp}): larger steps take the all-to-all path")
+            f.roles[name] = replace(rf, dispatch_tokens_per_rank=capacity,
+                                    notes={**rf.notes, "dispatch_tokens_per_rank": note})

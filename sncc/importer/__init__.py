@@ -845,15 +845,23 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
     pin_note = f"{adapter.label} {version}"
     vman = adapter.vllm_manifest(version) if adapter.pin(version) else None
     eman = adapter.manifest(version)
+    read_as = version   # the pin whose vLLM parser the arguments are read with
+    unpinned_note = ""
     if vman is None:
+        # a release sncc does not pin (`--engine-version v0.25.1rc1`): the plan keeps it (the checks judge that
+        # release, SN4040 says the launch files follow a pin), the arguments are read with the pin running the
+        # same vLLM, else the nearest pin (as an image tag's release is, _image_pin)
         pins = ", ".join(p.version for p in adapter.pins)
+        read_as, why = _image_pin(adapter, version)
         diags.append(diag(codes.IMPORT_ASSUMED, f"{adapter.label} {version} is not pinned by sncc (pins: {pins}); "
-                          f"arguments read against {adapter.default_version}", msrc.span(0, 0)))
-        version = adapter.default_version
-        vman = adapter.vllm_manifest(version)
-        eman = adapter.manifest(version)
+                          f"arguments read against {read_as}" + (f" ({why})" if why else ""), msrc.span(0, 0)))
+        unpinned_note = f"not pinned by sncc: arguments read against {read_as}"
+        vman = adapter.vllm_manifest(read_as)
+        eman = eman or adapter.manifest(read_as)
+        if engine_version is None:
+            version = read_as
     plugin = eman is not None and eman.engine != vman.engine   # a platform plugin over vLLM (vllm-ascend)
-    vlabel = f"vLLM {adapter.pin(version).vllm}" + (f" ({pin_note})" if plugin else "")
+    vlabel = f"vLLM {adapter.pin(read_as).vllm}" + (f" ({pin_note})" if plugin else "")
     extra_choices = eman.parser_choices_added if plugin else {}
     assumed = []
     if engine is None and not image and image_kind is None:
@@ -874,7 +882,7 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
                    "`vllm serve ...` as its arguments: write only the arguments after the image")
     opts, probs = parse_args(argv, vman, msrc.name, vlabel, extra_choices, doubled) if main else ([], [])
     if main:
-        diags += _model_arguments(msrc, main[1], argv, opts, vlabel, adapter.pin(version).vllm)
+        diags += _model_arguments(msrc, main[1], argv, opts, vlabel, adapter.pin(read_as).vllm)
     merged_nodes = 1
     node_files: set[str] = set()
     for src, c, words, prog in commands[1:]:
@@ -1162,9 +1170,29 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
     defaults = engine_defaults(vendor, chip)
     cp = role.get("chunked_prefill")
     mml = mblock.get("max_model_len")
-    if cp is not None and cp.value == "off" and "max_num_batched_tokens" not in role and isinstance(mml.value, int):
-        # vLLM without chunked prefill: the step budget is max_model_len (EngineArgs._set_default_args)
-        role["max_num_batched_tokens"] = Value(mml.value, f"engine default of {vlabel} without chunked prefill: max_model_len")
+    if cp is not None and cp.value == "off" and "max_num_batched_tokens" not in role:
+        # vLLM without chunked prefill: the step budget is max(max_model_len, the usage default), at most
+        # max_num_seqs × max_model_len (EngineArgs._set_default_max_num_seqs_and_batched_tokens_args);
+        # max_model_len `auto` is the length the engine derives from the model's positions
+        if isinstance(mml.value, int):
+            n, how = mml.value, "max_model_len"
+        else:
+            from sncc.facts.lengths import engine_default_max_model_len
+
+            rope = mblock.get("rope_scaling")
+            n, how = engine_default_max_model_len(arch, None, rope.value if rope is not None else None) \
+                if arch is not None else (0, "")
+            how = f"max_model_len {n} ({how})"
+        if n:
+            usage, _ = defaults["max_num_batched_tokens"]
+            seqs = role["max_num_seqs"].value if "max_num_seqs" in role else defaults["max_num_seqs"][0]
+            budget = max(n, usage)
+            if isinstance(seqs, int):
+                budget = min(seqs * n, budget)
+            role["max_num_batched_tokens"] = Value(budget, f"engine default of {vlabel} without chunked prefill: "
+                                                           + (how if budget == n else f"the usage default {usage}, "
+                                                              f"above {how}" if budget == usage else
+                                                              f"max_num_seqs × max_model_len"))
     for key in ("max_num_seqs", "max_num_batched_tokens"):
         if key not in role:
             v, why = defaults[key]
@@ -1186,7 +1214,7 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
     vnote = image_vnote or (_version_note if engine_version else f"the image tag {main[3].text}"
                             + (f": {tag_note}" if tag_note else "")
                             if tag and version == tag else "assumed: sncc's default pin")
-    blocks["engine"] = {"": Value(kind), "version": Value(version, vnote)}
+    blocks["engine"] = {"": Value(kind), "version": Value(version, unpinned_note or vnote)}
     blocks["hardware"] = {"system": Value(system or guessed_system, _system_note if system
                                           else "assumed: the script names no hardware"
                                           + (f"; {guessed_why}" if guessed_why else ""))}

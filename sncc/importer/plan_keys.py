@@ -9,6 +9,7 @@ to ``[(plan path, value)]`` (a path is a tuple such as ``("role", "tp")``), or r
 from __future__ import annotations
 
 import os
+import re
 
 from sncc.engines.plan_keys import rows  # noqa: F401 - the table, re-exported for the importer
 from sncc.engines.plan_keys import table as _table
@@ -84,7 +85,17 @@ def quant_of(method: str, model_text: str, adapter, checkpoint=None,
         raise Unrepresented(f"`--quantization {method}` is no quantization {adapter.label} takes for a format in "
                             "sncc's catalog (quant.toml, the engine's pins.toml [quantization])")
     low = model_text.lower()
+    # a ModelSlim quant type spelled in the name (`-w4a4-mxfp4` = W4A4_MXFP4, quant.toml modelslim_names)
+    # names the format whole; the longest such type wins over its parts (`w4a4` alone is INT4 W4A4)
+    from sncc import catalog
+
+    flat = re.sub(r"[-_]", "_", os.path.basename(low.rstrip("/")))
+    typed = sorted(((len(n), q, n) for q in cands for n in catalog.quant_formats()[q].modelslim_names
+                    if re.search(r"(?:^|_)" + re.escape(n.lower()) + r"(?:_|$)", flat)), reverse=True)
     named = [q for q in cands if q in low]
+    if typed and (not named or typed[0][1] != named[0]):
+        _, q, n = typed[0]
+        return q, f"--quantization {method}, `{q}` from the model name (ModelSlim type {n})"
     if named:
         return named[0], f"--quantization {method}, `{named[0]}` from the model name"
     if len(cands) == 1:

@@ -36,6 +36,12 @@ CONDITIONAL_WORDS = frozenset({"if", "then", "else", "elif", "fi", "case", "esac
 #: operators that end a simple command
 OPERATORS = ("&&", "||", ";;", ";", "&", "|")
 _LINE_END = re.compile(r"[\r\n]")
+#: a redirection operator at a word's start (bash manual, "Redirections"): an optional file-descriptor
+#: number glued to it, then `<<<`, `<<`, `<>`, `<&`, `<`, `>>`, `>&`, `>|`, `>`, or `&>>` / `&>`; the shell
+#: applies it to the command and removes it (and its target word) from the command's arguments
+_REDIRECTION = re.compile(r"\d*(?:<<<|<<-?|<>|<&|<|>>|>&|>\||>)|&>>?")
+#: the target of `>&` / `<&` glued to it: a file descriptor, optionally moved (`3-`), or `-` (close)
+_DUP_TARGET = re.compile(r"\d+-?|-")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 #: where field splitting splits an unquoted expansion's result: bash's default IFS (blank, tab, newline)
 _IFS = re.compile(r"[ \t\n]+")
@@ -264,12 +270,31 @@ class _Lexer:
                 m = _LINE_END.search(t, self.i)
                 self.i = len(t) if m is None else m.start()
                 continue
+            m = _REDIRECTION.match(t, self.i)
+            if m:
+                self._redirection(m)
+                continue
             op = next((o for o in OPERATORS if t.startswith(o, self.i)), None)
             if op:
                 yield (op, self.i)
                 self.i += len(op)
                 continue
             yield from self._fields(self._word())
+
+    def _redirection(self, m: re.Match) -> None:
+        """Move past the redirection ``m`` matched at ``self.i`` and its target word (``2>&1``,
+        ``> serve.log``, ``&> 'a b.log'``): neither is an argument of the command."""
+        self.i = m.end()
+        if m.group().endswith(("&",)):
+            d = _DUP_TARGET.match(self.t, self.i)
+            if d:
+                self.i = d.end()
+                return
+        while self.i < len(self.t) and self.t[self.i] in " \t":
+            self.i += 1
+        if self.i < len(self.t) and not self._break(self.i) and not any(
+                self.t.startswith(o, self.i) for o in OPERATORS):
+            self._word()
 
     def _backquoted(self) -> str:
         """The backquoted command at ``self.i`` as written (never run); moves past it."""
@@ -295,7 +320,7 @@ class _Lexer:
 
         while self.i < len(t):
             c = t[self.i]
-            if not whole and (c in " \t\r\n" or any(t.startswith(o, self.i) for o in OPERATORS)):
+            if not whole and (c in " \t\r\n<>" or any(t.startswith(o, self.i) for o in OPERATORS)):
                 break
             if quoted and (c == "'" or c == "\\" and t[self.i + 1:self.i + 2] not in ('"', "\\", "$", "`")
                            and not self._break(self.i + 1)):

@@ -373,10 +373,11 @@ def parse_args(words: list[Word], manifest, file: str, version_label: str,
             continue
         key, eq, inline = text.partition("=")
         head = key.split(".", 1)[0]
-        if "." in key and key.startswith("--") and manifest.has_arg(head) and manifest.arg(head).json \
+        if "." in key and key.startswith("-") and manifest.has_arg(head) and manifest.arg(head).json \
                 and manifest.version in _dotted_releases():
-            # `--speculative-config.method mtp`: vLLM gathers the dotted keys of a JSON option into one
-            # object and passes it after the other arguments (FlexibleArgumentParser.parse_args)
+            # `--speculative-config.method mtp`, `-cc.pass_config.x=1` (an alias): vLLM gathers the dotted
+            # keys of a JSON option into one object, any `-...` word holding a dot, and passes it after
+            # the other arguments (FlexibleArgumentParser.parse_args)
             if eq:
                 vword, i = Word(inline, w.start + len(key) + 1, w.end, w.unresolved), i + 1
             elif i + 1 < len(words):

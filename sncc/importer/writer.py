@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 BLOCK_ORDER = ("model", "hardware", "engine", "serve", "kv_cache", "kv_transfer", "graph", "eplb", "hosts", "env", "workload")
 _BARE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -59,9 +60,27 @@ def literal(key: str, v) -> str:
     if isinstance(v, list):
         return "[" + ", ".join(literal(key, x) for x in v) + "]"
     s = str(v)
-    if (key in BARE_KEYS or s == "auto") and _BARE.fullmatch(s):
+    if (key in BARE_KEYS or s in _bare_words().get(key, ())) and _BARE.fullmatch(s):
         return s
     return json.dumps(s, ensure_ascii=False)
+
+
+@lru_cache(maxsize=None)
+def _bare_words() -> dict[str, frozenset[str]]:
+    """The keyword values plan keys take besides their kind's literals (``max_model_len = auto``, the
+    ``tokens-or-auto`` kind of :mod:`sncc.plan.model`); any other string (a served name ``auto``) is quoted."""
+    from pydantic import BaseModel
+
+    from sncc.plan import model as pm
+
+    out: dict[str, set[str]] = {}
+    for obj in vars(pm).values():
+        if isinstance(obj, type) and issubclass(obj, BaseModel):
+            for name, f in obj.model_fields.items():
+                kind = (f.json_schema_extra or {}).get("kind") if isinstance(f.json_schema_extra, dict) else None
+                if isinstance(kind, str) and kind.endswith("-or-auto"):
+                    out.setdefault(name, set()).add("auto")
+    return {k: frozenset(v) for k, v in out.items()}
 
 
 def _line(indent: int, key: str, val: Value) -> str:

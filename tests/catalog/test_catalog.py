@@ -180,7 +180,7 @@ def test_model_lookup():
     assert not cat.model("llama-3.1-70b").is_moe
     with pytest.raises(KeyError):
         cat.model("gpt-5")
-    assert len(cat.models()) == 22
+    assert len(cat.models()) == 29
     # GLM-4.6/4.7 raised GLM-4.5's 128K window to 200K; Kimi-K2-Thinking is INT4 on its experts
     # (vllm-ascend v0.23.0 serves GLM-4.7 at --max-model-len 133000 and Kimi-K2-Thinking without --quantization)
     assert cat.model("zai-org/GLM-4.7").id == "glm-4.7" and cat.model("glm-4.7").max_position_embeddings == 202752

@@ -58,3 +58,17 @@ def test_import_of_any_command_gives_diagnostics_not_exceptions(parts):
     res = import_sources([SourceFile("run.sh", "export V=1\nvllm serve m " + " ".join(parts) + "\n")],
                          system="hgx-h100", engine_version="0.11.0", reader=lambda p: (_ for _ in ()).throw(OSError(p)))
     assert all(d.span is not None for d in res.diagnostics)
+
+
+def test_redirections_are_not_words_of_the_command():
+    """`> log`, `2>&1`, `>>f`, `2>>f`, `&> f`, `< in`, `>&2`: the shell applies them to the command and
+    removes them from its arguments (bash manual, Redirections); `nohup vllm serve ... > serve.log 2>&1 &`
+    gave the engine the arguments `>`, `serve.log`, `2>` and a command `1`."""
+    for line in ("vllm serve m --a 1 > serve.log 2>&1 &", "vllm serve m --a 1 >>serve.log 2>>err.log",
+                 "vllm serve m --a 1 &> all.log", "vllm serve m < /dev/null --a 1", "vllm serve m --a 1 >&2",
+                 "vllm serve m --a 1 2> 'err file.log'", "vllm serve m --a 1 1>out.log 2>&1"):
+        sc = read_script(line + "\n")
+        assert [[w.text for w in c.words] for c in sc.commands] == [["vllm", "serve", "m", "--a", "1"]], line
+    assert read_script("vllm serve m > serve.log 2>&1 &\n").commands[0].background
+    # a `>` inside quotes, or a digit not glued to it, is an ordinary word
+    assert _words("vllm serve m --x '>' --y \"a>b\" --n 2 > f\n") == [["vllm", "serve", "m", "--x", ">", "--y", "a>b", "--n", "2"]]
