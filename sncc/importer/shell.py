@@ -14,7 +14,11 @@ quotes, backslash escapes, ``#`` comments, ``\\``-newline continuations, where a
   script's own folder (``$(dirname "$0")``, ``$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)``),
   which becomes a path relative to the script (``.``, ``./..``), as ``sncc import`` reads paths;
 * ``if`` / ``then`` / ``else`` / ``elif`` / ``fi`` and ``case`` are not evaluated: their words are
-  recorded (:attr:`Script.conditionals`) and the assignments of every branch apply in order.
+  recorded (:attr:`Script.conditionals`) and the assignments of every branch apply in order;
+* redirections (``> log``, ``>> log``, ``2>&1``, ``&> log``, ``< /dev/null``, ``>| f``, ``> >(tee f)``)
+  are dropped with their targets, as the shell takes them out of the command's words (an unquoted
+  ``<`` or ``>`` ends a word, as in bash), and a here-document's body (``<<EOF`` ... ``EOF``) is
+  skipped; a ``<name>`` placeholder copied from documentation (``--port <port>``) stays a word.
 
 Shapes: a :class:`Word` is ``text`` (after quote removal and expansion) with ``start``/``end``
 code-point offsets into the script; a :class:`Command` is its words (leading ``NAME=v`` assignments
@@ -31,6 +35,14 @@ CONDITIONAL_WORDS = frozenset({"if", "then", "else", "elif", "fi", "case", "esac
 #: operators that end a simple command
 OPERATORS = ("&&", "||", ";;", ";", "&", "|")
 _LINE_END = re.compile(r"[\r\n]")
+#: a redirection operator with its optional file descriptor (bash "Redirections"): the longest
+#: spellings first, ``&>`` before the ``&`` operator and ``>|`` before ``|``
+_REDIRECT = re.compile(r"(?:[0-9]+)?(?:&>>|&>|>>|>&|>\||<<<|<<-|<<|<>|<&|>|<)")
+#: what ``>&`` / ``<&`` duplicate or close (``2>&1``, ``<&-``): part of the operator, no target word
+_FD = re.compile(r"[0-9]+-?|-")
+#: a documentation placeholder (``<port>``, ``<model_path>``), kept as a word: as shell it is a
+#: syntax error, so it is text copied from a page, not a redirection
+_PLACEHOLDER = re.compile(r"<[A-Za-z0-9_.:/-]+>(?=[\s;&|)]|$)")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 #: a positional parameter (``$1``, ``${10}``) or a special one (``$@``, ``$#``, ...): set by the
 #: shell when the script runs (its arguments, its process), never by an assignment the reader sees
@@ -110,6 +122,7 @@ class _Lexer:
 
     def __init__(self, text: str, env: dict[str, str]):
         self.t, self.i, self.env = text, 0, env
+        self._here: list[tuple[str, bool]] = []   # here-document delimiters awaiting their body
 
     def _break(self, i: int) -> int:
         """The length of the line break at offset ``i``: 2 for ``\\r\\n``, 1 for ``\\n`` or a lone
@@ -202,10 +215,21 @@ class _Lexer:
             if self._break(self.i):
                 yield ("\n", self.i)
                 self.i += self._break(self.i)
+                self._skip_here_documents()
                 continue
             if c == "#":
                 m = _LINE_END.search(t, self.i)
                 self.i = len(t) if m is None else m.start()
+                continue
+            if c in "<>" and t.startswith("(", self.i + 1):   # process substitution: a word, never run
+                yield self._process_substitution()
+                continue
+            if _PLACEHOLDER.match(t, self.i):
+                yield self._word()
+                continue
+            r = _REDIRECT.match(t, self.i)
+            if r:
+                self._redirection(r)
                 continue
             op = next((o for o in OPERATORS if t.startswith(o, self.i)), None)
             if op:
@@ -213,6 +237,56 @@ class _Lexer:
                 self.i += len(op)
                 continue
             yield self._word()
+
+    def _process_substitution(self) -> Word:
+        """The ``<(...)`` / ``>(...)`` at ``self.i`` as one unresolved word; moves past it."""
+        t, start, depth, j = self.t, self.i, 0, self.i + 1
+        while j < len(t):
+            depth += {"(": 1, ")": -1}.get(t[j], 0)
+            j += 1
+            if depth == 0:
+                break
+        self.i = j
+        return Word(t[start:j], start, j, f"process substitution `{t[start:j]}` is not run")
+
+    def _blanks(self) -> None:
+        while self.i < len(self.t) and self.t[self.i] in " \t":
+            self.i += 1
+
+    def _redirection(self, m: re.Match) -> None:
+        """Move past the redirection ``m`` and its target (a word, a process substitution, or the
+        descriptor of ``>&``/``<&``); a here-document's delimiter is queued for the next line."""
+        op = m.group(0).lstrip("0123456789")
+        self.i = m.end()
+        if op in (">&", "<&"):
+            fd = _FD.match(self.t, self.i)
+            if fd:
+                self.i = fd.end()
+                return
+        self._blanks()
+        t = self.t
+        if self.i >= len(t) or self._break(self.i) or any(t.startswith(o, self.i) for o in OPERATORS):
+            return   # no target (a syntax error the shell reports): nothing more to drop
+        if t[self.i] in "<>" and t.startswith("(", self.i + 1):
+            self._process_substitution()
+            return
+        target = self._word()
+        if op in ("<<", "<<-"):
+            self._here.append((target.text, op == "<<-"))
+
+    def _skip_here_documents(self) -> None:
+        """At the start of a line: skip the bodies of the here-documents the previous line opened,
+        each up to its delimiter line (leading tabs stripped for ``<<-``)."""
+        t = self.t
+        while self._here:
+            delim, strip = self._here.pop(0)
+            while self.i < len(t):
+                m = _LINE_END.search(t, self.i)
+                end = len(t) if m is None else m.start()
+                line = t[self.i:end]
+                self.i = end + (self._break(end) if end < len(t) else 0)
+                if (line.lstrip("\t") if strip else line) == delim:
+                    break
 
     def _backquoted(self) -> str:
         """The backquoted command at ``self.i`` as written (never run); moves past it."""
@@ -231,6 +305,13 @@ class _Lexer:
             c = t[self.i]
             if not whole and (c in " \t\r\n" or any(t.startswith(o, self.i) for o in OPERATORS)):
                 break
+            if not whole and c in "<>":
+                ph = _PLACEHOLDER.match(t, self.i)
+                if ph is None:
+                    break   # a redirection starts here (`--port 8000>log`)
+                out.append(ph.group(0))
+                self.i = ph.end()
+                continue
             if quoted and (c == "'" or c == "\\" and t[self.i + 1:self.i + 2] not in ('"', "\\", "$", "`")
                            and not self._break(self.i + 1)):
                 out.append(c)
