@@ -350,6 +350,10 @@ class KVTransfer(Node):
     decode_dp: Optional[int] = F(None, kind="count", doc="`kv_connector_extra_config.decode.dp_size`; default: decode.ep", ge=1)
 
 
+#: the largest TCP port: the port fields are 16 bits (RFC 9293 §3.1, "Source Port: 16 bits")
+PORT_MAX = 65535
+
+
 class Hosts(Node):
     """``hosts { ... }``: each node's address and network interface, and the port bases.
 
@@ -362,10 +366,10 @@ class Hosts(Node):
     nic: Optional[str] = F(None, doc="network interface of the nodes (HCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME, TP_SOCKET_IFNAME)",
                            max_chars=(15, "a network interface name is at most 15 characters "
                                           "(Linux IFNAMSIZ, include/uapi/linux/if.h: 16 with the NUL)"))
-    port: int = F(8000, kind="count", doc="first API port on a node; each further server on the node takes the next", ge=1, le=65535)
-    dp_rpc_port: int = F(13345, kind="count", doc="`--data-parallel-rpc-port` base", ge=1, le=65535)
-    kv_port: int = F(20001, kind="count", doc="KV-transfer port base (the connector's port rules apply)", ge=1, le=65535)
-    proxy_port: int = F(9000, kind="count", doc="port of the P/D proxy or router", ge=1, le=65535)
+    port: int = F(8000, kind="count", doc="first API port on a node; each further server on the node takes the next", ge=1, le=PORT_MAX)
+    dp_rpc_port: int = F(13345, kind="count", doc="`--data-parallel-rpc-port` base", ge=1, le=PORT_MAX)
+    kv_port: int = F(20001, kind="count", doc="KV-transfer port base (the connector's port rules apply)", ge=1, le=PORT_MAX)
+    proxy_port: int = F(9000, kind="count", doc="port of the P/D proxy or router", ge=1, le=PORT_MAX)
 
 
 class Proxy(Node):
