@@ -636,7 +636,9 @@ ENV_VARIABLE_UNREAD = _code(
     "them reads is left out of `env/*.sh` and listed in `manifest.json` (`env_not_written`): it changes nothing "
     "at run time, and is often a variable a newer or older release renamed (vllm-ascend v0.23.0 reads "
     "`VLLM_ASCEND_ENABLE_FLASHCOMM1`, not `VLLM_ASCEND_ENABLE_FLASHCOMM`) or removed (`VLLM_USE_V1`). "
-    "Use the release's own spelling, or remove the entry.",
+    "Use the release's own spelling, or remove the entry. A name close to one the release reads (`HCCL_BUFSIZE`, "
+    "`hccl_buffsize` for `HCCL_BUFFSIZE`: a typo, a change of case, a renamed variable) is a warning with the "
+    "rename as its fix, since the value the plan meant never reaches the servers.",
     'engine "vllm-ascend" { version = "v0.23.0" }  env { VLLM_USE_V1 = "1" }',
     'engine "vllm-ascend" { version = "v0.23.0" }  env { VLLM_ASCEND_ENABLE_FLASHCOMM1 = "1" }')
 
