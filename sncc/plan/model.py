@@ -435,6 +435,9 @@ SLO_STATS = ("mean", "p50", "p90", "p99")
 #: the unit each latency SLO is usually written in, for hints on a bare number (`tpot < 50`
 #: means 50 ms: TPOTs are tens of milliseconds, TTFTs and end-to-end latencies seconds)
 SLO_UNITS = {"ttft": "s", "engine_ttft": "s", "tpot": "ms", "e2e": "s"}
+#: a bare target at or above this counts milliseconds, not :data:`SLO_UNITS`' unit: a first token
+#: 1000 s (17 minutes) after the request is never an SLO, while 1000 ms is a common one (1 s)
+SLO_MS_FROM = {"ttft": 1000, "engine_ttft": 1000}
 #: the time unit each rate SLO is counted per (its target is a bare number: `qpm >= 10`)
 SLO_RATE_PER = {"qpm": "minute", "output_tokens_per_s": "second", "tokens_per_s_per_user": "second"}
 
