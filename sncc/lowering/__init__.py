@@ -57,7 +57,7 @@ def lower(plan, resolved, plan_file: str | None = None) -> Deployment:
         slots, used = place([(n, rs.instances, rs.dp, rs.tp * rs.pp, rs.tp) for n, rs in ctx.roles.items()],
                             ctx.per_node, ctx.nodes_available)
     except PlacementError as e:
-        raise LoweringError(str(e), e.path) from None
+        raise LoweringError(str(e), e.path, help=e.help) from None
     ctx.slots = slots
     nodes_total = len(used)
     bad_hosts = check_hosts(plan, nodes_total)

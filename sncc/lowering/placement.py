@@ -25,9 +25,10 @@ class PlacementError(ValueError):
     """The instances cannot be laid out (one line; lowering turns it into a diagnostic).
     ``path`` is the plan value it is about (``("serve", "tp")``, ``("hardware", "nodes")``)."""
 
-    def __init__(self, message: str, path: tuple[str, ...]) -> None:
+    def __init__(self, message: str, path: tuple[str, ...], help: str | None = None) -> None:
         super().__init__(message)
         self.path = path
+        self.help = help
 
 
 @dataclass(frozen=True)
@@ -107,6 +108,29 @@ def place(roles: list[tuple], per_node: int | None,
                 ranks.append(RankSlot(r, node, tuple(range(base, base + per_rank))))
             slots.append(InstanceSlot(name, i, tuple(dict.fromkeys(rs.node for rs in ranks)), tuple(ranks)))
     if nodes_available is not None and len(used) > nodes_available:
-        raise PlacementError(f"the instances need {len(used)} nodes and the plan has {nodes_available}",
-                             ("hardware", "nodes"))
+        why, fix = _idle_devices(roles, per_node)
+        raise PlacementError(f"the instances need {len(used)} nodes and the plan has {nodes_available}" + why,
+                             ("hardware", "nodes"), help=f"set `nodes = {len(used)}`" + fix)
     return slots, used
+
+
+def _idle_devices(roles: list[tuple], per_node: int | None) -> tuple[str, str]:
+    """(": why", ", or how") for the roles whose instances, smaller than a node and not dividing it,
+    leave devices of each node idle (the rule of :func:`place`: such an instance never spans two
+    nodes); ("", "") when none does."""
+    if not per_node:
+        return "", ""
+    why, names = [], []
+    for name, instances, dp, per_rank, *_ in roles:
+        d = dp * per_rank
+        if d < per_node and per_node % d:
+            fit = per_node // d
+            why.append(f"`{name}`: {format_count(instances, 'instance')} of {d} devices; an instance smaller than "
+                       f"a node stays inside one node, so {fit} per node of {per_node} ({per_node - fit * d} devices idle)")
+            names.append(f"`{name}`")
+    if not why:
+        return "", ""
+    sizes = [k for k in range(1, per_node + 1) if per_node % k == 0]
+    listed = ", ".join(map(str, sizes[:-1])) + f" or {sizes[-1]}" if len(sizes) > 1 else str(sizes[0])
+    return (": " + "; ".join(why),
+            f", or give each {' and '.join(names)} instance a device count that divides {per_node} ({listed})")
