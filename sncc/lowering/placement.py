@@ -1,6 +1,7 @@
 """Where each instance and DP rank runs: nodes and device slices.
 
-Rule (first fit, in prefill, decode, serve order, instance by instance):
+Rule (first fit, in prefill, decode, serve order, instance by instance; the node-level half is
+:func:`sncc.facts.packing.pack`, which the checks share):
 
 * an instance of ``D >= N`` devices (``N`` per node) takes ``ceil(D / N)`` fresh nodes, filled
   in order;
@@ -58,48 +59,29 @@ def place(roles: list[tuple], per_node: int | None,
     Returns (instance slots in order, devices used on each node).  Raises :class:`PlacementError`
     when a rank would straddle two nodes or more nodes are needed than ``nodes_available``.
     """
+    from sncc.facts.packing import pack
+
     slots: list[InstanceSlot] = []
-    used: list[int] = []          # devices used per node
-    sizes: list[int] = []         # node sizes (per_node, or the instance size when unknown)
     for name, instances, dp, per_rank, *rest in roles:
         tp = rest[0] if rest else per_rank
         d = dp * per_rank
+        if instances and per_node is not None and d >= per_node and per_node % per_rank:
+            where = (f"more than a node's {per_node}: its TP group would span nodes"
+                     if per_rank > per_node and tp > per_node else
+                     f"more than a node's {per_node}: tp {tp} fits a node of {per_node}, but its "
+                     f"pp = {per_rank // tp} pipeline stages would sit on different nodes"
+                     if per_rank > per_node else
+                     f"which a node of {per_node} devices does not hold a whole number of: a rank would straddle two nodes")
+            raise PlacementError(f"`{name}`: one DP rank takes tp × pp = {format_count(per_rank, 'device')}, {where}; "
+                                 "sncc starts every rank inside one node "
+                                 "(tensor or pipeline parallelism across nodes needs a Ray cluster, which sncc "
+                                 "does not launch)", (name, "tp"))
+    sizes = [dp * per_rank for _, instances, dp, per_rank, *_ in roles for _ in range(instances)]
+    packed, used, _ = pack(sizes, per_node)
+    at = iter(packed)
+    for name, instances, dp, per_rank, *rest in roles:
         for i in range(instances):
-            if per_node is None:
-                node_ids, offset = [len(used)], 0
-                used.append(d)
-                sizes.append(d)
-            elif d >= per_node:
-                if per_node % per_rank:
-                    where = (f"more than a node's {per_node}: its TP group would span nodes"
-                             if per_rank > per_node and tp > per_node else
-                             f"more than a node's {per_node}: tp {tp} fits a node of {per_node}, but its "
-                             f"pp = {per_rank // tp} pipeline stages would sit on different nodes"
-                             if per_rank > per_node else
-                             f"which a node of {per_node} devices does not hold a whole number of: a rank would straddle two nodes")
-                    raise PlacementError(f"`{name}`: one DP rank takes tp × pp = {format_count(per_rank, 'device')}, {where}; "
-                                         "sncc starts every rank inside one node "
-                                         "(tensor or pipeline parallelism across nodes needs a Ray cluster, which sncc "
-                                         "does not launch)", (name, "tp"))
-                n = -(-d // per_node)
-                first = len(used)
-                node_ids, offset = list(range(first, first + n)), 0
-                for j in range(n):
-                    used.append(min(per_node, d - j * per_node))
-                    sizes.append(per_node)
-            else:
-                k = len(used) - 1
-                offset = None
-                if k >= 0 and sizes[k] == per_node:
-                    start = -(-used[k] // d) * d if per_node % d == 0 else used[k]
-                    if start + d <= per_node:
-                        offset = start
-                if offset is None:
-                    used.append(0)
-                    sizes.append(per_node)
-                    k, offset = len(used) - 1, 0
-                used[k] = offset + d
-                node_ids = [k]
+            node_ids, offset = next(at)
             ranks = []
             for r in range(dp):
                 lo = offset + r * per_rank

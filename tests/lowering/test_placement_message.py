@@ -34,3 +34,14 @@ def test_the_corrected_twins_lay_out():
     for nodes, devices, dp in ((4, 6, 3), (2, 4, 2)):
         comp = compile_text(_plan(nodes, devices, dp))
         assert not [d for d in comp.diagnostics if d.is_error], (nodes, [d.message for d in comp.diagnostics if d.is_error])
+
+
+def test_device_count_help_names_the_nodes_the_layout_takes():
+    """SN3002's "N nodes would fit" counts nodes as the placement does: 4 × 6 devices on nodes of 8
+    take 4 nodes (said 3, which SN4042 then refused)."""
+    comp = compile_text(_plan(2, 6, 3))
+    (d,) = [d for d in comp.diagnostics if d.code.code == "SN3002"]
+    assert d.help.endswith("; 4 nodes of 8 devices would fit"), d.help
+    comp = compile_text(_plan(1, 4, 2))
+    (d,) = [d for d in comp.diagnostics if d.code.code == "SN3002"]
+    assert d.help.endswith("; 2 nodes of 8 devices would fit"), d.help
