@@ -10,6 +10,9 @@ quotes, backslash escapes, ``#`` comments, ``\\``-newline continuations, where a
   script assigned before (``NAME=v``, ``export NAME=v``), else to the default, else stay as written
   and the word is marked *unresolved*; the default is expanded the same way, as bash does
   (``${MODEL:-$MODEL_DIR/m}``, ``${PORT:-${BASE:-8000}}``), and ``:-`` takes it for an empty value too;
+* arrays: ``NAME=(w1 w2 ...)`` (and ``NAME+=(...)``) are recorded as the script reads them, and
+  ``"${NAME[@]}"`` / ``${NAME[*]}`` expand to their words (each located at the expansion),
+  ``${NAME[i]}`` to one, ``$NAME`` to the first; an array not set before is unresolved;
 * ``$(...)`` and backquotes are never run: the word is unresolved, except the idiom for the
   script's own folder (``$(dirname "$0")``, ``$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)``),
   which becomes a path relative to the script (``.``, ``./..``), as ``sncc import`` reads paths;
@@ -35,6 +38,10 @@ CONDITIONAL_WORDS = frozenset({"if", "then", "else", "elif", "fi", "case", "esac
 #: operators that end a simple command
 OPERATORS = ("&&", "||", ";;", ";", "&", "|")
 _LINE_END = re.compile(r"[\r\n]")
+#: an array assignment's start: ``NAME=(`` or ``NAME+=(``
+_ARRAY = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\+?)=\(")
+#: separates an array's words inside one expanded word until :meth:`_Lexer.tokens` splits them
+_SEP = "\x1f"
 #: a redirection operator with its optional file descriptor (bash "Redirections"): the longest
 #: spellings first, ``&>`` before the ``&`` operator and ``>|`` before ``|``
 _REDIRECT = re.compile(r"(?:[0-9]+)?(?:&>>|&>|>>|>&|>\||<<<|<<-|<<|<>|<&|>|<)")
@@ -123,6 +130,7 @@ class _Lexer:
     def __init__(self, text: str, env: dict[str, str]):
         self.t, self.i, self.env = text, 0, env
         self._here: list[tuple[str, bool]] = []   # here-document delimiters awaiting their body
+        self.split = False   # the word being read holds an array expansion (words joined by _SEP)
 
     def _break(self, i: int) -> int:
         """The length of the line break at offset ``i``: 2 for ``\\r\\n``, 1 for ``\\n`` or a lone
@@ -177,6 +185,17 @@ class _Lexer:
             body, self.i = t[i + 2:j], j + 1
             if re.fullmatch(r"[0-9]+|[@*#?$!-]", body):
                 return t[i:j + 1], _special_reason(body)
+            arr = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)\[(@|\*|[0-9]+)\]", body)
+            if arr:
+                items = self.env.get(arr.group(1) + "[@]")
+                if items is None:
+                    return t[i:j + 1], f"the array `{arr.group(1)}` is not set before this line"
+                words = items.split(_SEP) if items else []
+                if arr.group(2).isdigit():
+                    n = int(arr.group(2))
+                    return (words[n] if n < len(words) else ""), ""
+                self.split = True
+                return (" ".join(words) if quoted and arr.group(2) == "*" else _SEP.join(words)), ""
             m = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)(?:(:?)-(.*))?", body, re.S)
             if not m:
                 return t[i:j + 1], f"`{t[i:j + 1]}` is not a plain expansion"
@@ -224,6 +243,10 @@ class _Lexer:
             if c in "<>" and t.startswith("(", self.i + 1):   # process substitution: a word, never run
                 yield self._process_substitution()
                 continue
+            arr = _ARRAY.match(t, self.i)
+            if arr:
+                self._array(arr)
+                continue
             if _PLACEHOLDER.match(t, self.i):
                 yield self._word()
                 continue
@@ -236,7 +259,44 @@ class _Lexer:
                 yield (op, self.i)
                 self.i += len(op)
                 continue
-            yield self._word()
+            self.split = False
+            w = self._word()
+            if not self.split:
+                yield w
+            elif w.text:   # an array expansion: its words, each at the expansion ("${A[@]}" of none: no word)
+                for part in w.text.split(_SEP):
+                    yield Word(part, w.start, w.end, w.unresolved)
+
+    def _array(self, m: re.Match) -> None:
+        """Read the array assignment ``NAME=(...)`` at ``m`` (its words expanded as the shell does)
+        into the variables: ``NAME[@]`` its words, ``NAME`` the first."""
+        t, name = self.t, m.group(1)
+        self.i = m.end()
+        items: list[str] = []
+        while self.i < len(t):
+            c = t[self.i]
+            if c == "\\" and self._break(self.i + 1):
+                self.i += 1 + self._break(self.i + 1)
+            elif c in " \t" or self._break(self.i):
+                self.i += self._break(self.i) or 1
+            elif c == "#":
+                m2 = _LINE_END.search(t, self.i)
+                self.i = len(t) if m2 is None else m2.start()
+            elif c == ")":
+                self.i += 1
+                break
+            else:
+                self.split = False
+                w = self._word(stop=")")
+                if self.i == w.start:   # nothing read (an operator inside the parentheses): skip it
+                    self.i += 1
+                    continue
+                items.extend(w.text.split(_SEP) if self.split else [w.text])
+        if m.group(2):   # NAME+=(...)
+            old = self.env.get(name + "[@]")
+            items = (old.split(_SEP) if old else []) + items
+        self.env[name + "[@]"] = _SEP.join(items)
+        self.env[name] = items[0] if items else ""
 
     def _process_substitution(self) -> Word:
         """The ``<(...)`` / ``>(...)`` at ``self.i`` as one unresolved word; moves past it."""
@@ -295,7 +355,7 @@ class _Lexer:
         text, self.i = self.t[self.i:j + 1], j + 1
         return text
 
-    def _word(self, whole: bool = False, quoted: bool = False) -> Word:
+    def _word(self, whole: bool = False, quoted: bool = False, stop: str = "") -> Word:
         """The word at ``self.i``; ``whole``: all of the text is one word (the default of
         ``${NAME:-default}``, blanks and operators included), ``quoted`` inside double quotes,
         where a single quote is an ordinary character (bash: ``"${U:-'a'}"`` is ``'a'``)."""
@@ -303,7 +363,7 @@ class _Lexer:
         out, why = [], ""
         while self.i < len(t):
             c = t[self.i]
-            if not whole and (c in " \t\r\n" or any(t.startswith(o, self.i) for o in OPERATORS)):
+            if not whole and (c in " \t\r\n" or c in stop or any(t.startswith(o, self.i) for o in OPERATORS)):
                 break
             if not whole and c in "<>":
                 ph = _PLACEHOLDER.match(t, self.i)

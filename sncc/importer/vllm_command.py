@@ -342,7 +342,12 @@ def parse_args(words: list[Word], manifest, file: str, version_label: str,
         w = words[i]
         text = w.text
         if not text.startswith("-") or text == "-":
-            if positional:
+            if positional and w.unresolved:
+                # a word the shell makes at run time (an array the reader did not see, `$@`): it may
+                # be options, not a second positional; what it holds is not imported
+                probs.append(Problem("unresolved", (w.start, w.end),
+                                     f"`{text}`: {w.unresolved}; the words it stands for are not imported", file=file))
+            elif positional:
                 # `vllm serve` takes one positional (the model): argparse exits on any further one
                 probs.append(Problem("unknown", (w.start, w.end),
                                      f"`{text}` is an extra positional argument: `vllm serve` of {version_label} "
