@@ -321,7 +321,7 @@ def _yaml_options(src: SourceFile, manifest, label: str) -> tuple[list[Option], 
     (the release's ``config_file`` rules), lists and maps as values; each at its key's offset."""
     import yaml
 
-    from sncc.importer.vllm_command import _suggest, typed
+    from sncc.importer.vllm_command import ValueRefused, _suggest, typed
 
     try:
         root = yaml.compose(src.text)
@@ -355,7 +355,8 @@ def _yaml_options(src: SourceFile, manifest, label: str) -> tuple[list[Option], 
             if isinstance(value, (str, int, float)) and not isinstance(value, bool) and not arg.boolean:
                 value = typed(arg, str(value))
         except ValueError as e:
-            probs.append(Problem("bad-value", vat, f"`{key}`: {e}", file=src.name))
+            probs.append(Problem("bad-value", vat, f"`{key}` {e}" if isinstance(e, ValueRefused) else f"`{key}`: {e}",
+                                 file=src.name))
             continue
         if key.startswith("no-") and value is True and arg.negative:
             value = False
