@@ -1175,7 +1175,21 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
 
 
 def import_files(paths: list[str], **kw) -> ImportResult:
-    """:func:`import_sources` of files on disk (UTF-8).  Raises OSError when a file cannot be read."""
-    from sncc.source import read_bytes_limited
+    """:func:`import_sources` of files on disk (UTF-8), ``-`` being stdin (named ``<stdin>``; the
+    files it names are read relative to the current folder).  Raises OSError when a file cannot
+    be read."""
+    import sys
 
-    return import_sources([SourceFile(p, read_bytes_limited(p).decode("utf-8", errors="replace")) for p in paths], **kw)
+    from sncc.source import MAX_FILE_BYTES, read_bytes_limited
+
+    def read(p: str) -> SourceFile:
+        if p == "-":
+            data = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
+            if len(data) > MAX_FILE_BYTES:
+                import errno
+
+                raise OSError(errno.EFBIG, f"larger than {MAX_FILE_BYTES / 2**20:g} MiB, the most sncc reads", "<stdin>")
+            return SourceFile("<stdin>", data.decode("utf-8", errors="replace"))
+        return SourceFile(p, read_bytes_limited(p).decode("utf-8", errors="replace"))
+
+    return import_sources([read(p) for p in paths], **kw)
