@@ -40,6 +40,7 @@ BUILD_BLOCKING = frozenset({
     "SN4042",  # deployment-impossible (lowering)
     "SN2040",  # hosts-addresses-mismatch (lowering: a node without an address; the hosts check: one given twice)
     "SN4043",  # port-conflict (lowering: two listeners on one port of a node)
+    "SN4047",  # port-out-of-range (lowering: a port counted up from its base past 65535)
 })
 
 #: (code, plan path) pairs that block like :data:`BUILD_BLOCKING` where the code as a whole does

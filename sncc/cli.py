@@ -724,14 +724,21 @@ def calibrate(measurements: str, out: str, fmt: str) -> None:
 
 
 @main.command()
-@click.argument("code")
-def explain(code: str) -> None:
-    """Explain an error CODE (``SN3001``) or name (``parallel-size-mismatch``)."""
+@click.argument("code", required=False)
+def explain(code: str | None) -> None:
+    """Explain an error CODE (``SN3001``) or name (``parallel-size-mismatch``); without CODE,
+    list every code."""
     from sncc.diagnostics.codes import REGISTRY, lookup
 
+    if code is None:
+        width = max(len(ec.name) for ec in REGISTRY.values())
+        click.echo("\n".join(f"{c}  {ec.name:<{width}}  {ec.severity:<7}  {ec.summary}"
+                              for c, ec in sorted(REGISTRY.items())))
+        return
     ec = lookup(code) or (lookup("SN" + code) if code.isdigit() else None)
     if ec is None:
-        click.echo(f"sncc: error: unknown code `{code}`; codes are SN1001 … {max(REGISTRY)}", err=True)
+        click.echo(f"sncc: error: unknown code `{code}`; codes are SN1001 … {max(REGISTRY)} "
+                   "(`sncc explain` lists them)", err=True)
         sys.exit(EXIT_FAILURE)
     from sncc.listing import explain_page, show
 

@@ -131,7 +131,7 @@ class Compilation:
         except LoweringError as e:
             code = e.code or codes.DEPLOYMENT_IMPOSSIBLE
             return None, [diag(code, str(e), _span_of_path(self.plan, e.path),
-                               help=f"see `sncc explain {code.code}`", path=e.path)]
+                               help=getattr(e, "help", None) or f"see `sncc explain {code.code}`", path=e.path)]
         spare = unused_addresses(self.plan, len(dep.nodes))
         if spare:
             path = ("hosts", "addresses")

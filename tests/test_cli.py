@@ -86,6 +86,20 @@ def test_explain_known_and_unknown():
     assert run("explain", "SN0000").exit_code == 2
 
 
+def test_explain_without_a_code_lists_every_code():
+    """SN1005's help says "codes are listed by `sncc explain`": without CODE it lists them
+    (code, name, severity, summary), as `sncc schema` lists the schemas (was a usage error, exit 2)."""
+    from sncc.diagnostics.codes import REGISTRY
+
+    r = run("explain")
+    assert r.exit_code == 0, r.output
+    lines = r.output.splitlines()
+    for code, ec in REGISTRY.items():
+        assert any(ln.startswith(code) and ec.name in ln and ec.severity in ln for ln in lines), code
+    unknown = run("explain", "SN0000")
+    assert "`sncc explain` lists them" in unknown.output
+
+
 def test_usage_error_exits_2():
     assert run("check").exit_code == 2
     assert run("frobnicate").exit_code == 2

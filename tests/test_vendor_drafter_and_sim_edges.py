@@ -209,6 +209,21 @@ def test_open_loop_qpm_interval_does_not_exceed_offered_rate():
     assert v.high is not None and v.high <= max(120.0, v.observed) + 1e-9
 
 
+def test_open_loop_output_tokens_interval_does_not_exceed_offered_load():
+    """The output tokens/s SLO's interval is capped as QPM's is: an open loop cannot complete more
+    than the offered requests, so its tokens/s high end is the point estimate scaled by the QPM's
+    headroom to the offered rate (was the residual's 1.7x, past the offered load)."""
+    from sncc.sim import simulate
+    from sncc.sim.from_plan import spec_from_plan
+
+    comp = _compile(MIXED.replace("slo { qpm >= 110 }", "slo { output_tokens_per_s >= 900 }"))
+    res = simulate(spec_from_plan(comp.plan, comp.resolved))
+    v = res.slo[0]
+    headroom = max(120.0, res.qpm) / res.qpm        # 60 x 2 req/s over the steady QPM
+    assert v.high is not None and v.high <= v.observed * headroom + 1e-6, (v.observed, v.high, headroom)
+    assert v.low <= v.observed <= v.high
+
+
 def test_qpm_cap_leaves_closed_loop_alone():
     from types import SimpleNamespace
     from sncc.sim.engine.metrics import qpm_cap

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from sncc.checks._rules import engine_release, release_related, vllm_label
 from sncc.diagnostics import codes
-from sncc.diagnostics.model import Related, diag
+from sncc.diagnostics.model import Edit, Fix, Related, diag
 
 #: what to suggest when a precondition fails, by rule; {opt} is the plan option, {role} the role
 _HELP = {
@@ -120,11 +120,14 @@ def check_env_read(plan, r):
             who = who.replace(pinned, f"{pinned} (sncc's default pin)") if pinned in who else f"{who} (sncc's default pin)"
         span, path = where[k]
         near = nearby.get(k)
+        notes = ["manifests: sncc/engines/<engine>/data/<version>.json; the stack below: sncc/engines/cann_env.json"]
+        if near:   # a near-miss of a variable the release reads: the value the writer meant is lost
+            notes.insert(0, f"`{near}` does not get this value: the servers run with sncc's or the engine's default for it")
         yield diag(codes.ENV_VARIABLE_UNREAD,
                    f"`{k}` is read by neither {who}; sncc does not export it",
                    span, help=(f"did you mean `{near}`?" if near else "remove it, or use the release's own spelling"),
-                   notes=["manifests: sncc/engines/<engine>/data/<version>.json; the stack below: sncc/engines/cann_env.json"],
-                   path=path)
+                   notes=notes, path=path, severity="warning" if near else None,
+                   fixes=[Fix(f"rename to `{near}`", (Edit(span, near),), "unsafe")] if near and span is not None else ())
 
 
 def _value_rules(adapter, vllm: str, vendor: str) -> list[dict]:

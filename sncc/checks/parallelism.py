@@ -137,6 +137,14 @@ def check_plan_size(plan, r):
                help=help_, notes=[source], path=(name, "instances"))
 
 
+def _nodes_taken(plan, per_node: int) -> int:
+    """The nodes the roles' instances take under the placement rule (:func:`sncc.facts.packing.pack`:
+    an instance smaller than a node stays inside one), not the devices divided by the node size."""
+    from sncc.facts.packing import nodes_taken
+
+    return nodes_taken([role.devices for _, role in plan.roles() for _ in range(role.instances)], per_node)
+
+
 def check_device_count(plan, r):
     """All roles fit in the hardware (SN3002); unused devices are a warning (SN3003).  Nothing
     more is said of hardware whose `nodes`/`devices` is already in error (:attr:`Facts.devices_in_error`).
@@ -159,7 +167,7 @@ def check_device_count(plan, r):
     avail = r.devices_available
     per_node = sysm.devices_per_node if sysm is not None else None
     if used > avail:
-        need = f"; {-(-used // per_node)} nodes of {format_count(per_node, 'device')} would fit" if per_node else ""
+        need = f"; {_nodes_taken(plan, per_node)} nodes of {format_count(per_node, 'device')} would fit" if per_node else ""
         yield diag(codes.DEVICES_EXCEED, f"the roles need {format_count(used, 'device')} ({parts}) but the hardware has {avail}",
                    r.devices_span or hw.name_span,
                    related=[Related(role.span_of("instances"), f"{n} uses {role.instances * role.devices}") for n, role in plan.roles()],

@@ -635,6 +635,16 @@ PORT_CONFLICT = _code(
     'hosts { port = 9000  proxy_port = 9000 }',
     'hosts { port = 8000  proxy_port = 9000 }')
 
+PORT_OUT_OF_RANGE = _code(
+    "SN4047", "port-out-of-range", "error", "a listener's port, counted up from its `hosts` base, is past 65535",
+    "The `hosts` keys are port bases: each further server on a node takes the next API port after `hosts.port`, "
+    "each further multi-rank instance the next DP RPC port after `hosts.dp_rpc_port`, and each P/D rank its "
+    "KV-transfer ports from `hosts.kv_port` (Mooncake: one per device of the instance). A TCP port is 16 bits "
+    "(RFC 9293 §3.1), so a base near 65535 leaves the later servers a port that does not exist, and they fail "
+    "at start-up. Lower the base so the whole range fits. This error cannot be suppressed for `sncc build`.",
+    'decode { devices = 16  tp = 4  dp = 4 }  # 4 API servers on the node\nhosts { port = 65534 }  # 65534 to 65537',
+    'decode { devices = 16  tp = 4  dp = 4 }\nhosts { port = 8000 }  # 8000 to 8003')
+
 ENV_VARIABLE_UNREAD = _code(
     "SN4044", "env-variable-unread", "info", "nothing in the pinned engine release reads this environment variable",
     "`sncc build` exports only variables someone reads: the pinned engine release, the vLLM it runs (their "
@@ -643,7 +653,9 @@ ENV_VARIABLE_UNREAD = _code(
     "them reads is left out of `env/*.sh` and listed in `manifest.json` (`env_not_written`): it changes nothing "
     "at run time, and is often a variable a newer or older release renamed (vllm-ascend v0.23.0 reads "
     "`VLLM_ASCEND_ENABLE_FLASHCOMM1`, not `VLLM_ASCEND_ENABLE_FLASHCOMM`) or removed (`VLLM_USE_V1`). "
-    "Use the release's own spelling, or remove the entry.",
+    "Use the release's own spelling, or remove the entry. A name close to one the release reads (`HCCL_BUFSIZE`, "
+    "`hccl_buffsize` for `HCCL_BUFFSIZE`: a typo, a change of case, a renamed variable) is a warning with the "
+    "rename as its fix, since the value the plan meant never reaches the servers.",
     'engine "vllm-ascend" { version = "v0.23.0" }  env { VLLM_USE_V1 = "1" }',
     'engine "vllm-ascend" { version = "v0.23.0" }  env { VLLM_ASCEND_ENABLE_FLASHCOMM1 = "1" }')
 

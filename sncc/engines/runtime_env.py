@@ -134,7 +134,8 @@ SPELLING_HINTS = 100
 def close_spellings(names, adapter, version: str | None, vendor: str) -> dict[str, str]:
     """``{name: spelling}`` for each of ``names`` with a variable the pinned release reads whose
     name is close (a likely intended spelling, e.g. ``VLLM_ASCEND_ENABLE_FLASHCOMM1`` for
-    ``VLLM_ASCEND_ENABLE_FLASHCOMM``).  Candidates share the name's first underscore-separated
+    ``VLLM_ASCEND_ENABLE_FLASHCOMM``, ``HCCL_BUFFSIZE`` for ``hccl_buffsize``: names are compared
+    in upper case).  Candidates share the name's first underscore-separated
     word and differ in length by at most 2; only the first :data:`SPELLING_HINTS` names (in name
     order) are looked at, so a plan with thousands of entries stays fast."""
     import difflib
@@ -147,8 +148,12 @@ def close_spellings(names, adapter, version: str | None, vendor: str) -> dict[st
         by_word.setdefault(k.split("_", 1)[0], []).append(k)
     out = {}
     for name in sorted(names)[:SPELLING_HINTS]:
-        cands = [k for k in by_word.get(name.split("_", 1)[0], ()) if abs(len(k) - len(name)) <= 2]
-        match = difflib.get_close_matches(name, cands, n=1, cutoff=0.9) if cands else []
+        upper = name.upper()   # variable names are case-sensitive: `hccl_buffsize` is not HCCL_BUFFSIZE
+        if upper != name and upper in got[0]:
+            out[name] = upper
+            continue
+        cands = [k for k in by_word.get(upper.split("_", 1)[0], ()) if abs(len(k) - len(name)) <= 2]
+        match = difflib.get_close_matches(upper, cands, n=1, cutoff=0.9) if cands else []
         if match:
             out[name] = match[0]
     return out

@@ -410,7 +410,7 @@ def _yaml_options(src: SourceFile, manifest, label: str) -> tuple[list[Option], 
     (the release's ``config_file`` rules), lists and maps as values; each at its key's offset."""
     import yaml
 
-    from sncc.importer.vllm_command import _suggest, typed
+    from sncc.importer.vllm_command import ValueRefused, _suggest, typed
 
     try:
         root = yaml.compose(src.text)
@@ -444,7 +444,8 @@ def _yaml_options(src: SourceFile, manifest, label: str) -> tuple[list[Option], 
             if isinstance(value, (str, int, float)) and not isinstance(value, bool) and not arg.boolean:
                 value = typed(arg, str(value))
         except ValueError as e:
-            probs.append(Problem("bad-value", vat, f"`{key}`: {e}", file=src.name))
+            probs.append(Problem("bad-value", vat, f"`{key}` {e}" if isinstance(e, ValueRefused) else f"`{key}`: {e}",
+                                 file=src.name))
             continue
         if key.startswith("no-") and value is True and arg.negative:
             value = False
@@ -1329,7 +1330,21 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
 
 
 def import_files(paths: list[str], **kw) -> ImportResult:
-    """:func:`import_sources` of files on disk (UTF-8).  Raises OSError when a file cannot be read."""
-    from sncc.source import read_bytes_limited
+    """:func:`import_sources` of files on disk (UTF-8), ``-`` being stdin (named ``<stdin>``; the
+    files it names are read relative to the current folder).  Raises OSError when a file cannot
+    be read."""
+    import sys
 
-    return import_sources([SourceFile(p, read_bytes_limited(p).decode("utf-8", errors="replace")) for p in paths], **kw)
+    from sncc.source import MAX_FILE_BYTES, read_bytes_limited
+
+    def read(p: str) -> SourceFile:
+        if p == "-":
+            data = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
+            if len(data) > MAX_FILE_BYTES:
+                import errno
+
+                raise OSError(errno.EFBIG, f"larger than {MAX_FILE_BYTES / 2**20:g} MiB, the most sncc reads", "<stdin>")
+            return SourceFile("<stdin>", data.decode("utf-8", errors="replace"))
+        return SourceFile(p, read_bytes_limited(p).decode("utf-8", errors="replace"))
+
+    return import_sources([read(p) for p in paths], **kw)

@@ -61,21 +61,43 @@ def import_command(files, output, system, engine, engine_version, model) -> None
     sys.exit(1 if res.has_errors or not res.text else 0)
 
 
+def _origin_line(span, plan_src, sources):
+    """(source, 1-based line) of the script line the imported plan's value at ``span`` came from
+    (its line's ``# from run.sh:12`` comment), or (None, 0)."""
+    if span is None or span.file != plan_src.name:
+        return None, 0
+    m = _ORIGIN.search(plan_src.line_text(plan_src.line_col(span.start)[0]))
+    if not m:
+        return None, 0
+    target = next((s for name, s in sources.items() if name.endswith(m.group("file"))), None)
+    n = int(m.group("line"))
+    return (target, n) if target is not None and 1 <= n <= target.line_count else (None, 0)
+
+
+def _line_span(target, n):
+    """The span of script line ``n`` of ``target`` without its indentation and continuation."""
+    text = target.line_text(n)
+    base = target.offset_of_lsp(n - 1, 0)
+    return target.span(base + (len(text) - len(text.lstrip())), base + len(text.rstrip(" \\")))
+
+
 def relocate(d, plan_src, sources):
     """Diagnostic ``d`` of the imported plan moved onto the script line its value came from (the
     origin comment of the plan line it points at), the plan location kept as a related note; ``d``
-    unchanged when that line names no origin."""
+    unchanged when that line names no origin.  Its related locations in the imported plan move
+    onto their values' script lines the same way (the imported plan is not on disk)."""
     from sncc.diagnostics.model import Related
 
     if d.span is None or d.span.file != plan_src.name:
         return d
+    moved = []
+    for r in d.related:
+        src, k = _origin_line(r.span, plan_src, sources)
+        moved.append(Related(_line_span(src, k), r.message) if src is not None else r)
+    d = dataclasses.replace(d, related=tuple(moved))
     line = plan_src.line_col(d.span.start)[0]
-    m = _ORIGIN.search(plan_src.line_text(line))
-    target, n = None, 0
-    if m:
-        target = next((s for name, s in sources.items() if name.endswith(m.group("file"))), None)
-        n = int(m.group("line"))
-    if target is None or not 1 <= n <= target.line_count:
+    target, n = _origin_line(d.span, plan_src, sources)
+    if target is None:
         # a value the script does not set (an engine default, a catalog fact): the command line
         # it would go on, with the imported plan's line as a note (that file is not on disk)
         target, n = _command_line(sources, plan_src.name)
@@ -83,11 +105,7 @@ def relocate(d, plan_src, sources):
             return d
         note = f"imported plan line {line}: `{plan_src.line_text(line).strip()}` (not set in the script)"
         d = dataclasses.replace(d, notes=tuple(d.notes) + (note,))
-    text = target.line_text(n)
-    base = target.offset_of_lsp(n - 1, 0)
-    start = base + (len(text) - len(text.lstrip()))
-    end = base + len(text.rstrip(" \\"))
-    return dataclasses.replace(d, span=target.span(start, end),
+    return dataclasses.replace(d, span=_line_span(target, n),
                                related=d.related + (Related(d.span, "as imported into the plan"),))
 
 

@@ -15,11 +15,18 @@ quotes, backslash escapes, ``#`` comments, ``\\``-newline continuations, where a
   else to nothing; any other form (``${NAME#pat}``, ``${#NAME}``, ``${NAME:?msg}``) is unresolved;
 * an unquoted expansion's result is split into words at blanks and newlines and an empty one
   removed, as bash's field splitting does (``${OPT:+--flag $OPT}`` is two words);
+* arrays: ``NAME=(w1 w2 ...)`` (and ``NAME+=(...)``) are recorded as the script reads them, and
+  ``"${NAME[@]}"`` / ``${NAME[*]}`` expand to their words (each located at the expansion),
+  ``${NAME[i]}`` to one, ``$NAME`` to the first; an array not set before is unresolved;
 * ``$(...)`` and backquotes are never run: the word is unresolved, except the idiom for the
   script's own folder (``$(dirname "$0")``, ``$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)``),
   which becomes a path relative to the script (``.``, ``./..``), as ``sncc import`` reads paths;
 * ``if`` / ``then`` / ``else`` / ``elif`` / ``fi`` and ``case`` are not evaluated: their words are
-  recorded (:attr:`Script.conditionals`) and the assignments of every branch apply in order.
+  recorded (:attr:`Script.conditionals`) and the assignments of every branch apply in order;
+* redirections (``> log``, ``>> log``, ``2>&1``, ``&> log``, ``< /dev/null``, ``>| f``, ``> >(tee f)``)
+  are dropped with their targets, as the shell takes them out of the command's words (an unquoted
+  ``<`` or ``>`` ends a word, as in bash), and a here-document's body (``<<EOF`` ... ``EOF``) is
+  skipped; a ``<name>`` placeholder copied from documentation (``--port <port>``) stays a word.
 
 Shapes: a :class:`Word` is ``text`` (after quote removal and expansion) with ``start``/``end``
 code-point offsets into the script; a :class:`Command` is its words (leading ``NAME=v`` assignments
@@ -36,12 +43,18 @@ CONDITIONAL_WORDS = frozenset({"if", "then", "else", "elif", "fi", "case", "esac
 #: operators that end a simple command
 OPERATORS = ("&&", "||", ";;", ";", "&", "|")
 _LINE_END = re.compile(r"[\r\n]")
-#: a redirection operator at a word's start (bash manual, "Redirections"): an optional file-descriptor
-#: number glued to it, then `<<<`, `<<`, `<>`, `<&`, `<`, `>>`, `>&`, `>|`, `>`, or `&>>` / `&>`; the shell
-#: applies it to the command and removes it (and its target word) from the command's arguments
-_REDIRECTION = re.compile(r"\d*(?:<<<|<<-?|<>|<&|<|>>|>&|>\||>)|&>>?")
-#: the target of `>&` / `<&` glued to it: a file descriptor, optionally moved (`3-`), or `-` (close)
-_DUP_TARGET = re.compile(r"\d+-?|-")
+#: an array assignment's start: ``NAME=(`` or ``NAME+=(``
+_ARRAY = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\+?)=\(")
+#: separates an array's words inside one expanded word until :meth:`_Lexer.tokens` splits them
+_SEP = "\x1f"
+#: a redirection operator with its optional file descriptor (bash "Redirections"): the longest
+#: spellings first, ``&>`` before the ``&`` operator and ``>|`` before ``|``
+_REDIRECT = re.compile(r"(?:[0-9]+)?(?:&>>|&>|>>|>&|>\||<<<|<<-|<<|<>|<&|>|<)")
+#: what ``>&`` / ``<&`` duplicate or close (``2>&1``, ``<&-``): part of the operator, no target word
+_FD = re.compile(r"[0-9]+-?|-")
+#: a documentation placeholder (``<port>``, ``<model_path>``), kept as a word: as shell it is a
+#: syntax error, so it is text copied from a page, not a redirection
+_PLACEHOLDER = re.compile(r"<[A-Za-z0-9_.:/-]+>(?=[\s;&|)]|$)")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 #: where field splitting splits an unquoted expansion's result: bash's default IFS (blank, tab, newline)
 _IFS = re.compile(r"[ \t\n]+")
@@ -123,6 +136,8 @@ class _Lexer:
 
     def __init__(self, text: str, env: dict[str, str]):
         self.t, self.i, self.env = text, 0, env
+        self._here: list[tuple[str, bool]] = []   # here-document delimiters awaiting their body
+        self.split = False   # the word being read holds an array expansion (words joined by _SEP)
 
     def _break(self, i: int) -> int:
         """The length of the line break at offset ``i``: 2 for ``\\r\\n``, 1 for ``\\n`` or a lone
@@ -185,6 +200,17 @@ class _Lexer:
             body, self.i = t[i + 2:j], j + 1
             if re.fullmatch(r"[0-9]+|[@*#?$!-]", body):
                 return t[i:j + 1], _special_reason(body)
+            arr = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)\[(@|\*|[0-9]+)\]", body)
+            if arr:
+                items = self.env.get(arr.group(1) + "[@]")
+                if items is None:
+                    return t[i:j + 1], f"the array `{arr.group(1)}` is not set before this line"
+                words = items.split(_SEP) if items else []
+                if arr.group(2).isdigit():
+                    n = int(arr.group(2))
+                    return (words[n] if n < len(words) else ""), ""
+                self.split = True
+                return (" ".join(words) if quoted and arr.group(2) == "*" else _SEP.join(words)), ""
             m = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)(?:(:?)([-=+])(.*))?", body, re.S)
             if not m:
                 return t[i:j + 1], (f"`{t[i:j + 1]}` is not evaluated (the import expands `${{NAME}}`, "
@@ -265,36 +291,124 @@ class _Lexer:
             if self._break(self.i):
                 yield ("\n", self.i)
                 self.i += self._break(self.i)
+                self._skip_here_documents()
                 continue
             if c == "#":
                 m = _LINE_END.search(t, self.i)
                 self.i = len(t) if m is None else m.start()
                 continue
-            m = _REDIRECTION.match(t, self.i)
-            if m:
-                self._redirection(m)
+            if c in "<>" and t.startswith("(", self.i + 1):   # process substitution: a word, never run
+                yield self._process_substitution()
+                continue
+            arr = _ARRAY.match(t, self.i)
+            if arr:
+                self._array(arr)
+                continue
+            if _PLACEHOLDER.match(t, self.i):
+                yield self._word()
+                continue
+            r = _REDIRECT.match(t, self.i)
+            if r:
+                self._redirection(r)
                 continue
             op = next((o for o in OPERATORS if t.startswith(o, self.i)), None)
             if op:
                 yield (op, self.i)
                 self.i += len(op)
                 continue
-            yield from self._fields(self._word())
+            yield from self._words()
 
-    def _redirection(self, m: re.Match) -> None:
-        """Move past the redirection ``m`` matched at ``self.i`` and its target word (``2>&1``,
-        ``> serve.log``, ``&> 'a b.log'``): neither is an argument of the command."""
+    def _words(self, stop: str = "") -> list[Word]:
+        """The word at ``self.i`` as the words the shell makes of it: field splitting
+        (:meth:`_fields`), then an array expansion's words, each located at the word
+        (``"${A[@]}"`` of an empty array: none)."""
+        self.split = False
+        w = self._word(stop=stop)
+        fields = self._fields(w)
+        if not self.split:
+            return fields
+        return [Word(part, f.start, f.end, f.unresolved) for f in fields if f.text for part in f.text.split(_SEP)]
+
+    def _array(self, m: re.Match) -> None:
+        """Read the array assignment ``NAME=(...)`` at ``m`` (its words expanded as the shell does)
+        into the variables: ``NAME[@]`` its words, ``NAME`` the first."""
+        t, name = self.t, m.group(1)
         self.i = m.end()
-        if m.group().endswith(("&",)):
-            d = _DUP_TARGET.match(self.t, self.i)
-            if d:
-                self.i = d.end()
-                return
+        items: list[str] = []
+        while self.i < len(t):
+            c = t[self.i]
+            if c == "\\" and self._break(self.i + 1):
+                self.i += 1 + self._break(self.i + 1)
+            elif c in " \t" or self._break(self.i):
+                self.i += self._break(self.i) or 1
+            elif c == "#":
+                m2 = _LINE_END.search(t, self.i)
+                self.i = len(t) if m2 is None else m2.start()
+            elif c == ")":
+                self.i += 1
+                break
+            else:
+                start = self.i
+                ws = self._words(stop=")")
+                if self.i == start:   # nothing read (an operator inside the parentheses): skip it
+                    self.i += 1
+                    continue
+                items.extend(w.text for w in ws)
+        if m.group(2):   # NAME+=(...)
+            old = self.env.get(name + "[@]")
+            items = (old.split(_SEP) if old else []) + items
+        self.env[name + "[@]"] = _SEP.join(items)
+        self.env[name] = items[0] if items else ""
+
+    def _process_substitution(self) -> Word:
+        """The ``<(...)`` / ``>(...)`` at ``self.i`` as one unresolved word; moves past it."""
+        t, start, depth, j = self.t, self.i, 0, self.i + 1
+        while j < len(t):
+            depth += {"(": 1, ")": -1}.get(t[j], 0)
+            j += 1
+            if depth == 0:
+                break
+        self.i = j
+        return Word(t[start:j], start, j, f"process substitution `{t[start:j]}` is not run")
+
+    def _blanks(self) -> None:
         while self.i < len(self.t) and self.t[self.i] in " \t":
             self.i += 1
-        if self.i < len(self.t) and not self._break(self.i) and not any(
-                self.t.startswith(o, self.i) for o in OPERATORS):
-            self._word()
+
+    def _redirection(self, m: re.Match) -> None:
+        """Move past the redirection ``m`` and its target (a word, a process substitution, or the
+        descriptor of ``>&``/``<&``); a here-document's delimiter is queued for the next line."""
+        op = m.group(0).lstrip("0123456789")
+        self.i = m.end()
+        if op in (">&", "<&"):
+            fd = _FD.match(self.t, self.i)
+            if fd:
+                self.i = fd.end()
+                return
+        self._blanks()
+        t = self.t
+        if self.i >= len(t) or self._break(self.i) or any(t.startswith(o, self.i) for o in OPERATORS):
+            return   # no target (a syntax error the shell reports): nothing more to drop
+        if t[self.i] in "<>" and t.startswith("(", self.i + 1):
+            self._process_substitution()
+            return
+        target = self._word()
+        if op in ("<<", "<<-"):
+            self._here.append((target.text, op == "<<-"))
+
+    def _skip_here_documents(self) -> None:
+        """At the start of a line: skip the bodies of the here-documents the previous line opened,
+        each up to its delimiter line (leading tabs stripped for ``<<-``)."""
+        t = self.t
+        while self._here:
+            delim, strip = self._here.pop(0)
+            while self.i < len(t):
+                m = _LINE_END.search(t, self.i)
+                end = len(t) if m is None else m.start()
+                line = t[self.i:end]
+                self.i = end + (self._break(end) if end < len(t) else 0)
+                if (line.lstrip("\t") if strip else line) == delim:
+                    break
 
     def _backquoted(self) -> str:
         """The backquoted command at ``self.i`` as written (never run); moves past it."""
@@ -303,7 +417,7 @@ class _Lexer:
         text, self.i = self.t[self.i:j + 1], j + 1
         return text
 
-    def _word(self, whole: bool = False, quoted: bool = False) -> Word:
+    def _word(self, whole: bool = False, quoted: bool = False, stop: str = "") -> Word:
         """The word at ``self.i``; ``whole``: all of the text is one word (the default of
         ``${NAME:-default}``, blanks and operators included), ``quoted`` inside double quotes,
         where a single quote is an ordinary character (bash: ``"${U:-'a'}"`` is ``'a'``)."""
@@ -320,8 +434,15 @@ class _Lexer:
 
         while self.i < len(t):
             c = t[self.i]
-            if not whole and (c in " \t\r\n<>" or any(t.startswith(o, self.i) for o in OPERATORS)):
+            if not whole and (c in " \t\r\n" or c in stop or any(t.startswith(o, self.i) for o in OPERATORS)):
                 break
+            if not whole and c in "<>":
+                ph = _PLACEHOLDER.match(t, self.i)
+                if ph is None:
+                    break   # a redirection starts here (`--port 8000>log`)
+                put(ph.group(0), False)
+                self.i = ph.end()
+                continue
             if quoted and (c == "'" or c == "\\" and t[self.i + 1:self.i + 2] not in ('"', "\\", "$", "`")
                            and not self._break(self.i + 1)):
                 put(c, False)

@@ -302,21 +302,35 @@ def engine_argv(cmd: Command) -> tuple[list[Word], Word] | None:
     return None
 
 
+#: what each manifest type takes, in words (the messages of a value it refuses)
+_TYPE_NOUN = {"int": "a whole number", "float": "a number", "human_readable_int": "a whole number (`16384`, `16k`)",
+              "human_readable_int_or_auto": "a whole number (`16384`, `16k`) or `auto`"}
+
+
+class ValueRefused(ValueError):
+    """A value the manifest's type refuses; ``str()`` is the whole message (``takes a whole
+    number: `1e2` is not one``), without Python's exception text."""
+
+
 def typed(arg, text: str):
-    """``text`` as the manifest types argument ``arg``; raises ValueError with the reason."""
+    """``text`` as the manifest types argument ``arg``; raises ValueError with the reason
+    (:class:`ValueRefused` for a number type: the message says what the option takes)."""
     t = arg.type
-    if t == "int":
-        return int(text)
-    if t == "float":
-        return float(text)
-    if t.startswith("human_readable_int"):
-        if t.endswith("_or_auto") and text == "auto":
-            return "auto"
-        s = text.strip()
-        mult = {"k": 1000, "K": 1024, "m": 10**6, "M": 2**20, "g": 10**9, "G": 2**30}
-        if s and s[-1] in mult:
-            return int(float(s[:-1]) * mult[s[-1]])
-        return int(s)
+    try:
+        if t == "int":
+            return int(text)
+        if t == "float":
+            return float(text)
+        if t.startswith("human_readable_int"):
+            if t.endswith("_or_auto") and text == "auto":
+                return "auto"
+            s = text.strip()
+            mult = {"k": 1000, "K": 1024, "m": 10**6, "M": 2**20, "g": 10**9, "G": 2**30}
+            if s and s[-1] in mult:
+                return int(float(s[:-1]) * mult[s[-1]])
+            return int(s)
+    except ValueError:
+        raise ValueRefused(f"takes {_TYPE_NOUN.get(t, t)}: `{text}` is not one") from None
     if t == "json" or arg.json:
         return json.loads(text)
     if t == "json_or_str":
@@ -357,7 +371,12 @@ def parse_args(words: list[Word], manifest, file: str, version_label: str,
         w = words[i]
         text = w.text
         if not text.startswith("-") or text == "-":
-            if positional:
+            if positional and w.unresolved:
+                # a word the shell makes at run time (an array the reader did not see, `$@`): it may
+                # be options, not a second positional; what it holds is not imported
+                probs.append(Problem("unresolved", (w.start, w.end),
+                                     f"`{text}`: {w.unresolved}; the words it stands for are not imported", file=file))
+            elif positional:
                 # `vllm serve` takes one positional (the model): argparse exits on any further one
                 probs.append(Problem("unknown", (w.start, w.end),
                                      f"`{text}` is an extra positional argument: `vllm serve` of {version_label} "
@@ -447,6 +466,9 @@ def parse_args(words: list[Word], manifest, file: str, version_label: str,
             continue
         try:
             parsed = [typed(arg, v.text) for v in vals]
+        except ValueRefused as e:
+            probs.append(Problem("bad-value", (vals[0].start, vals[-1].end), f"`{key}` {e}", file=file))
+            continue
         except ValueError as e:
             probs.append(Problem("bad-value", (vals[0].start, vals[-1].end),
                                  f"`{key}` takes {arg.type}: `{' '.join(v.text for v in vals)}` ({e})", file=file))

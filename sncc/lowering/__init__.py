@@ -57,7 +57,7 @@ def lower(plan, resolved, plan_file: str | None = None) -> Deployment:
         slots, used = place([(n, rs.instances, rs.dp, rs.tp * rs.pp, rs.tp) for n, rs in ctx.roles.items()],
                             ctx.per_node, ctx.nodes_available)
     except PlacementError as e:
-        raise LoweringError(str(e), e.path) from None
+        raise LoweringError(str(e), e.path, help=e.help) from None
     ctx.slots = slots
     nodes_total = len(used)
     bad_hosts = check_hosts(plan, nodes_total)
@@ -84,7 +84,9 @@ def lower(plan, resolved, plan_file: str | None = None) -> Deployment:
     proxy = proxy_spec(ctx, roles_t)
     clash = port_clash(roles_t, proxy, conn, conn.listen_ports(ctx.pin.vllm) if conn is not None else "tp-rank")
     if clash:
-        raise LoweringError(clash[0], ("hosts", clash[1]), codes.PORT_CONFLICT)
+        raise LoweringError(clash[0], ("hosts", clash[1]),
+                            codes.PORT_CONFLICT if clash[2] == codes.PORT_CONFLICT.code else codes.PORT_OUT_OF_RANGE,
+                            help=clash[3])
     gw = plan.gateway
     secrets = (gw.api_key.name,) if gw is not None and gw.api_key is not None else ()
     chip, system = resolved.chip, resolved.system

@@ -14,13 +14,15 @@ class LoweringError(ValueError):
     """The plan cannot be lowered to a runnable deployment; the message is one line.
 
     ``path`` is the logical plan path the problem is about (for the diagnostic's location);
-    ``code`` the diagnostic code (:data:`~sncc.diagnostics.codes.DEPLOYMENT_IMPOSSIBLE` when None).
+    ``code`` the diagnostic code (:data:`~sncc.diagnostics.codes.DEPLOYMENT_IMPOSSIBLE` when None);
+    ``help`` the fix, when the lowering knows one (else the diagnostic points at ``sncc explain``).
     """
 
-    def __init__(self, message: str, path: tuple[str, ...] = (), code=None) -> None:
+    def __init__(self, message: str, path: tuple[str, ...] = (), code=None, help: str | None = None) -> None:
         super().__init__(" ".join(str(message).split()))
         self.path = path
         self.code = code
+        self.help = help
 
 
 @dataclass

@@ -291,39 +291,46 @@ def kv_listen_ports(conn, listen: str, tp: int, rank) -> list[int]:
     return []
 
 
-def port_clash(roles, proxy, conn=None, listen: str = "tp-rank") -> tuple[str, str] | None:
-    """(message, the ``hosts`` key of the second listener's port base) for the first port two
-    listeners of the deployment would share on one node, or None.  Listeners: every server's API
-    port on its node, each instance's DP RPC port on its DP master node, each rank's KV-transfer
-    ports on its node (:func:`kv_listen_ports`: Mooncake's ``kv_port + dp_rank × tp × pp + local
-    rank``, NIXL's side-channel ports from ``VLLM_NIXL_SIDE_CHANNEL_PORT`` by the release's
-    ``listen`` rule, LLMDataDist's RPC ports), and the proxy's port on its node."""
-    used: dict[tuple[int, int], str] = {}
+def port_clash(roles, proxy, conn=None, listen: str = "tp-rank") -> tuple[str, str, str, str | None] | None:
+    """(message, the ``hosts`` key of the listener's port base, code, help) for the first listener of
+    the deployment whose port is past :data:`~sncc.plan.model.PORT_MAX` (counted up from its base:
+    one per server, instance or rank; SN4047) or that a listener before it already has on its node
+    (SN4043), or None.  Listeners: every server's API port on its node, each instance's DP RPC port
+    on its DP master node, each rank's KV-transfer ports on its node (:func:`kv_listen_ports`:
+    Mooncake's ``kv_port + dp_rank × tp × pp + local rank``, NIXL's side-channel ports from
+    ``VLLM_NIXL_SIDE_CHANNEL_PORT`` by the release's ``listen`` rule, LLMDataDist's RPC ports), and
+    the proxy's port on its node."""
+    from sncc.plan.model import PORT_MAX
 
-    def take(node: int, port: int, what: str, key: str) -> tuple[str, str] | None:
-        prev = used.get((node, port))
-        if prev is not None:
-            return f"port {port} on node {node} is taken twice: by {prev} and by {what}", key
-        used[(node, port)] = what
-        return None
-
+    listeners: list[tuple[int, int, str, str]] = []   # (node, port, what, hosts key), in deployment order
     for r in roles:
         for inst in r.instances:
             who = f"{r.name} instance {inst.index}"
             for p in inst.processes:
-                if p.api_port is not None and (m := take(p.node, p.api_port, f"the API server {p.name}", "port")):
-                    return m
-            if inst.dp_rpc_port is not None and (m := take(inst.dp_master_node, inst.dp_rpc_port,
-                                                            f"the DP RPC port of {who}", "dp_rpc_port")):
-                return m
+                if p.api_port is not None:
+                    listeners.append((p.node, p.api_port, f"the API server {p.name}", "port"))
+            if inst.dp_rpc_port is not None:
+                listeners.append((inst.dp_master_node, inst.dp_rpc_port, f"the DP RPC port of {who}", "dp_rpc_port"))
             if inst.kv_port is not None:
                 what = (f"the {conn.port_env} side-channel port" if conn is not None and conn.port_rule == "env"
                         else "a KV-transfer port")
                 for rank in inst.ranks:
                     for off in kv_listen_ports(conn, listen, r.tp, rank):
-                        if m := take(rank.node, inst.kv_port + off,
-                                     f"{what} of {who} (DP rank {rank.dp_rank})", "kv_port"):
-                            return m
-    if proxy is not None and (m := take(proxy.node, proxy.port, "the proxy", "proxy_port")):
-        return m
+                        listeners.append((rank.node, inst.kv_port + off, f"{what} of {who} (DP rank {rank.dp_rank})",
+                                          "kv_port"))
+    if proxy is not None:
+        listeners.append((proxy.node, proxy.port, "the proxy", "proxy_port"))
+    over = next((x for x in listeners if x[1] > PORT_MAX), None)
+    if over is not None:
+        node, port, what, key = over
+        top = max(x[1] for x in listeners if x[3] == key)
+        return (f"port {port} of {what} on node {node} is past {PORT_MAX}, the largest TCP port: the ports "
+                f"counted up from `hosts.{key}` (one per server, instance or rank) reach {top}", key, "SN4047",
+                f"lower `hosts.{key}` by at least {top - PORT_MAX}, and keep its range clear of the other listeners'")
+    used: dict[tuple[int, int], str] = {}
+    for node, port, what, key in listeners:
+        prev = used.get((node, port))
+        if prev is not None:
+            return f"port {port} on node {node} is taken twice: by {prev} and by {what}", key, "SN4043", None
+        used[(node, port)] = what
     return None

@@ -566,7 +566,10 @@ class _Builder:
                 continue
             seen[label] = item.key.span
             kind = m.SLO_METRICS[metric][0]
-            val = self.convert(kind, None, item.value, "slo", metric, unit=m.SLO_UNITS.get(metric))
+            unit = m.SLO_UNITS.get(metric)
+            if isinstance(item.value, ast.Number) and metric in m.SLO_MS_FROM and item.value.value >= m.SLO_MS_FROM[metric]:
+                unit = "ms"
+            val = self.convert(kind, None, item.value, "slo", metric, unit=unit)
             if val is _BAD:
                 continue
             if item.op == "==":

@@ -373,6 +373,10 @@ class KVTransfer(Node):
     decode_dp: Optional[int] = F(None, kind="count", doc="`kv_connector_extra_config.decode.dp_size`; default: decode.ep", ge=1)
 
 
+#: the largest TCP port: the port fields are 16 bits (RFC 9293 §3.1, "Source Port: 16 bits")
+PORT_MAX = 65535
+
+
 class Hosts(Node):
     """``hosts { ... }``: each node's address and network interface, and the port bases.
 
@@ -385,10 +389,10 @@ class Hosts(Node):
     nic: Optional[str] = F(None, doc="network interface of the nodes (HCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME, TP_SOCKET_IFNAME)",
                            max_chars=(15, "a network interface name is at most 15 characters "
                                           "(Linux IFNAMSIZ, include/uapi/linux/if.h: 16 with the NUL)"))
-    port: int = F(8000, kind="count", doc="first API port on a node; each further server on the node takes the next", ge=1, le=65535)
-    dp_rpc_port: int = F(13345, kind="count", doc="`--data-parallel-rpc-port` base", ge=1, le=65535)
-    kv_port: int = F(20001, kind="count", doc="KV-transfer port base (the connector's port rules apply)", ge=1, le=65535)
-    proxy_port: int = F(9000, kind="count", doc="port of the P/D proxy or router", ge=1, le=65535)
+    port: int = F(8000, kind="count", doc="first API port on a node; each further server on the node takes the next", ge=1, le=PORT_MAX)
+    dp_rpc_port: int = F(13345, kind="count", doc="`--data-parallel-rpc-port` base", ge=1, le=PORT_MAX)
+    kv_port: int = F(20001, kind="count", doc="KV-transfer port base (the connector's port rules apply)", ge=1, le=PORT_MAX)
+    proxy_port: int = F(9000, kind="count", doc="port of the P/D proxy or router", ge=1, le=PORT_MAX)
 
 
 class Proxy(Node):
@@ -454,6 +458,9 @@ SLO_STATS = ("mean", "p50", "p90", "p99")
 #: the unit each latency SLO is usually written in, for hints on a bare number (`tpot < 50`
 #: means 50 ms: TPOTs are tens of milliseconds, TTFTs and end-to-end latencies seconds)
 SLO_UNITS = {"ttft": "s", "engine_ttft": "s", "tpot": "ms", "e2e": "s"}
+#: a bare target at or above this counts milliseconds, not :data:`SLO_UNITS`' unit: a first token
+#: 1000 s (17 minutes) after the request is never an SLO, while 1000 ms is a common one (1 s)
+SLO_MS_FROM = {"ttft": 1000, "engine_ttft": 1000}
 #: the time unit each rate SLO is counted per (its target is a bare number: `qpm >= 10`)
 SLO_RATE_PER = {"qpm": "minute", "output_tokens_per_s": "second", "tokens_per_s_per_user": "second"}
 

@@ -112,7 +112,9 @@ def test_plan_env_nobody_reads_is_reported_and_not_exported(env, role_env, unrea
     text = UNREAD_PLAN.format(env=env, role_env=role_env)
     comp = compile_text(text)
     got = {d.message.split("`")[1] for d in comp.diagnostics if d.code.code == "SN4044"}
-    assert got == unread and all(d.severity == "info" for d in comp.diagnostics if d.code.code == "SN4044")
+    # a near-miss of a variable the release reads (FLASHCOMM for FLASHCOMM1) is a warning: its value is lost
+    assert got == unread and all(d.severity == ("warning" if "FLASHCOMM" in d.message else "info")
+                                 for d in comp.diagnostics if d.code.code == "SN4044")
     for d in comp.diagnostics:
         if d.code.code == "SN4044":   # the caret sits under the variable's name, not its value
             name = d.message.split("`")[1]

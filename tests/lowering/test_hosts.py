@@ -202,3 +202,30 @@ def test_ip_literals_and_rfc1123_names_are_addresses(address):
 
     assert address_problem(address) is None
 
+
+
+R1_PD = (ROOT / "tests" / "cases" / "fixed" / "port-out-of-range.sn").read_text()
+
+
+@pytest.mark.parametrize("hosts, key, port", [
+    # 4 API servers on node 1 from 65534: the third would be 65536
+    ("hosts { port = 65534 }", "port", 65536),
+    # the decode instance's DP RPC port is the base + 1
+    ("hosts { dp_rpc_port = 65535 }", "dp_rpc_port", 65536),
+    # Mooncake: the decode instance's range starts 16 above the base, one port per device
+    ("hosts { kv_port = 65525 }", "kv_port", 65536),
+    ("hosts { proxy_port = 65535 }", None, None),
+])
+def test_every_listener_port_fits_in_16_bits(hosts, key, port):
+    """Port bases are within 1-65535, but the ports counted up from them (one per server, instance
+    or rank) must be too: vLLM cannot bind 65536, and the build wrote it."""
+    text = R1_PD.replace("hosts { port = 8000  kv_port = 30000 }", hosts)
+    comp = compile_text(text)
+    got = [d for d in comp.diagnostics if d.is_error]
+    if key is None:
+        assert got == [], [(d.code.code, d.message) for d in got]
+        return
+    assert [d.code.code for d in got] == ["SN4047"], [(d.code.code, d.message) for d in got]
+    d = got[0]
+    assert f"port {port}" in d.message and "65535" in d.message and d.path == ("hosts", key)
+    assert comp.source.text[d.span.start:d.span.end] == re.search(rf"{key} = (\d+)", hosts).group(1)

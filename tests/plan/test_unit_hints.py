@@ -1,5 +1,6 @@
 """A bare number where a duration is expected gets a hint in the metric's natural unit:
-ms for TPOT (a 50 s TPOT is never meant), s for TTFT, e2e and timeouts."""
+ms for TPOT (a 50 s TPOT is never meant), s for TTFT, e2e and timeouts, except a TTFT of 1000 or
+more, which counts ms (a 2000 s TTFT is never meant)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,10 @@ BASE = '''plan "m" {
     ("ttft < 2", "60s", "2", "2s"),
     ("e2e.p90 < 30", "60s", "30", "30s"),
     ("ttft < 2s", "600", "600", "600s"),
+    # a bare TTFT of 1000 or more counts milliseconds (a 2000 s TTFT is never meant)
+    ("ttft < 2000", "60s", "2000", "2000ms"),
+    ("engine_ttft.p99 < 1500", "60s", "1500", "1500ms"),
+    ("ttft < 999", "60s", "999", "999s"),
 ])
 def test_bare_number_hint(slo, timeout, written, want):
     text = BASE.replace("SLO", slo).replace("TIMEOUT", timeout)

@@ -196,6 +196,18 @@ def qpm_cap(res: Any, value: float, high: float) -> float:
     return high if cap is None else min(high, max(cap, value))
 
 
+def output_rate_cap(res: Any, value: float, high: float, qpm: float | None) -> float:
+    """High end of an output tokens/s calibration interval, capped for an open loop as
+    :func:`qpm_cap` caps QPM: the deployment completes at most the offered requests, so the
+    tokens/s it can reach is ``value`` scaled by the headroom of ``qpm`` (the QPM of the same
+    window) to the offered rate (``max(cap, qpm) / qpm``: the same requests at the same lengths).
+    Closed loop, or no QPM: ``high``."""
+    cap = getattr(res, "_qpm_cap", None)
+    if cap is None or not qpm or qpm != qpm:
+        return high
+    return min(high, value * max(cap, qpm) / qpm)
+
+
 def time_shares(R: Any, idx: Sequence[int], disaggregated: bool) -> Dict[str, Any]:
     """Mean seconds and share of e2e a request spends in each phase (requests ``idx``).
 
@@ -439,6 +451,8 @@ def evaluate_slo(res: SimResult, s: Any, residuals: Optional[Dict[str, Sequence[
         lo, hi = interval(obs, rs)
         if m == "qpm":
             hi = qpm_cap(res, obs, hi)
+        elif m == "output_tokens_per_s":
+            hi = output_rate_cap(res, obs, hi, res.steady("qpm", stat) if window == "steady" else res.qpm)
     else:
         lo = hi = obs
     verdict, reaches = slo_verdict(s.op, s.target, obs, lo, hi)
