@@ -98,7 +98,7 @@ def check_env_read(plan, r):
     (SN4044, info): the build leaves the others out of ``env/*.sh``.  A close spelling the release
     does read is suggested."""
     from sncc.engines.registry import plan_adapter
-    from sncc.engines.runtime_env import close_spellings, unread_plan_variables
+    from sncc.engines.runtime_env import close_spellings, last_read, unread_plan_variables
 
     adapter = plan_adapter(plan)
     if adapter is None:
@@ -120,10 +120,16 @@ def check_env_read(plan, r):
             who = who.replace(pinned, f"{pinned} (sncc's default pin)") if pinned in who else f"{who} (sncc's default pin)"
         span, path = where[k]
         near = nearby.get(k)
+        older = last_read(adapter, release, k)   # an older release's variable, still in old recipes
         yield diag(codes.ENV_VARIABLE_UNREAD,
-                   f"`{k}` is read by neither {who}; sncc does not export it",
-                   span, help=(f"did you mean `{near}`?" if near else "remove it, or use the release's own spelling"),
-                   notes=["manifests: sncc/engines/<engine>/data/<version>.json; the stack below: sncc/engines/cann_env.json"],
+                   f"`{k}` is read by neither {who}"
+                   + (f" (last read by {older[0]} of the releases sncc has manifests for)" if older else "")
+                   + "; sncc does not export it",
+                   span, help=(f"did you mean `{near}`?" if near else
+                               "remove it: the pinned release reads it no more" if older else
+                               "remove it, or use the release's own spelling"),
+                   notes=[f"{older[0]} reads it: {older[1]}"] if older else
+                   ["manifests: sncc/engines/<engine>/data/<version>.json; the stack below: sncc/engines/cann_env.json"],
                    path=path)
 
 

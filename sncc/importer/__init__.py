@@ -651,7 +651,7 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
     UTF-8 from disk).  Never raises for bad input: problems are diagnostics."""
     from sncc import catalog
     from sncc.engines.registry import UnknownEngine, adapter_for
-    from sncc.engines.runtime_env import nic_vars, runtime_vars
+    from sncc.engines.runtime_env import last_read, nic_vars, runtime_vars
     from sncc.importer.plan_keys import Undecided, Unrepresented, plan_values
 
     reader = reader or (lambda p: open(p, encoding="utf-8").read())
@@ -1247,10 +1247,14 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
         if n not in known and n not in DEVICE_VARS and n in expanded:
             continue   # the script's own variable (`--port $SERVER_PORT`): its value is in the argument it gives
         if n not in known and n not in DEVICE_VARS:   # one diagnostic per option: no SN8005 for its value as well
+            older = last_read(adapter, version, n)   # an older release's variable, still in old recipes
             diags.append(diag(codes.IMPORT_UNREAD_VARIABLE, f"`{n}` is read by no engine or runtime library sncc knows "
-                              f"({vlabel}, CANN/HCCL/NCCL, huggingface_hub: sncc/engines/cann_env.json)",
+                              f"({vlabel}, CANN/HCCL/NCCL, huggingface_hub: sncc/engines/cann_env.json)"
+                              + (f"; last read by {older[0]} of the releases sncc has manifests for ({older[1]})"
+                                 if older else ""),
                               src.span(w.start, w.start + len(n)),
-                              help="remove it, or check its spelling", path=("env", n)))
+                              help="remove it: the pinned release reads it no more" if older
+                              else "remove it, or check its spelling", path=("env", n)))
         elif w.unresolved:
             why, hint = w.unresolved, None
             if why == f"`${n}` is not set before this line":
