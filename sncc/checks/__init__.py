@@ -99,6 +99,7 @@ CHECKS = (
     speculative.check_draft_model,
     speculative.check_speculative_gain,
     speculative.check_lookup_window_method,
+    speculative.check_lookup_window_per_role,
     check_trace,
 )
 

@@ -98,7 +98,7 @@ def check_env_read(plan, r):
     (SN4044, info): the build leaves the others out of ``env/*.sh``.  A close spelling the release
     does read is suggested."""
     from sncc.engines.registry import plan_adapter
-    from sncc.engines.runtime_env import close_spellings, unread_plan_variables
+    from sncc.engines.runtime_env import close_spellings, last_read, unread_plan_variables
 
     adapter = plan_adapter(plan)
     if adapter is None:
@@ -120,12 +120,18 @@ def check_env_read(plan, r):
             who = who.replace(pinned, f"{pinned} (sncc's default pin)") if pinned in who else f"{who} (sncc's default pin)"
         span, path = where[k]
         near = nearby.get(k)
-        notes = ["manifests: sncc/engines/<engine>/data/<version>.json; the stack below: sncc/engines/cann_env.json"]
+        older = last_read(adapter, release, k)   # an older release's variable, still in old recipes
+        notes = ([f"{older[0]} reads it: {older[1]}"] if older else
+                 ["manifests: sncc/engines/<engine>/data/<version>.json; the stack below: sncc/engines/cann_env.json"])
         if near:   # a near-miss of a variable the release reads: the value the writer meant is lost
             notes.insert(0, f"`{near}` does not get this value: the servers run with sncc's or the engine's default for it")
         yield diag(codes.ENV_VARIABLE_UNREAD,
-                   f"`{k}` is read by neither {who}; sncc does not export it",
-                   span, help=(f"did you mean `{near}`?" if near else "remove it, or use the release's own spelling"),
+                   f"`{k}` is read by neither {who}"
+                   + (f" (last read by {older[0]} of the releases sncc has manifests for)" if older else "")
+                   + "; sncc does not export it",
+                   span, help=(f"did you mean `{near}`?" if near else
+                               "remove it: the pinned release reads it no more" if older else
+                               "remove it, or use the release's own spelling"),
                    notes=notes, path=path, severity="warning" if near else None,
                    fixes=[Fix(f"rename to `{near}`", (Edit(span, near),), "unsafe")] if near and span is not None else ())
 

@@ -164,3 +164,44 @@ def check_lookup_window_method(plan, r):
                        sp.span_of(key) or sp.span_of("method"),
                        help=f"remove `{key}`, or use `method = {methods[0]}`" if methods else f"remove `{key}`",
                        path=("speculative", key))
+
+
+def check_lookup_window_per_role(plan, r):
+    """The n-gram window in force for each role (a role's ``speculative { }`` over the plan-level one,
+    key by key, ``sncc/facts/roles.py``) has ``prompt_lookup_min <= prompt_lookup_max``: vLLM's
+    SpeculativeConfig refuses the inverted window at start-up (plan_keys.toml
+    ``[speculative.lookup_window]``).  One block's own inverted window is its validator's SN2004;
+    this is the case of the two ends coming from different blocks, reported at the role's value with
+    the plan-level one as related."""
+    from sncc.diagnostics.model import Related
+    from sncc.engines.plan_keys import lookup_window
+    from sncc.facts.roles import _sources
+
+    methods = lookup_window().get("methods", ())
+    top = plan.speculative
+    lo, hi = "prompt_lookup_min", "prompt_lookup_max"
+    for name, role in plan.roles():
+        own = role.speculative
+        if top is None or own is None:
+            continue
+        rf = r.roles.get(name)
+        sp = rf.speculative if rf is not None else None
+        if sp is None or sp.method not in methods:
+            continue   # off, or a drafter that reads no window (SN4015 for the keys)
+        src = _sources(top, own, (lo, hi))
+        vmin, vmax = sp.prompt_lookup_min, sp.prompt_lookup_max
+        if vmin is None or vmax is None or vmin <= vmax or src.get(lo) is src.get(hi):
+            continue
+        key, other = (lo, hi) if src[lo] is own else (hi, lo)
+        where = {lo: vmin, hi: vmax}
+        yield diag(codes.INVALID_VALUE,
+                   f"`{name}`: the n-gram window in force is `prompt_lookup_min = {vmin}` above "
+                   f"`prompt_lookup_max = {vmax}` (`{name}.speculative.{key} = {where[key]}` over the plan-level "
+                   f"`speculative.{other} = {where[other]}`): vLLM refuses an n-gram window whose minimum exceeds "
+                   "its maximum (SpeculativeConfig)",
+                   own.span_of(key),
+                   related=[Related(top.span_of(other),
+                                    f"`{other} = {where[other]}`: the plan-level value `{name}` inherits")],
+                   help=f"make `{lo}` at most `{hi}` in `{name}`: write both ends of the window in `{name}.speculative`, "
+                        f"or change the plan-level `{other}`",
+                   path=(name, "speculative", key))

@@ -653,9 +653,10 @@ ENV_VARIABLE_UNREAD = _code(
     "them reads is left out of `env/*.sh` and listed in `manifest.json` (`env_not_written`): it changes nothing "
     "at run time, and is often a variable a newer or older release renamed (vllm-ascend v0.23.0 reads "
     "`VLLM_ASCEND_ENABLE_FLASHCOMM1`, not `VLLM_ASCEND_ENABLE_FLASHCOMM`) or removed (`VLLM_USE_V1`). "
-    "Use the release's own spelling, or remove the entry. A name close to one the release reads (`HCCL_BUFSIZE`, "
-    "`hccl_buffsize` for `HCCL_BUFFSIZE`: a typo, a change of case, a renamed variable) is a warning with the "
-    "rename as its fix, since the value the plan meant never reaches the servers.",
+    "When an older release sncc has a manifest for read it, the message names the newest such release "
+    "(`VLLM_USE_V1`: vLLM 0.11.0). Use the release's own spelling, or remove the entry. A name close to one the "
+    "release reads (`HCCL_BUFSIZE`, `hccl_buffsize` for `HCCL_BUFFSIZE`: a typo, a change of case, a renamed "
+    "variable) is a warning with the rename as its fix, since the value the plan meant never reaches the servers.",
     'engine "vllm-ascend" { version = "v0.23.0" }  env { VLLM_USE_V1 = "1" }',
     'engine "vllm-ascend" { version = "v0.23.0" }  env { VLLM_ASCEND_ENABLE_FLASHCOMM1 = "1" }')
 
@@ -983,7 +984,8 @@ IMPORT_UNREAD_VARIABLE = _code(
     "SN8002", "import-unread-variable", "warning", "an exported variable no engine or runtime library reads",
     "The variable is in no manifest of the engine, of the vLLM it runs, or of `sncc/engines/cann_env.json` "
     "(CANN, HCCL, NCCL, torch_npu, gloo). Setting it changes nothing; it is often a typo or a setting from "
-    "another release. It is kept in the plan's `env { }`.",
+    "another release (an older release sncc has a manifest for that read it is named: `VLLM_RPC_TIMEOUT`, "
+    "last read by vLLM 0.11.0). It is kept in the plan's `env { }`.",
     "export VLLM_USE_V2=1", "export VLLM_USE_V1=1")
 IMPORT_DEFAULT_MAX_MODEL_LEN = _code(
     "SN8003", "import-default-max-model-len", "warning", "the command sets no max_model_len: the engine derives it",

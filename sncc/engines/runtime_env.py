@@ -127,6 +127,31 @@ def unread_plan_variables(adapter, version: str | None, vendor: str, names) -> d
 
 
 
+def last_read(adapter, version: str | None, name: str) -> tuple[str, str] | None:
+    """``(release label, manifest path)`` of the newest release older than the pin of ``version``
+    whose manifest reads ``name``: the engine's own releases and those of vLLM it runs are looked at
+    (``vLLM 0.11.0`` for ``VLLM_RPC_TIMEOUT`` on vllm-ascend v0.23.0, which runs vLLM 0.23.0); of two
+    hits the engine's own release is named.  None when no older manifest reads it (a misspelling, or a
+    variable nothing ever read).  Only releases sncc has a manifest for are known, so a release between
+    two of them may have read it later."""
+    from sncc.engines.manifest import ENGINE_DIRS, ManifestError, _version_key, load, versions
+
+    pin = adapter.choose(version).pin
+    found = None
+    for engine, label, current in (("vllm", "vLLM", pin.vllm), (adapter.kind, adapter.label, pin.version)):
+        if engine not in ENGINE_DIRS or (engine == "vllm" and found and adapter.kind == "vllm"):
+            continue
+        for v in reversed([v for v in versions(engine) if _version_key(v) < _version_key(current)]):
+            try:
+                m = load(engine, v)
+            except ManifestError:
+                continue
+            if name in m.env_vars:
+                found = (f"{label} {v}", f"sncc/engines/{ENGINE_DIRS[engine]}/data/{v}.json")
+                break
+    return found
+
+
 #: how many unread names get a spelling hint (each costs a fuzzy match against the readers' names)
 SPELLING_HINTS = 100
 

@@ -108,6 +108,38 @@ def node_differences(first: list[Option], other: list[Option], src: SourceFile, 
     return out
 
 
+def _node_container(src: SourceFile, cmd, node_exports: list, reader, srcs) -> tuple[list, list, list]:
+    """A further node's ``docker run`` read by the rules of the first node's (container.toml
+    [environment], [ascend]): ``(env, host_only, diagnostics)``, ``env`` the ``(file, name, word)``
+    the container gets (``--env-file`` lines, then ``-e``; ``-e NAME`` takes the host's value; the
+    mask in host NPU ids, :func:`_container_mask`), ``host_only`` what reaches the docker client only
+    (the exports in force at the command and ``NAME=v docker run``)."""
+    host_only = node_exports + [(src, n, w) for n, w in cmd.inline_env]
+    inline, diags = [(src, n, w) for n, w in container_env(cmd)], []
+    from_files: list = []
+    for fw in container_env_files(cmd):
+        got = _read_config(fw.text, os.path.dirname(src.name), reader) if not fw.unresolved else None
+        if got is None:
+            diags.append(diag(codes.IMPORT_UNRESOLVED, f"`--env-file {fw.text}`: "
+                              + (fw.unresolved or "no such file next to the script"), src.span(fw.start, fw.end),
+                              help="pass the env file's variables as `-e NAME=value`, or put the file next to the script"))
+            continue
+        srcs[got.name] = got
+        from_files += [(got, n, w) for n, w in env_file_assignments(got.text)]
+    host_env = {n: (s_, w) for s_, n, w in host_only if not w.unresolved}
+    inline = [(*host_env[n][:1], n, host_env[n][1]) if passes_host_value(n, w) and n in host_env else (s_, n, w)
+              for s_, n, w in from_files + inline]
+    inline, devices, mask_probs = _container_mask(src, inline, container_devices(cmd))
+    return [(s_, n, w) for s_, n, w, _ in devices] + inline, host_only, diags + mask_probs
+
+
+def _final_mask(env: list):
+    """The device mask in force in ``env`` (``(file, name, word)``, the last assignment wins), as
+    ``(file, name, word)``, or None."""
+    got = [(s_, n, w) for s_, n, w in env if n in DEVICE_VARS and not w.unresolved]
+    return got[-1] if got else None
+
+
 def _model_candidates(text: str) -> list[str]:
     """Names to look ``text`` up by in the catalog: as written, its last path part, then that part
     without trailing ``-SUFFIX`` words one by one (``DeepSeek-R1-FP4`` → ``DeepSeek-R1``), since
@@ -652,7 +684,7 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
     UTF-8 from disk).  Never raises for bad input: problems are diagnostics."""
     from sncc import catalog
     from sncc.engines.registry import UnknownEngine, adapter_for
-    from sncc.engines.runtime_env import nic_vars, runtime_vars
+    from sncc.engines.runtime_env import last_read, nic_vars, runtime_vars
     from sncc.importer.plan_keys import Undecided, Unrepresented, plan_values
 
     reader = reader or (lambda p: open(p, encoding="utf-8").read())
@@ -886,6 +918,8 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
         diags += _model_arguments(msrc, main[1], argv, opts, vlabel, adapter.pin(read_as).vllm)
     merged_nodes = 1
     node_files: set[str] = set()
+    node_hosts: list = []   # (host-only exports, names its container gets) of each further node's docker run
+    first_mask = _final_mask(inline) if boxed else None
     for src, c, words, prog in commands[1:]:
         others, _ = parse_args(words, vman, src.name, vlabel, extra_choices)
         if same_instance(opts, others):
@@ -893,6 +927,22 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
             if src.name != msrc.name:
                 node_files.add(src.name)
             diags += node_differences(opts, others, src, srcs)
+            if boxed and is_container(c):   # the container rules and the device mapping, as for the first node
+                at_cmd = min([c.words[0].start] + [w.start for _, w in c.inline_env])
+                mine = [(s_, n, w) for s_, n, w, top, pos in all_exports if top == src.name and pos < at_cmd]
+                nenv, nhost, nprobs = _node_container(src, c, mine, reader, srcs)
+                diags += nprobs
+                node_hosts.append((nhost, {n for _, n, _ in nenv}))
+                mask = _final_mask(nenv)
+                if not nprobs and first_mask is not None and (mask is None or mask[2].text != first_mask[2].text):
+                    fsrc, fn, fw = first_mask
+                    said = f"host NPUs {mask[2].text}" if mask is not None else "no device mask"
+                    diags.append(diag(codes.IMPORT_NODE_DIFFERS, f"this node's container runs on {said} where the "
+                                      f"first node's runs on host NPUs {fw.text} (`{fn}`, "
+                                      f"{_origin(srcs.get(fsrc.name, fsrc), fw.start)}): the plan has one device mask",
+                                      mask[0].span(mask[2].start, mask[2].end) if mask is not None
+                                      else src.span(prog.start, c.words[-1].end),
+                                      help="one plan has one value per role: give every node's container the same NPUs"))
         else:
             diags.append(diag(codes.IMPORT_MORE_COMMANDS, "a further engine command, not a node of the first one's "
                               "data-parallel instance: not merged into the plan (the first command is imported)",
@@ -1245,8 +1295,9 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
     expanded = {m.group(1) for csrc, c, cw, _ in commands if c.words
                 for m in _VAR_REF.finditer(csrc.text[c.words[0].start:(cw[-1].end if cw else c.words[-1].end)])}
     passed = {n for _, n, _ in inline}
-    for src, n, w in host_only:   # exported on the host, never passed to the container
-        if n in passed or n in expanded or (n not in known and n not in DEVICE_VARS):
+    further = [(h, got) for hs, got in node_hosts for h in hs]   # a further node's docker run: its own host side
+    for (src, n, w), passed_to in [(h, passed) for h in host_only] + further:   # exported on the host, never passed
+        if n in passed_to or n in expanded or (n not in known and n not in DEVICE_VARS):
             continue
         diags.append(diag(codes.IMPORT_HOST_ENV_NOT_PASSED, f"`{n}={w.text}` is set in the shell that runs "
                           f"`{main[1].words[0].text} run`, but the container does not get it (no `-e {n}`): "
@@ -1276,10 +1327,14 @@ def import_sources(sources: list[SourceFile], *, system: str | None = None, engi
         if n not in known and n not in DEVICE_VARS and n in expanded:
             continue   # the script's own variable (`--port $SERVER_PORT`): its value is in the argument it gives
         if n not in known and n not in DEVICE_VARS:   # one diagnostic per option: no SN8005 for its value as well
+            older = last_read(adapter, version, n)   # an older release's variable, still in old recipes
             diags.append(diag(codes.IMPORT_UNREAD_VARIABLE, f"`{n}` is read by no engine or runtime library sncc knows "
-                              f"({vlabel}, CANN/HCCL/NCCL, huggingface_hub: sncc/engines/cann_env.json)",
+                              f"({vlabel}, CANN/HCCL/NCCL, huggingface_hub: sncc/engines/cann_env.json)"
+                              + (f"; last read by {older[0]} of the releases sncc has manifests for ({older[1]})"
+                                 if older else ""),
                               src.span(w.start, w.start + len(n)),
-                              help="remove it, or check its spelling", path=("env", n)))
+                              help="remove it: the pinned release reads it no more" if older
+                              else "remove it, or check its spelling", path=("env", n)))
         elif w.unresolved:
             why, hint = w.unresolved, None
             if why == f"`${n}` is not set before this line":

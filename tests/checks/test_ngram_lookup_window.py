@@ -67,3 +67,60 @@ def test_import_reads_the_window():
     assert not [d for d in res.diagnostics if d.code.code == "SN8004"], [d.message for d in res.diagnostics]
     sp = compile_text(res.text.replace("# acceptance = ?", "acceptance = 0.5")).plan.serve.speculative
     assert (sp.prompt_lookup_max, sp.prompt_lookup_min) == (4, 2), res.text
+
+
+# --- the window in force per role: a role's block overrides the plan-level one key by key, so a role
+# --- giving one end of the window and the plan-level block the other can still invert it
+
+PD = '''plan "ngram-pd" {
+  model "qwen3-32b" {}
+  hardware { system = "hgx-h100"  nodes = 2 }
+  engine "vllm" { version = "0.23.0" }
+  prefill { devices = 8  tp = 8 }
+  decode { devices = 8  tp = 8  speculative { ROLE } }
+  speculative { method = ngram  draft_tokens = 4  acceptance = 0.5  TOP }
+  kv_transfer { connector = nixl }
+  workload { input { mean = 1k  max = 2k }  output { mean = 100  max = 200 } }
+}
+'''
+
+
+def _pd(role: str, top: str) -> str:
+    return PD.replace("ROLE", role).replace("TOP", top)
+
+
+def _window_errors(text: str):
+    return [d for d in compile_text(text).diagnostics if d.is_error and "prompt_lookup" in d.message]
+
+
+def _value_at(text: str, key: str, after: str) -> int:
+    return text.index(f"{key} = ", text.index(after)) + len(f"{key} = ")
+
+
+def test_a_role_minimum_above_the_plan_level_maximum_is_an_error_at_both():
+    text = _pd("prompt_lookup_min = 6", "prompt_lookup_max = 4")
+    (d,) = _window_errors(text)
+    assert d.span.start == _value_at(text, "prompt_lookup_min", "decode {"), d
+    assert "decode" in d.message and "6" in d.message and "4" in d.message, d.message
+    (rel,) = d.related
+    assert rel.span.start == _value_at(text, "prompt_lookup_max", "speculative { method"), rel
+    assert d.path == ("decode", "speculative", "prompt_lookup_min")
+
+
+def test_a_role_maximum_below_the_plan_level_minimum_is_an_error_at_the_role_value():
+    text = _pd("prompt_lookup_max = 2", "prompt_lookup_min = 3")
+    (d,) = _window_errors(text)
+    assert d.span.start == _value_at(text, "prompt_lookup_max", "decode {"), d
+    (rel,) = d.related
+    assert rel.span.start == _value_at(text, "prompt_lookup_min", "speculative { method"), rel
+
+
+def test_the_corrected_twins_are_clean():
+    assert _window_errors(_pd("prompt_lookup_min = 3", "prompt_lookup_max = 4")) == []
+    assert _window_errors(_pd("prompt_lookup_max = 5", "prompt_lookup_min = 3")) == []
+
+
+def test_one_block_inverted_is_reported_once():
+    # the role's own block inverts the window: its validator reports it (SN2004), the per-role check not again
+    text = _pd("prompt_lookup_max = 2  prompt_lookup_min = 4", "prompt_lookup_max = 8")
+    assert [d.code.code for d in _window_errors(text)] == ["SN2004"]

@@ -49,3 +49,39 @@ def test_each_row_cites_a_tagged_source():
 def test_a_misspelling_is_still_unread():
     res = _import(["ASCEND_A3_EBA_ENABLED"])
     assert [d.code.code for d in res.diagnostics if d.code.code == "SN8002"] == ["SN8002"]
+
+
+#: more variables the v0.23.0 tutorials export (`git grep -o "export [A-Z_0-9]*=" v0.23.0 --
+#: docs/source/tutorials`), each with the reader its cann_env.json row names: HCCL (`HCCL_DFS_CONFIG`,
+#: CANN's env-var reference; `HCCL_TRANSFER_TIMEOUT`, named by GLM5.2.md only), prometheus_client
+#: (vLLM's multiprocess /metrics), HF tokenizers, tiktoken, openai_harmony, Ray's NPU manager, CPython
+READ_BELOW = {"HCCL_DFS_CONFIG": "task_exception:off,inconsistent_check:off", "HCCL_TRANSFER_TIMEOUT": "600",
+              "PROMETHEUS_MULTIPROC_DIR": "/dev/shm/vllm_metrics", "TOKENIZERS_PARALLELISM": "false",
+              "TIKTOKEN_CACHE_DIR": "/data/tiktoken", "TIKTOKEN_ENCODINGS_BASE": "/data/tiktoken_encodings",
+              "RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES": "1", "PYTHONPATH": "/vllm-workspace/vllm-ascend"}
+
+#: exported by the v0.23.0 tutorials but read by nothing the servers run: MindIE's memory fraction
+#: (gpt-oss-120b.md), the connector's `ascend_local_comm_res_path` spelled as a variable
+#: (DeepSeek-V4-Flash.md: vllm_ascend/utils.py reads the kv_connector_extra_config key and sets
+#: ASCEND_LOCAL_COMM_RES itself), a module constant of patch_kv_cache_coordinator.py (GLM5.2.md,
+#: commented out there), the memcache meta service's config (Kimi-K3.md, another process)
+UNREAD = ("NPU_MEMORY_FRACTION", "ASCEND_LOCAL_COMM_RES_PATH", "USE_MULTI_GROUPS_KV_CACHE", "USE_MULTI_BLOCK_POOL",
+          "MMC_META_CONFIG_PATH")
+
+
+@pytest.mark.parametrize("name", sorted(READ_BELOW))
+def test_more_tutorial_variables_have_a_reader(name):
+    res = import_sources([SourceFile("run.sh", f"export {name}={READ_BELOW[name]}\n"
+                                     "vllm serve Qwen/Qwen3-32B -tp 4 --max-model-len 8192 --quantization ascend\n")],
+                         system="atlas-800i-a3", engine_version="v0.23.0")
+    assert not [d for d in res.diagnostics if d.code.code == "SN8002"], [d.message for d in res.diagnostics]
+    assert f'{name} = "{READ_BELOW[name]}"' in res.text
+    assert not [d for d in compile_text(res.text).diagnostics if d.code.code == "SN4044" and name in d.message]
+    rows = json.loads((ROOT / "sncc" / "engines" / "cann_env.json").read_text(encoding="utf-8"))["env"]
+    assert rows[name]["source"].startswith("https://"), rows[name]
+
+
+@pytest.mark.parametrize("name", UNREAD)
+def test_tutorial_variables_nothing_reads_stay_reported(name):
+    res = _import([name])
+    assert [d.code.code for d in res.diagnostics if d.code.code == "SN8002"] == ["SN8002"]
